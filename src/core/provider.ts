@@ -1,0 +1,34 @@
+import type { Message, ProviderResponse, ToolSchema } from "./values.js";
+
+/** One request to a model, as the engine sends it after `beforeLlmCall`. */
+export interface ProviderRequest {
+  system: string;
+  messages: Message[];
+  tools: ToolSchema[];
+  model: string;
+  maxTokens: number;
+  temperature: number;
+  stream: boolean;
+  /** The prompt-cache key; `null` when caching is disabled. */
+  prefixKey: string | null;
+}
+
+export type ProviderStreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
+  /** Always the last event: the complete response. */
+  | { type: "response"; response: ProviderResponse };
+
+export interface ProviderCallOptions {
+  signal?: AbortSignal;
+}
+
+/** What every model adapter implements. */
+export interface Provider {
+  readonly name: string;
+  complete(request: ProviderRequest, options?: ProviderCallOptions): Promise<ProviderResponse>;
+  stream?(
+    request: ProviderRequest,
+    options?: ProviderCallOptions,
+  ): AsyncIterable<ProviderStreamEvent>;
+}

@@ -1,0 +1,150 @@
+import { z } from "zod";
+
+/** A JSON Schema document, as produced from a tool's zod input schema. */
+export type JSONSchema = { [key: string]: unknown };
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+/** A tool invocation requested by the model. */
+export const ToolCall = z
+  .object({ id: z.string().min(1), name: z.string().min(1), input: JsonObject })
+  .readonly();
+export type ToolCall = z.infer<typeof ToolCall>;
+
+/** The outcome of one tool call, as the model will see it. */
+export const ToolResult = z
+  .object({ toolCallId: z.string().min(1), content: z.string(), isError: z.boolean() })
+  .readonly();
+export type ToolResult = z.infer<typeof ToolResult>;
+
+/** A canonical, provider-neutral tool description sent to the model. */
+export const ToolSchema = z.object({
+  name: z.string().min(1),
+  description: z.string(),
+  inputSchema: JsonObject,
+});
+export interface ToolSchema {
+  name: string;
+  description: string;
+  inputSchema: JSONSchema;
+}
+
+export const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
+export const ThinkingBlock = z.object({ type: z.literal("thinking"), text: z.string() });
+export const ToolUseBlock = z.object({
+  type: z.literal("tool_use"),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: JsonObject,
+});
+export const ToolResultBlock = z.object({
+  type: z.literal("tool_result"),
+  toolCallId: z.string().min(1),
+  content: z.string(),
+  isError: z.boolean(),
+});
+
+/** One block of message content: text, thinking, a tool request or a tool result. */
+export const ContentBlock = z.discriminatedUnion("type", [
+  TextBlock,
+  ThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+]);
+export type ContentBlock = z.infer<typeof ContentBlock>;
+
+/** One conversation turn. */
+export const Message = z.object({
+  role: z.enum(["user", "assistant", "tool"]),
+  content: z.array(ContentBlock),
+});
+export type Message = z.infer<typeof Message>;
+
+/** Token counts of one provider call, or summed over a run. */
+export const Usage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const StopReason = z.enum([
+  "end_turn",
+  "tool_use",
+  "max_tokens",
+  "stop_sequence",
+  "refusal",
+]);
+export type StopReason = z.infer<typeof StopReason>;
+
+/** A completed model response, normalised across providers. */
+export const ProviderResponse = z.object({
+  content: z.array(ContentBlock),
+  toolCalls: z.array(ToolCall),
+  stopReason: StopReason,
+  usage: Usage,
+  model: z.string(),
+});
+export type ProviderResponse = z.infer<typeof ProviderResponse>;
+
+/** A tool call waiting for a person's decision. */
+export const PendingApproval = z.object({
+  toolCallId: z.string().min(1),
+  name: z.string().min(1),
+  input: JsonObject,
+  reason: z.string(),
+});
+export type PendingApproval = z.infer<typeof PendingApproval>;
+
+/** The serialised form of a run's error: exactly what `HarnessError.toJSON()` returns. */
+export const RunError = z.object({
+  name: z.string(),
+  message: z.string(),
+  phase: z.string().optional(),
+});
+export type RunError = z.infer<typeof RunError>;
+
+export const RunStatus = z.enum([
+  "completed",
+  "failed",
+  "cancelled",
+  "awaiting_approval",
+  "paused",
+]);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+/** What a run ends with, or where it waits. */
+export const RunResult = z.object({
+  runId: z.string(),
+  sessionId: z.string(),
+  status: RunStatus,
+  output: z.string().nullable(),
+  error: RunError.nullable(),
+  pending: z.array(PendingApproval),
+  usage: Usage,
+  iterations: z.number().int().nonnegative(),
+  messages: z.array(Message),
+});
+export type RunResult = z.infer<typeof RunResult>;
+
+export const emptyUsage = (): Usage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+
+export const addUsage = (total: Usage, more: Usage): Usage => ({
+  inputTokens: total.inputTokens + more.inputTokens,
+  outputTokens: total.outputTokens + more.outputTokens,
+  cacheReadTokens: total.cacheReadTokens + more.cacheReadTokens,
+  cacheWriteTokens: total.cacheWriteTokens + more.cacheWriteTokens,
+});
+
+/** The text of a message's or response's text blocks, joined. */
+export const textOf = (content: readonly ContentBlock[]): string =>
+  content
+    .filter((block) => block.type === "text")
+    .map((block) => block.text)
+    .join("");

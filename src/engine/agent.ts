@@ -1,0 +1,418 @@
+import { randomUUID } from "node:crypto";
+import { type Logger, pino } from "pino";
+import { createActor } from "xstate";
+import type { z } from "zod";
+import type { RuntimeDeps } from "../core/deps.js";
+import { ApprovalError, ConfigError, ProviderMissingError } from "../core/errors.js";
+import type { Provider } from "../core/provider.js";
+import { Registration } from "../core/registration.js";
+import { Message, type RunResult } from "../core/values.js";
+import { HookEvent } from "../hooks/events.js";
+import { emitHook, HookRegistry } from "../hooks/registry.js";
+import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
+import type { MiddlewareLike } from "../middleware/middleware.js";
+import { MiddlewarePipeline } from "../middleware/pipeline.js";
+import { approvalHash } from "../permissions/input-hash.js";
+import { PermissionManager } from "../permissions/permission-manager.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import { describeIssues } from "../tools/validate.js";
+import type { PromptProvider } from "./compose-prompt.js";
+import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
+import { drive, type RunActor, restoreRunActor } from "./drive.js";
+import { EventChannel } from "./event-channel.js";
+import { type ApprovalDecision, ParkedRun, ResumeDecisions } from "./parked-run.js";
+import { notify, type RunEnv } from "./run-env.js";
+import type { RunEvent } from "./run-events.js";
+import { pendingOf, toRunResult } from "./run-result.js";
+
+export interface AgentOptions {
+  /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
+  provider?: Provider;
+  config?: AgentConfig;
+  tools?: readonly Tool<unknown>[];
+  /** A pipeline to use as `agent.middleware`, or middleware to add in order. */
+  middleware?: MiddlewarePipeline | readonly MiddlewareLike[];
+  /** A registry to use as `agent.hooks`. */
+  hooks?: HookRegistry<Agent>;
+  /** @defaultValue a manager that allows every call */
+  permissions?: PermissionManager;
+  /** Lent to tool handlers as `ctx.sandbox`. */
+  sandbox?: unknown;
+  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  logger?: Logger;
+  /** Clock and id generator; tests inject their own. */
+  deps?: Partial<RuntimeDeps>;
+}
+
+export interface RunOptions {
+  /** @defaultValue a new UUID */
+  sessionId?: string;
+  /** @defaultValue a new UUID */
+  runId?: string;
+  /** Aborting cancels the run; handlers receive the signal. */
+  signal?: AbortSignal;
+}
+
+export interface ResumeOptions {
+  /** A decision per pending tool call id; calls left out stay pending. */
+  decisions: Record<string, ApprovalDecision>;
+  signal?: AbortSignal;
+}
+
+const defaultLogger = (): Logger =>
+  pino({
+    name: "harnessx",
+    level: process.env.HARNESSX_LOG_LEVEL ?? "warn",
+    redact: {
+      paths: ["*.apiKey", "*.authorization", "*.password", "*.token", "*.secret"],
+      censor: "[redacted]",
+    },
+  });
+
+/**
+ * An agent: a model, tools, middleware, hooks and a permission policy.
+ * @example
+ * const agent = new Agent({ provider, tools: [search] });
+ * const result = await agent.run("Find harnessx");
+ */
+export class Agent implements AsyncDisposable {
+  readonly config: ResolvedAgentConfig;
+  readonly provider: Provider | undefined;
+  readonly tools: ToolRegistry;
+  readonly middleware: MiddlewarePipeline;
+  readonly hooks: HookRegistry<Agent>;
+  readonly permissions: PermissionManager;
+  readonly logger: Logger;
+  readonly sandbox: unknown;
+  readonly #deps: RuntimeDeps;
+  readonly #parked = new Map<string, ParkedRun>();
+  #promptProviders: readonly PromptProvider[] = [];
+  #started = false;
+
+  constructor(options: AgentOptions = {}) {
+    if (typeof options !== "object" || options === null) {
+      throw new ConfigError("Agent options must be an object.");
+    }
+    this.config = parseAgentConfig(options.config ?? {});
+    this.provider = options.provider;
+    this.tools = new ToolRegistry(options.tools ?? []);
+    this.middleware =
+      options.middleware instanceof MiddlewarePipeline
+        ? options.middleware
+        : new MiddlewarePipeline(options.middleware ?? []);
+    this.hooks = options.hooks ?? new HookRegistry<Agent>();
+    this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
+    this.logger = options.logger ?? defaultLogger();
+    this.sandbox = options.sandbox;
+    this.#deps = {
+      clock: options.deps?.clock ?? { now: () => Date.now() },
+      generateId: options.deps?.generateId ?? randomUUID,
+    };
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  async start(): Promise<void> {
+    this.#started = true;
+  }
+
+  async close(): Promise<void> {
+    this.#started = false;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Adds dynamic system context, rendered after `config.systemPrompt` on every request. */
+  addPromptProvider(provider: PromptProvider): Registration {
+    this.#promptProviders = [...this.#promptProviders, provider];
+    return new Registration(() => {
+      this.#promptProviders = this.#promptProviders.filter((each) => each !== provider);
+    });
+  }
+
+  /** Runs to completion, failure, cancellation, or an approval wait. */
+  async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult> {
+    return this.#begin(input, options, undefined);
+  }
+
+  /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
+  runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent> {
+    return this.#stream(
+      (emit, signal) => this.#begin(input, { ...options, signal }, emit),
+      options.signal,
+    );
+  }
+
+  /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
+  async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult> {
+    return this.#resume(run, options, undefined);
+  }
+
+  /** `resume`, yielding `RunEvent`s as they happen. */
+  resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent> {
+    return this.#stream(
+      (emit, signal) => this.#resume(run, { ...options, signal }, emit),
+      options.signal,
+    );
+  }
+
+  /** The parked run `runId` as plain, JSON-serialisable data. */
+  parked(runId: string): ParkedRun {
+    const found = this.#parked.get(runId);
+    if (found === undefined) {
+      throw new ApprovalError(
+        "run_not_found",
+        `Run "${runId}" is not awaiting approval on this agent.`,
+      );
+    }
+    return structuredClone(found);
+  }
+
+  /** Ids of the runs parked on this agent. */
+  parkedRunIds(): string[] {
+    return [...this.#parked.keys()];
+  }
+
+  async #begin(
+    input: string | Message[],
+    options: RunOptions,
+    emit: ((event: RunEvent) => void) | undefined,
+  ): Promise<RunResult> {
+    const messages = toMessages(input);
+    const runId = options.runId ?? this.#deps.generateId();
+    const sessionId = options.sessionId ?? this.#deps.generateId();
+    if (!this.#started) await this.start();
+    const env = this.runEnv({ runId, sessionId, signal: options.signal, emit });
+    await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
+    const actor = createActor(runMachine, {
+      input: { runId, sessionId, messages, maxIterations: this.config.maxIterations },
+    }).start();
+    if (this.provider === undefined)
+      actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+    return this.#advance(actor, env);
+  }
+
+  async #resume(
+    run: string | ParkedRun,
+    options: ResumeOptions,
+    emit: ((event: RunEvent) => void) | undefined,
+  ): Promise<RunResult> {
+    const parked = typeof run === "string" ? this.#parked.get(run) : parseParked(run);
+    if (parked === undefined) {
+      throw new ApprovalError(
+        "run_not_found",
+        `Run "${String(run)}" is not awaiting approval on this agent.`,
+      );
+    }
+    const decisions = checkDecisions(parked, options.decisions);
+    // Claimed before any await: a second resume of the same run finds nothing to resume.
+    if (this.#parked.get(parked.runId) === parked || typeof run !== "string")
+      this.#parked.delete(parked.runId);
+    if (!this.#started) await this.start();
+    const actor = restoreRunActor(parked.snapshot);
+    const env = this.runEnv({
+      runId: parked.runId,
+      sessionId: parked.sessionId,
+      signal: options.signal,
+      emit,
+    });
+    actor.send({ type: "DECIDED", decisions });
+    return this.#advance(actor, env);
+  }
+
+  async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
+    await drive(actor, env);
+    const snapshot = actor.getSnapshot();
+    const context = snapshot.context;
+    const parked = snapshot.value === "awaitingApproval" ? this.#park(context, actor) : undefined;
+    actor.stop();
+    if (parked !== undefined) {
+      const result = toRunResult(context, "awaiting_approval");
+      this.#parked.set(context.runId, parked);
+      env.emit?.({ type: "approval_required", pending: result.pending });
+      return result;
+    }
+    const status =
+      snapshot.value === "done"
+        ? "completed"
+        : snapshot.value === "cancelled"
+          ? "cancelled"
+          : "failed";
+    const result = toRunResult(context, status);
+    if (status === "failed" && result.error) {
+      const error = result.error;
+      await notify(env, HookEvent.ERROR, () => ({
+        runId: context.runId,
+        error,
+        phase: error.phase ?? "run",
+      }));
+    }
+    await notify(env, HookEvent.AGENT_END, () => ({ result }));
+    return result;
+  }
+
+  #park(context: RunContext, actor: RunActor): ParkedRun {
+    return {
+      schemaVersion: 1,
+      agent: this.name,
+      runId: context.runId,
+      sessionId: context.sessionId,
+      parkedAt: this.#deps.clock.now(),
+      pending: context.calls
+        .filter((each) => each.status === "asked")
+        .map((each, index) => ({
+          ...(pendingOf(context)[index] as NonNullable<ReturnType<typeof pendingOf>[number]>),
+          inputHash: each.inputHash ?? approvalHash(context.runId, each.call),
+        })),
+      snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
+    };
+  }
+
+  #stream(
+    start: (emit: (event: RunEvent) => void, signal: AbortSignal) => Promise<RunResult>,
+    outer: AbortSignal | undefined,
+  ): AsyncIterable<RunEvent> {
+    const channel = new EventChannel<RunEvent>();
+    const stop = new AbortController();
+    const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
+    return {
+      async *[Symbol.asyncIterator]() {
+        const finished = start((event) => channel.push(event), signal).then(
+          (result) => channel.push({ type: "result", result }),
+          (error: unknown) => {
+            channel.close();
+            throw error;
+          },
+        );
+        finished.finally(() => channel.close()).catch(() => {});
+        try {
+          yield* channel;
+          await finished;
+        } finally {
+          // A consumer that stops reading cancels the run.
+          stop.abort();
+          await finished.catch(() => {});
+        }
+      },
+    };
+  }
+
+  /** The environment a run's stages see, with the middleware and hooks in force now. @internal */
+  runEnv(run: {
+    runId: string;
+    sessionId: string;
+    signal: AbortSignal | undefined;
+    emit: ((event: RunEvent) => void) | undefined;
+  }): RunEnv {
+    const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
+    const clock = this.#deps.clock;
+    return {
+      config: this.config,
+      provider: this.provider,
+      tools: this.tools,
+      pipeline: this.middleware.snapshot(),
+      permissions: this.permissions,
+      hooks: {
+        has: (event) => this.hooks.has(event),
+        emit: (event, data) =>
+          emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+      },
+      promptProviders: this.#promptProviders,
+      logger,
+      clock,
+      signal: run.signal ?? new AbortController().signal,
+      stream: run.emit !== undefined,
+      emit: run.emit,
+      sandbox: this.sandbox,
+    };
+  }
+}
+
+function toMessages(input: string | Message[]): Message[] {
+  if (typeof input === "string")
+    return [{ role: "user", content: [{ type: "text", text: input }] }];
+  const parsed = Message.array().min(1).safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid run input: ${describeIssues(parsed.error.issues)}`);
+  }
+  return input;
+}
+
+function parseParked(run: unknown): ParkedRun {
+  const parsed = ParkedRun.safeParse(run);
+  if (!parsed.success) {
+    throw new ApprovalError(
+      "approval_invalid",
+      `Not a parked run: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Validates decisions against what waits; throws before anything changes. */
+function checkDecisions(
+  parked: ParkedRun,
+  raw: z.input<typeof ResumeDecisions>,
+): Record<string, Decision> {
+  const parsed = ResumeDecisions.safeParse(raw);
+  if (!parsed.success || Object.keys(parsed.data).length === 0) {
+    throw new ApprovalError(
+      "approval_invalid",
+      parsed.success
+        ? "Resume needs at least one decision."
+        : `Invalid decisions: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  const context = parked.snapshot.context as RunContext;
+  const decisions: Record<string, Decision> = {};
+  for (const [toolCallId, value] of Object.entries(parsed.data)) {
+    const pending = parked.pending.find((each) => each.toolCallId === toolCallId);
+    if (pending === undefined) {
+      const known = context.calls?.some((each) => each.call.id === toolCallId);
+      throw known
+        ? new ApprovalError(
+            "already_decided",
+            `Tool call "${toolCallId}" of run "${parked.runId}" is already decided.`,
+          )
+        : new ApprovalError(
+            "tool_call_not_found",
+            `Run "${parked.runId}" has no pending tool call "${toolCallId}".`,
+          );
+    }
+    const state = context.calls?.find((each) => each.call.id === toolCallId);
+    const bound =
+      state !== undefined &&
+      state.status === "asked" &&
+      state.inputHash === pending.inputHash &&
+      approvalHash(parked.runId, state.call) === pending.inputHash &&
+      approvalHash(parked.runId, { id: toolCallId, name: pending.name, input: pending.input }) ===
+        pending.inputHash;
+    if (!bound) {
+      throw new ApprovalError(
+        "approval_tampered",
+        `The pending input of tool call "${toolCallId}" does not match what was asked; refusing to resume.`,
+      );
+    }
+    decisions[toolCallId] = typeof value === "string" ? { decision: value } : dropUndefined(value);
+  }
+  return decisions;
+}
+
+const dropUndefined = (value: {
+  decision: "allow" | "deny";
+  reason?: string | undefined;
+  by?: string | undefined;
+}): Decision => ({
+  decision: value.decision,
+  ...(value.reason === undefined ? {} : { reason: value.reason }),
+  ...(value.by === undefined ? {} : { by: value.by }),
+});

@@ -1,0 +1,23 @@
+import { HookEvent } from "../hooks/events.js";
+import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import { composeSystemPrompt } from "./compose-prompt.js";
+import { notify, type RunEnv } from "./run-env.js";
+import { trimContext } from "./trim-context.js";
+
+/** Phase `compose`: the system prompt and the trimmed conversation for the next provider call. */
+export async function composeRequest(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
+  await notify(env, HookEvent.LOOP_ITERATION_START, () => ({
+    runId: context.runId,
+    iteration: context.iteration + 1,
+  }));
+  const system = await composeSystemPrompt(env.config.systemPrompt, env.promptProviders, context);
+  return {
+    type: "COMPOSED",
+    request: {
+      system,
+      messages: trimContext(context.messages, env.config.contextWindow),
+      tools: env.tools.schemas(),
+      prefixKey: null,
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { ConfigError } from "../core/errors.js";
+import { describeIssues } from "../tools/validate.js";
+
+/** Static configuration of an agent. Every field is optional. */
+export const AgentConfig = z.object({
+  /**
+   * How a runtime finds this agent.
+   * @defaultValue "agent"
+   */
+  name: z.string().min(1).default("agent"),
+  /** @defaultValue "default" */
+  model: z.string().min(1).default("default"),
+  /** @defaultValue "" */
+  systemPrompt: z.string().default(""),
+  /** @defaultValue 4096 */
+  maxTokens: z.number().int().positive().default(4096),
+  /** @defaultValue 1 */
+  temperature: z.number().min(0).max(2).default(1),
+  /** Provider calls one run may make. @defaultValue 20 */
+  maxIterations: z.number().int().positive().default(20),
+  /** Sends a prompt-cache key with each request. @defaultValue true */
+  promptCaching: z.boolean().default(true),
+  /** Tokens of conversation kept after trimming (estimated at 4 characters a token). @defaultValue 100000 */
+  contextWindow: z.number().int().positive().default(100_000),
+});
+export type AgentConfig = z.input<typeof AgentConfig>;
+export type ResolvedAgentConfig = z.output<typeof AgentConfig>;
+
+export function parseAgentConfig(config: unknown = {}): ResolvedAgentConfig {
+  const parsed = AgentConfig.strict().safeParse(config);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid agent config: ${describeIssues(parsed.error.issues)}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,55 @@
+import type { ToolResult } from "../core/values.js";
+import { HookEvent } from "../hooks/events.js";
+import type { CallState, RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import { errorResult, runHandler } from "../tools/run-handler.js";
+import { validateInput } from "../tools/validate.js";
+import { notify, type RunEnv } from "./run-env.js";
+
+export const runsHandler = (state: CallState): boolean =>
+  state.status === "allowed" || state.status === "approved";
+
+/** Executes one permitted call's handler and returns its raw outcome (before result middleware). */
+export async function executeCall(
+  context: RunContext,
+  state: CallState,
+  env: RunEnv,
+): Promise<ToolResult> {
+  const { call } = state;
+  const found = env.tools.get(call.name);
+  // Validated in toolValidate; checked again because a durable run may resume on another process.
+  const input = found && validateInput(found.input, call.input);
+  if (!found || !input?.ok)
+    return errorResult(call.id, `Tool "${call.name}" is not available here.`);
+  await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
+  env.emit?.({ type: "tool_start", toolCall: call });
+  const { result, thrown } = await runHandler(found, input.value, {
+    signal: env.signal,
+    runId: context.runId,
+    toolCallId: call.id,
+    ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+  });
+  if (thrown !== undefined) {
+    env.logger.debug({ err: thrown, tool: call.name, toolCallId: call.id }, "tool handler threw");
+    await notify(env, HookEvent.ERROR, () => ({
+      runId: context.runId,
+      error: {
+        name: thrown instanceof Error ? thrown.name : "Error",
+        message: result.content,
+        phase: "dispatch",
+      },
+      phase: "dispatch",
+    }));
+  }
+  return result;
+}
+
+/** Phase `dispatch`: runs every permitted call whose raw result is not committed yet, concurrently. */
+export async function dispatchTools(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
+  const todo = context.calls.filter(
+    (state) => runsHandler(state) && !(state.call.id in context.raw),
+  );
+  const results = await Promise.all(todo.map((state) => executeCall(context, state, env)));
+  const raw: Record<string, ToolResult> = {};
+  for (const result of results) raw[result.toolCallId] = result;
+  return { type: "TOOLS_DISPATCHED", raw };
+}

@@ -1,0 +1,73 @@
+import { type Actor, createActor, type Snapshot } from "xstate";
+import { HarnessError, RunCancelledError, toHarnessError } from "../core/errors.js";
+import {
+  type Phase,
+  type RunMachine,
+  runMachine,
+  STAGE_OF_PHASE,
+  type StagePhase,
+} from "../machines/run-machine.js";
+import type { RunEnv } from "./run-env.js";
+import { STAGES } from "./stages.js";
+
+export type RunActor = Actor<RunMachine>;
+
+export interface DriveOptions {
+  /** Stop (without running it) when the run enters one of these phases; e.g. a worker hands `dispatch` on. */
+  stopAt?: ReadonlySet<Phase>;
+  /** Called after every phase boundary, e.g. to persist the snapshot. */
+  onBoundary?: (actor: RunActor, finished: Phase) => Promise<void> | void;
+}
+
+export const currentPhase = (actor: RunActor): Phase => actor.getSnapshot().value as Phase;
+
+const cancelledEvent = (phase: string) => ({
+  type: "CANCEL" as const,
+  error: new RunCancelledError(phase).toJSON(),
+});
+
+/**
+ * Advances a run actor through its phases until it finishes, parks for approval, or reaches a
+ * `stopAt` phase. The machine decides each next phase; this runs the stage it names.
+ */
+export async function drive(
+  actor: RunActor,
+  env: RunEnv,
+  options: DriveOptions = {},
+): Promise<void> {
+  for (;;) {
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== "active") return;
+    const phase = snapshot.value as Phase;
+    if (phase === "awaitingApproval" || options.stopAt?.has(phase)) return;
+    if (env.signal.aborted) {
+      actor.send(cancelledEvent(phase));
+    } else {
+      const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
+      try {
+        const event = await stage(snapshot.context, env);
+        actor.send(env.signal.aborted ? cancelledEvent(phase) : event);
+      } catch (error) {
+        const failure = toHarnessError(
+          error,
+          (message, stageOptions) => new HarnessError("backend_failed", message, stageOptions),
+          phase,
+        );
+        actor.send(
+          env.signal.aborted || failure.code === "run_cancelled"
+            ? cancelledEvent(phase)
+            : { type: "FAIL", error: { ...failure.toJSON(), phase: failure.phase ?? phase } },
+        );
+      }
+    }
+    await options.onBoundary?.(actor, phase);
+  }
+}
+
+/** A started run actor restored from a persisted snapshot (as `getPersistedSnapshot()` gave it). */
+export function restoreRunActor(persisted: unknown): RunActor {
+  const options = { snapshot: persisted as Snapshot<unknown> } as Parameters<
+    typeof createActor<RunMachine>
+  >[1];
+  return createActor(runMachine, options).start();
+}

@@ -1,0 +1,48 @@
+import { HarnessError } from "../core/errors.js";
+import type { ToolResult } from "../core/values.js";
+import { HookEvent } from "../hooks/events.js";
+import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import { runAfterToolExecution } from "../middleware/run-stages.js";
+import { notify, type RunEnv } from "./run-env.js";
+
+/**
+ * Phase `afterTool`: committed raw results pass result middleware (synthetic error results of
+ * invalid or denied calls do not), then `TOOL_CALL_END`; results keep the model's call order.
+ * Safe to repeat: it reads only committed results.
+ */
+export async function postprocessResults(
+  context: RunContext,
+  env: RunEnv,
+): Promise<RunMachineEvent> {
+  const results: ToolResult[] = [];
+  for (const state of context.calls) {
+    let result: ToolResult;
+    if (state.result !== undefined) {
+      result = state.result;
+    } else {
+      const raw = context.raw[state.call.id];
+      if (raw === undefined) {
+        throw new HarnessError(
+          "backend_failed",
+          `No committed result for tool call "${state.call.id}".`,
+          {
+            phase: "afterTool",
+          },
+        );
+      }
+      result = await runAfterToolExecution(env.pipeline, raw);
+    }
+    results.push(result);
+    await notify(env, HookEvent.TOOL_CALL_END, () => ({
+      runId: context.runId,
+      toolCall: state.call,
+      result,
+    }));
+    env.emit?.({ type: "tool_end", toolCall: state.call, result });
+  }
+  await notify(env, HookEvent.LOOP_ITERATION_END, () => ({
+    runId: context.runId,
+    iteration: context.iteration,
+  }));
+  return { type: "RESULTS_PROCESSED", results };
+}

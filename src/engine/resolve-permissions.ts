@@ -1,0 +1,65 @@
+import type { CallState, RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import { approvalHash } from "../permissions/input-hash.js";
+import { errorResult } from "../tools/run-handler.js";
+import type { RunEnv } from "./run-env.js";
+
+/** Phase `permission`: the policy's verdict on every valid call. */
+export async function resolvePermissions(
+  context: RunContext,
+  env: RunEnv,
+): Promise<RunMachineEvent> {
+  const calls = await Promise.all(
+    context.calls.map(async (state): Promise<CallState> => {
+      if (state.status !== "allowed") return state;
+      const verdict = await env.permissions.resolve(state.call);
+      switch (verdict.decision) {
+        case "allow":
+          return { ...state, reason: verdict.reason };
+        case "deny":
+          return denied(state, verdict.reason, "Permission denied");
+        case "ask":
+          return asked(context.runId, state, verdict.reason);
+      }
+    }),
+  );
+  return { type: "PERMISSIONS_RESOLVED", calls };
+}
+
+/**
+ * Phase `permissionRecheck`, immediately before dispatch: the policy in force now is asked
+ * again. A deny wins even over a person's approval; an ask on a call nobody approved parks it.
+ */
+export async function recheckPermissions(
+  context: RunContext,
+  env: RunEnv,
+): Promise<RunMachineEvent> {
+  const calls = await Promise.all(
+    context.calls.map(async (state): Promise<CallState> => {
+      if (state.status === "rejected" && state.result === undefined) {
+        return denied(state, state.reason, "Denied by reviewer");
+      }
+      if (state.status !== "allowed" && state.status !== "approved") return state;
+      const verdict = await env.permissions.resolve(state.call);
+      if (verdict.decision === "deny")
+        return denied(state, verdict.reason, "Permission denied at dispatch");
+      if (verdict.decision === "ask" && state.status === "allowed") {
+        return asked(context.runId, state, verdict.reason);
+      }
+      return state;
+    }),
+  );
+  return { type: "RECHECKED", calls };
+}
+
+function denied(state: CallState, reason: string, prefix: string): CallState {
+  return {
+    ...state,
+    status: state.status === "rejected" ? "rejected" : "denied",
+    reason,
+    result: errorResult(state.call.id, `${prefix}: ${reason}`),
+  };
+}
+
+function asked(runId: string, state: CallState, reason: string): CallState {
+  return { ...state, status: "asked", reason, inputHash: approvalHash(runId, state.call) };
+}

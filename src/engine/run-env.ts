@@ -1,0 +1,45 @@
+import type { Logger } from "pino";
+import type { Clock } from "../core/deps.js";
+import type { Provider } from "../core/provider.js";
+import type { HookEvent } from "../hooks/events.js";
+import type { HookPayloads } from "../hooks/payloads.js";
+import type { PipelineSnapshot } from "../middleware/pipeline.js";
+import type { PermissionManager } from "../permissions/permission-manager.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { PromptProvider } from "./compose-prompt.js";
+import type { ResolvedAgentConfig } from "./config.js";
+import type { RunEvent } from "./run-events.js";
+
+/** Where a run's hook events go: the agent's observers, with the agent as `ctx.agent`. */
+export interface HookSink {
+  has(event: HookEvent): boolean;
+  emit<E extends HookEvent>(event: E, data: HookPayloads[E]): Promise<void>;
+}
+
+/** Everything the stages of one run need; built once per run (or resumed segment). */
+export interface RunEnv {
+  config: ResolvedAgentConfig;
+  provider: Provider | undefined;
+  tools: ToolRegistry;
+  pipeline: PipelineSnapshot;
+  permissions: PermissionManager;
+  hooks: HookSink;
+  promptProviders: readonly PromptProvider[];
+  logger: Logger;
+  clock: Clock;
+  signal: AbortSignal;
+  /** True for `runStream`: the provider is asked to stream. */
+  stream: boolean;
+  /** Receives stream events; absent for `run()`. */
+  emit: ((event: RunEvent) => void) | undefined;
+  sandbox: unknown;
+}
+
+/** Emits a hook event, skipping all work when nobody observes it. */
+export async function notify<E extends HookEvent>(
+  env: RunEnv,
+  event: E,
+  data: () => HookPayloads[E],
+): Promise<void> {
+  if (env.hooks.has(event)) await env.hooks.emit(event, data());
+}

@@ -1,0 +1,12 @@
+import type { PendingApproval, RunResult, ToolCall, ToolResult } from "../core/values.js";
+
+/** What `agent.runStream()` yields; `result` is always last. */
+export type RunEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
+  | { type: "tool_start"; toolCall: ToolCall }
+  | { type: "tool_end"; toolCall: ToolCall; result: ToolResult }
+  | { type: "approval_required"; pending: PendingApproval[] }
+  | { type: "result"; result: RunResult };
+
+export type RunEventSink = (event: RunEvent) => void;

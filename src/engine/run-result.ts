@@ -1,0 +1,39 @@
+import type { PendingApproval, RunResult, RunStatus } from "../core/values.js";
+import type { Phase, RunContext } from "../machines/run-machine.js";
+
+const STATUS_OF: Partial<Record<string, RunStatus>> = {
+  done: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  awaitingApproval: "awaiting_approval",
+};
+
+/** The status a phase reports; every other phase is still running. */
+export const statusOf = (phase: Phase | "done" | "failed" | "cancelled"): RunStatus | "running" =>
+  STATUS_OF[phase] ?? "running";
+
+export function pendingOf(context: RunContext): PendingApproval[] {
+  return context.calls
+    .filter((each) => each.status === "asked")
+    .map((each) => ({
+      toolCallId: each.call.id,
+      name: each.call.name,
+      input: each.call.input,
+      reason: each.reason,
+    }));
+}
+
+/** The public result of a run that finished or waits. */
+export function toRunResult(context: RunContext, status: RunStatus): RunResult {
+  return {
+    runId: context.runId,
+    sessionId: context.sessionId,
+    status,
+    output: status === "completed" ? context.output : null,
+    error: status === "failed" || status === "cancelled" ? context.error : null,
+    pending: status === "awaiting_approval" ? pendingOf(context) : [],
+    usage: context.usage,
+    iterations: context.iteration,
+    messages: context.messages,
+  };
+}

@@ -1,0 +1,25 @@
+import type { RunContext, RunMachineEvent, StageName } from "../machines/run-machine.js";
+import { afterLlm } from "./after-llm.js";
+import { beforeLlm } from "./before-llm.js";
+import { callProvider } from "./call-provider.js";
+import { composeRequest } from "./compose-request.js";
+import { dispatchTools } from "./dispatch-tools.js";
+import { postprocessResults } from "./postprocess-results.js";
+import { prepareToolCalls } from "./prepare-tool-calls.js";
+import { recheckPermissions, resolvePermissions } from "./resolve-permissions.js";
+import type { RunEnv } from "./run-env.js";
+
+export type Stage = (context: RunContext, env: RunEnv) => Promise<RunMachineEvent>;
+
+/** The engine's implementation of each effect the run machine names. */
+export const STAGES: Record<StageName, Stage> = {
+  composeRequest,
+  runBeforeLlmCall: beforeLlm,
+  callProvider,
+  runAfterLlmCall: afterLlm,
+  prepareToolCalls,
+  resolvePermissions,
+  recheckPermissions,
+  dispatchTools,
+  postprocessResults,
+};

@@ -1,0 +1,55 @@
+import type { ContentBlock, Message } from "../core/values.js";
+
+// A rough, provider-neutral estimate: about four characters a token.
+const CHARS_PER_TOKEN = 4;
+
+const blockChars = (block: ContentBlock): number => {
+  switch (block.type) {
+    case "text":
+    case "thinking":
+      return block.text.length;
+    case "tool_use":
+      return block.name.length + JSON.stringify(block.input).length;
+    case "tool_result":
+      return block.content.length;
+  }
+};
+
+export const estimateTokens = (message: Message): number =>
+  Math.ceil(message.content.reduce((sum, block) => sum + blockChars(block), 0) / CHARS_PER_TOKEN) +
+  4;
+
+/** Splits messages into units that must stay together: an assistant tool request and its results. */
+function units(messages: readonly Message[]): Message[][] {
+  const grouped: Message[][] = [];
+  for (const message of messages) {
+    const previous = grouped.at(-1);
+    if (message.role === "tool" && previous !== undefined) previous.push(message);
+    else grouped.push([message]);
+  }
+  return grouped;
+}
+
+/**
+ * The conversation as sent to the model: the first message (the task) and as many of the most
+ * recent units as fit in `budget` tokens. A tool request is never separated from its results.
+ * The most recent unit is always kept, even over budget.
+ */
+export function trimContext(messages: Message[], budget: number): Message[] {
+  let total = 0;
+  for (const message of messages) total += estimateTokens(message);
+  if (total <= budget || messages.length <= 2) return messages;
+
+  const [first, ...rest] = units(messages);
+  if (first === undefined) return messages;
+  let used = first.reduce((sum, message) => sum + estimateTokens(message), 0);
+  const kept: Message[][] = [];
+  for (let index = rest.length - 1; index >= 0; index--) {
+    const unit = rest[index] as Message[];
+    const cost = unit.reduce((sum, message) => sum + estimateTokens(message), 0);
+    if (kept.length > 0 && used + cost > budget) break;
+    kept.unshift(unit);
+    used += cost;
+  }
+  return [...first, ...kept.flat()];
+}

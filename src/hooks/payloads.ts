@@ -1,0 +1,118 @@
+import { z } from "zod";
+import {
+  Message,
+  ProviderResponse,
+  RunError,
+  RunResult,
+  RunStatus,
+  ToolCall,
+  ToolResult,
+} from "../core/values.js";
+import { HookEvent } from "./events.js";
+
+// Each schema shares its name with the type of `ctx.data` for its event.
+
+export const AgentStartData = z.object({
+  runId: z.string(),
+  sessionId: z.string(),
+  input: z.union([z.string(), z.array(Message)]),
+});
+export type AgentStartData = z.infer<typeof AgentStartData>;
+
+export const AgentEndData = z.object({ result: RunResult });
+export type AgentEndData = z.infer<typeof AgentEndData>;
+
+export const LoopIterationData = z.object({
+  runId: z.string(),
+  iteration: z.number().int().positive(),
+});
+export type LoopIterationData = z.infer<typeof LoopIterationData>;
+
+export const LLMRequestData = z.object({
+  runId: z.string(),
+  system: z.string(),
+  model: z.string(),
+  maxTokens: z.number().int().positive(),
+  temperature: z.number(),
+  stream: z.boolean(),
+  messageCount: z.number().int().nonnegative(),
+  toolCount: z.number().int().nonnegative(),
+  prefixKey: z.string().nullable(),
+});
+export type LLMRequestData = z.infer<typeof LLMRequestData>;
+
+export const LLMResponseData = z.object({
+  runId: z.string(),
+  response: ProviderResponse,
+  durationMs: z.number().nonnegative(),
+});
+export type LLMResponseData = z.infer<typeof LLMResponseData>;
+
+export const ToolCallStartData = z.object({ runId: z.string(), toolCall: ToolCall });
+export type ToolCallStartData = z.infer<typeof ToolCallStartData>;
+
+export const ToolCallEndData = z.object({
+  runId: z.string(),
+  toolCall: ToolCall,
+  result: ToolResult,
+});
+export type ToolCallEndData = z.infer<typeof ToolCallEndData>;
+
+export const ErrorData = z.object({ runId: z.string(), error: RunError, phase: z.string() });
+export type ErrorData = z.infer<typeof ErrorData>;
+
+export const SkillInvokedData = z.object({
+  skill: z.string(),
+  found: z.boolean(),
+  sourcePath: z.string().nullable(),
+  bodyChars: z.number().int().nonnegative(),
+});
+export type SkillInvokedData = z.infer<typeof SkillInvokedData>;
+
+export const KnowledgeAccessedData = z.object({
+  tool: z.string(),
+  bundle: z.string().nullable(),
+  found: z.boolean(),
+  query: z.string().optional(),
+  hits: z.number().int().nonnegative().optional(),
+  path: z.string().optional(),
+  bodyChars: z.number().int().nonnegative().optional(),
+});
+export type KnowledgeAccessedData = z.infer<typeof KnowledgeAccessedData>;
+
+export const SandboxExecData = z.object({
+  kind: z.enum(["code", "command"]),
+  tier: z.string(),
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+  executionTimeMs: z.number().nonnegative(),
+});
+export type SandboxExecData = z.infer<typeof SandboxExecData>;
+
+export const CheckpointEventData = z.object({
+  sessionId: z.string(),
+  runId: z.string(),
+  status: RunStatus.or(z.literal("running")),
+  phase: z.string(),
+});
+export type CheckpointEventData = z.infer<typeof CheckpointEventData>;
+
+/** The payload schema of every built-in event. */
+export const HOOK_PAYLOADS = {
+  [HookEvent.AGENT_START]: AgentStartData,
+  [HookEvent.AGENT_END]: AgentEndData,
+  [HookEvent.LOOP_ITERATION_START]: LoopIterationData,
+  [HookEvent.LOOP_ITERATION_END]: LoopIterationData,
+  [HookEvent.LLM_REQUEST]: LLMRequestData,
+  [HookEvent.LLM_RESPONSE]: LLMResponseData,
+  [HookEvent.TOOL_CALL_START]: ToolCallStartData,
+  [HookEvent.TOOL_CALL_END]: ToolCallEndData,
+  [HookEvent.ERROR]: ErrorData,
+  [HookEvent.SKILL_INVOKED]: SkillInvokedData,
+  [HookEvent.KNOWLEDGE_ACCESSED]: KnowledgeAccessedData,
+  [HookEvent.SANDBOX_EXEC]: SandboxExecData,
+  [HookEvent.CHECKPOINT]: CheckpointEventData,
+} as const satisfies Record<HookEvent, z.ZodType>;
+
+/** The type of `ctx.data` for each event. */
+export type HookPayloads = { [E in HookEvent]: z.infer<(typeof HOOK_PAYLOADS)[E]> };

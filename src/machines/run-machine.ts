@@ -1,0 +1,364 @@
+import { assign, setup } from "xstate";
+import type {
+  Message,
+  ProviderResponse,
+  RunError,
+  ToolCall,
+  ToolResult,
+  ToolSchema,
+  Usage,
+} from "../core/values.js";
+import { addUsage, emptyUsage, textOf } from "../core/values.js";
+
+/** Where one tool call of the current response stands. */
+export type CallStatus =
+  | "invalid" // failed validation or names no tool: an error result, no handler
+  | "allowed"
+  | "denied"
+  | "asked" // waiting for a person
+  | "approved" // a person allowed it
+  | "rejected"; // a person denied it
+
+export interface CallState {
+  /** The call as `beforeToolExecution` returned it. */
+  call: ToolCall;
+  status: CallStatus;
+  /** Why the policy or a person decided as it did. */
+  reason: string;
+  /** Binds an approval to this exact input (set while asked). */
+  inputHash?: string;
+  decidedBy?: string;
+  /** The error result of a call that runs no handler. */
+  result?: ToolResult;
+}
+
+/** The request being prepared for the provider. */
+export interface PreparedRequest {
+  system: string;
+  messages: Message[];
+  tools: ToolSchema[];
+  prefixKey: string | null;
+}
+
+export interface RunContext {
+  runId: string;
+  sessionId: string;
+  maxIterations: number;
+  /** Provider calls started so far. */
+  iteration: number;
+  messages: Message[];
+  usage: Usage;
+  request: PreparedRequest | null;
+  /** The raw provider response, between `provider` and `afterLlm`. */
+  response: ProviderResponse | null;
+  /** How long the provider took for `response`. */
+  responseMs: number;
+  calls: CallState[];
+  /** Raw handler outcomes by call id, committed before post-processing. */
+  raw: Record<string, ToolResult>;
+  output: string | null;
+  error: RunError | null;
+}
+
+export interface RunInput {
+  runId: string;
+  sessionId: string;
+  messages: Message[];
+  maxIterations: number;
+}
+
+export interface Decision {
+  decision: "allow" | "deny";
+  reason?: string;
+  by?: string;
+}
+
+export type RunMachineEvent =
+  | { type: "COMPOSED"; request: PreparedRequest }
+  | { type: "LLM_PREPARED"; messages: Message[]; tools: ToolSchema[]; prefixKey: string | null }
+  | { type: "PROVIDER_RESPONDED"; response: ProviderResponse; durationMs: number }
+  | { type: "RESPONSE_PROCESSED"; response: ProviderResponse }
+  | { type: "CALLS_PREPARED"; calls: CallState[] }
+  | { type: "PERMISSIONS_RESOLVED"; calls: CallState[] }
+  | { type: "DECIDED"; decisions: Record<string, Decision> }
+  | { type: "RECHECKED"; calls: CallState[] }
+  | { type: "TOOLS_DISPATCHED"; raw: Record<string, ToolResult> }
+  | { type: "RESULTS_PROCESSED"; results: ToolResult[] }
+  | { type: "FAIL"; error: RunError }
+  | { type: "CANCEL"; error: RunError };
+
+/** The phases of the principal sequence, in order. Each names the stage the engine runs there. */
+export const PHASES = [
+  "compose",
+  "beforeLlm",
+  "provider",
+  "afterLlm",
+  "toolValidate",
+  "permission",
+  "awaitingApproval",
+  "permissionRecheck",
+  "dispatch",
+  "afterTool",
+] as const;
+export type Phase = (typeof PHASES)[number];
+export type FinalPhase = "done" | "failed" | "cancelled";
+
+/** The named effect the engine performs in each working phase (the machine only names it). */
+export const STAGE_OF_PHASE = {
+  compose: "composeRequest",
+  beforeLlm: "runBeforeLlmCall",
+  provider: "callProvider",
+  afterLlm: "runAfterLlmCall",
+  toolValidate: "prepareToolCalls",
+  permission: "resolvePermissions",
+  permissionRecheck: "recheckPermissions",
+  dispatch: "dispatchTools",
+  afterTool: "postprocessResults",
+} as const satisfies Partial<Record<Phase, string>>;
+export type StagePhase = keyof typeof STAGE_OF_PHASE;
+export type StageName = (typeof STAGE_OF_PHASE)[StagePhase];
+
+const waitsForPerson = (call: CallState) => call.status === "asked";
+
+const applyDecision = (state: CallState, decision: Decision | undefined): CallState => {
+  if (decision === undefined || state.status !== "asked") return state;
+  const approved = decision.decision === "allow";
+  const reason = decision.reason ?? (approved ? "approved" : "denied by a reviewer");
+  const { inputHash: _bound, ...rest } = state;
+  return {
+    ...rest,
+    status: approved ? "approved" : "rejected",
+    reason,
+    ...(decision.by === undefined ? {} : { decidedBy: decision.by }),
+  };
+};
+
+const maxIterationsError = (maxIterations: number): RunError => ({
+  name: "MaxIterationsError",
+  message: `The run reached maxIterations (${maxIterations}) and the model still requested tools.`,
+  phase: "afterTool",
+});
+
+/**
+ * One run as a state machine whose states follow the principal sequence. It decides what
+ * comes next and keeps the run's data; it performs no effect. The engine runs the stage named
+ * by `STAGE_OF_PHASE` for the current state and sends the stage's outcome as an event.
+ */
+export const runMachine = setup({
+  types: {
+    context: {} as RunContext,
+    events: {} as RunMachineEvent,
+    input: {} as RunInput,
+  },
+  guards: {
+    hasToolCalls: ({ event }) =>
+      event.type === "RESPONSE_PROCESSED" && event.response.toolCalls.length > 0,
+    hasPendingApprovals: ({ event }) =>
+      (event.type === "PERMISSIONS_RESOLVED" || event.type === "RECHECKED") &&
+      event.calls.some(waitsForPerson),
+    stillAwaiting: ({ context, event }) =>
+      event.type === "DECIDED" &&
+      context.calls.some((each) => waitsForPerson(each) && !event.decisions[each.call.id]),
+    underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
+  },
+  actions: {
+    fail: assign({
+      error: ({ event }) => (event.type === "FAIL" || event.type === "CANCEL" ? event.error : null),
+      request: null,
+      response: null,
+    }),
+  },
+}).createMachine({
+  id: "run",
+  context: ({ input }) => ({
+    runId: input.runId,
+    sessionId: input.sessionId,
+    maxIterations: input.maxIterations,
+    iteration: 0,
+    messages: input.messages,
+    usage: emptyUsage(),
+    request: null,
+    response: null,
+    responseMs: 0,
+    calls: [],
+    raw: {},
+    output: null,
+    error: null,
+  }),
+  initial: "compose",
+  on: {
+    FAIL: { target: ".failed", actions: "fail" },
+    CANCEL: { target: ".cancelled", actions: "fail" },
+  },
+  states: {
+    compose: {
+      on: {
+        COMPOSED: {
+          target: "beforeLlm",
+          actions: assign({
+            request: ({ event }) => event.request,
+            iteration: ({ context }) => context.iteration + 1,
+          }),
+        },
+      },
+    },
+    beforeLlm: {
+      on: {
+        LLM_PREPARED: {
+          target: "provider",
+          actions: assign({
+            request: ({ context, event }) =>
+              context.request && {
+                ...context.request,
+                messages: event.messages,
+                tools: event.tools,
+                prefixKey: event.prefixKey,
+              },
+          }),
+        },
+      },
+    },
+    provider: {
+      on: {
+        PROVIDER_RESPONDED: {
+          target: "afterLlm",
+          actions: assign({
+            response: ({ event }) => event.response,
+            responseMs: ({ event }) => event.durationMs,
+          }),
+        },
+      },
+    },
+    afterLlm: {
+      on: {
+        RESPONSE_PROCESSED: [
+          {
+            guard: "hasToolCalls",
+            target: "toolValidate",
+            actions: assign({
+              messages: ({ context, event }) => [
+                ...context.messages,
+                { role: "assistant", content: event.response.content },
+              ],
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              response: ({ event }) => event.response,
+              request: null,
+            }),
+          },
+          {
+            target: "done",
+            actions: assign({
+              messages: ({ context, event }) => [
+                ...context.messages,
+                { role: "assistant", content: event.response.content },
+              ],
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              output: ({ event }) => textOf(event.response.content),
+              response: null,
+              request: null,
+            }),
+          },
+        ],
+      },
+    },
+    toolValidate: {
+      on: {
+        CALLS_PREPARED: {
+          target: "permission",
+          actions: assign({ calls: ({ event }) => event.calls, response: null }),
+        },
+      },
+    },
+    permission: {
+      on: {
+        PERMISSIONS_RESOLVED: [
+          {
+            guard: "hasPendingApprovals",
+            target: "awaitingApproval",
+            actions: assign({ calls: ({ event }) => event.calls }),
+          },
+          { target: "permissionRecheck", actions: assign({ calls: ({ event }) => event.calls }) },
+        ],
+      },
+    },
+    awaitingApproval: {
+      on: {
+        DECIDED: [
+          {
+            guard: "stillAwaiting",
+            actions: assign({
+              calls: ({ context, event }) =>
+                context.calls.map((each) => applyDecision(each, event.decisions[each.call.id])),
+            }),
+          },
+          {
+            target: "permissionRecheck",
+            actions: assign({
+              calls: ({ context, event }) =>
+                context.calls.map((each) => applyDecision(each, event.decisions[each.call.id])),
+            }),
+          },
+        ],
+      },
+    },
+    permissionRecheck: {
+      on: {
+        RECHECKED: [
+          {
+            guard: "hasPendingApprovals",
+            target: "awaitingApproval",
+            actions: assign({ calls: ({ event }) => event.calls }),
+          },
+          { target: "dispatch", actions: assign({ calls: ({ event }) => event.calls }) },
+        ],
+      },
+    },
+    dispatch: {
+      on: {
+        TOOLS_DISPATCHED: {
+          target: "afterTool",
+          actions: assign({ raw: ({ context, event }) => ({ ...context.raw, ...event.raw }) }),
+        },
+      },
+    },
+    afterTool: {
+      on: {
+        RESULTS_PROCESSED: [
+          {
+            guard: "underMaxIterations",
+            target: "compose",
+            actions: assign({
+              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              calls: [],
+              raw: {},
+            }),
+          },
+          {
+            target: "failed",
+            actions: assign({
+              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              calls: [],
+              raw: {},
+              error: ({ context }) => maxIterationsError(context.maxIterations),
+            }),
+          },
+        ],
+      },
+    },
+    done: { type: "final" },
+    failed: { type: "final" },
+    cancelled: { type: "final" },
+  },
+});
+
+const toolMessage = (results: readonly ToolResult[]): Message => ({
+  role: "tool",
+  content: results.map((result) => ({
+    type: "tool_result",
+    toolCallId: result.toolCallId,
+    content: result.content,
+    isError: result.isError,
+  })),
+});
+
+export type RunMachine = typeof runMachine;
