@@ -112,7 +112,15 @@ export class PermissionManager {
 
   /** The policy's verdict on `call` as it stands now. */
   async resolve(call: ToolCall): Promise<PermissionVerdict> {
-    if (this.#resolver) return normalise(await this.#resolver(call), "custom resolver");
+    if (this.#resolver) {
+      try {
+        return normalise(await this.#resolver(call), "custom resolver");
+      } catch (error) {
+        // Fail closed, as a throwing `when` predicate does.
+        const message = error instanceof Error ? error.message : String(error);
+        return { decision: "deny", reason: `custom resolver failed: ${message}` };
+      }
+    }
     let verdict: PermissionVerdict | undefined;
     for (const { rule, pattern } of this.#rules) {
       if (!pattern.test(call.name)) continue;
@@ -141,7 +149,12 @@ function normalise(
 ): PermissionVerdict {
   const verdict =
     typeof value === "string" ? { decision: value, reason: `${source}: ${value}` } : value;
-  if (!Decision.safeParse(verdict.decision).success) {
+  // Fail closed: anything but a known decision (even a missing return value) denies.
+  if (
+    typeof verdict !== "object" ||
+    verdict === null ||
+    !Decision.safeParse(verdict.decision).success
+  ) {
     return { decision: "deny", reason: `${source} returned an unknown decision` };
   }
   return verdict;

@@ -1,9 +1,8 @@
 import { ToolDefinitionError } from "../core/errors.js";
 import { Registration } from "../core/registration.js";
 import type { ToolCall, ToolResult, ToolSchema } from "../core/values.js";
-import { invalidInputResult, runHandler, unknownToolResult } from "./run-handler.js";
+import { runHandler, unknownToolResult } from "./run-handler.js";
 import type { Tool, ToolContext } from "./tool.js";
-import { validateInput } from "./validate.js";
 
 type AnyTool = Tool<unknown>;
 
@@ -54,15 +53,13 @@ export class ToolRegistry {
   }
 
   /**
-   * Runs a handler directly. This does NOT run middleware or permissions (only the agent
-   * engine does): it validates the input and turns a throw into an error result.
+   * Runs a handler directly with `call.input` as it is. This does NOT run middleware,
+   * validation or permissions (only the agent engine does); a throw becomes an error result.
    */
   async execute(call: ToolCall, context: Partial<ToolContext> = {}): Promise<ToolResult> {
     const found = this.#tools.get(call.name);
     if (found === undefined) return unknownToolResult(call);
-    const input = validateInput(found.input, call.input);
-    if (!input.ok) return invalidInputResult(call, input.message);
-    const { result } = await runHandler(found, input.value, {
+    const { result } = await runHandler(found, call.input, {
       signal: context.signal ?? new AbortController().signal,
       runId: context.runId ?? "direct",
       toolCallId: call.id,

@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = new URL("../../", import.meta.url);
+
+// Runs as a plain Node ESM program resolving "harnessx" through package.json's exports map
+// (self-reference), against the built dist/ (npm test builds first).
+async function node(source: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", source], {
+    cwd: root,
+    timeout: 15_000,
+  });
+  return stdout.trim();
+}
+
+describe("the built package", () => {
+  it("is importable as `harnessx` from plain Node and runs an agent", async () => {
+    const output = await node(`
+      import { Agent, Middleware, HookEvent, HOOK_PAYLOADS, ToolCallEndData, tool } from "harnessx";
+      import { ScriptedProvider, toolCallResponse, textResponse } from "harnessx/testing";
+      import { z } from "zod";
+      const search = tool({ name: "search", description: "d", input: z.object({ query: z.string() }),
+        handler: async ({ query }) => "Results for " + query });
+      const agent = new Agent({ tools: [search], provider: new ScriptedProvider([
+        toolCallResponse([{ name: "search", input: { query: "x" } }]), textResponse("done") ]) });
+      const result = await agent.run("go");
+      console.log(JSON.stringify({ status: result.status, output: result.output,
+        middleware: typeof Middleware, same: HOOK_PAYLOADS[HookEvent.TOOL_CALL_END] === ToolCallEndData }));
+    `);
+    expect(JSON.parse(output)).toEqual({
+      status: "completed",
+      output: "done",
+      middleware: "function",
+      same: true,
+    });
+  });
+
+  it("declares types and an exports map for both entry points", async () => {
+    const manifest = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as {
+      type: string;
+      exports: Record<string, { types: string; import: string }>;
+    };
+    expect(manifest.type).toBe("module");
+    for (const entry of [".", "./testing"]) {
+      const target = manifest.exports[entry];
+      expect(target).toBeDefined();
+      await expect(readFile(new URL(target?.types ?? "", root))).resolves.toBeInstanceOf(Buffer);
+      await expect(readFile(new URL(target?.import ?? "", root))).resolves.toBeInstanceOf(Buffer);
+    }
+  });
+});

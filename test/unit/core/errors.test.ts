@@ -1,0 +1,195 @@
+import { describe, expect, it } from "vitest";
+import { toHarnessError } from "../../../src/core/errors.js";
+import {
+  ApprovalError,
+  ConfigError,
+  HarnessError,
+  type HarnessErrorCode,
+  MaxIterationsError,
+  MiddlewareContractError,
+  MiddlewareError,
+  ProviderError,
+  ProviderMissingError,
+  RunCancelledError,
+  RunError,
+  ToolDefinitionError,
+} from "../../../src/index.js";
+
+describe("HarnessError", () => {
+  it("carries code, message, phase and cause", () => {
+    const cause = new Error("socket closed");
+    const error = new HarnessError("backend_failed", "Redis is gone.", {
+      phase: "dispatch",
+      cause,
+    });
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("HarnessError");
+    expect(error.code).toBe("backend_failed");
+    expect(error.message).toBe("Redis is gone.");
+    expect(error.phase).toBe("dispatch");
+    expect(error.cause).toBe(cause);
+  });
+
+  it("has no cause or phase unless given", () => {
+    const error = new HarnessError("run_not_found", "No such run.");
+    expect(error.phase).toBeUndefined();
+    expect("cause" in error).toBe(false);
+  });
+
+  it("toJSON gives exactly name, message and phase", () => {
+    const error = new HarnessError("provider_failed", "Model down.", {
+      phase: "provider",
+      cause: new Error("inner"),
+    });
+    expect(error.toJSON()).toStrictEqual({
+      name: "HarnessError",
+      message: "Model down.",
+      phase: "provider",
+    });
+  });
+
+  it("toJSON leaves phase out entirely when there is none", () => {
+    const json = new ConfigError("bad").toJSON();
+    expect(json).toStrictEqual({ name: "ConfigError", message: "bad" });
+    expect(Object.keys(json)).toEqual(["name", "message"]);
+  });
+
+  it("serialises through JSON.stringify as RunResult.error", () => {
+    const error = new MiddlewareError("A.afterLlmCall threw: x", { phase: "afterLlmCall" });
+    const parsed: unknown = JSON.parse(JSON.stringify(error));
+    expect(parsed).toEqual(error.toJSON());
+    expect(RunError.parse(parsed)).toEqual(parsed);
+  });
+});
+
+describe("HarnessError.isHarnessError", () => {
+  it("is true for every harnessx error", () => {
+    const errors = [
+      new HarnessError("tool_invalid", "x"),
+      new ConfigError("x"),
+      new ProviderMissingError(),
+      new ProviderError("x"),
+      new MiddlewareError("x"),
+      new MiddlewareContractError("x"),
+      new MaxIterationsError(3),
+      new RunCancelledError(),
+      new ToolDefinitionError("x"),
+      new ApprovalError("already_decided", "x"),
+    ];
+    for (const error of errors) expect(HarnessError.isHarnessError(error)).toBe(true);
+  });
+
+  it("is true for a look-alike from another copy of the package", () => {
+    class ForeignHarnessError extends Error {
+      code = "provider_failed";
+      toJSON() {
+        return { name: this.name, message: this.message };
+      }
+    }
+    const foreign = new ForeignHarnessError("from elsewhere");
+    expect(foreign).not.toBeInstanceOf(HarnessError);
+    expect(HarnessError.isHarnessError(foreign)).toBe(true);
+  });
+
+  it.each([
+    ["a plain Error", new Error("x")],
+    [
+      "an Error with a numeric code",
+      Object.assign(new Error("x"), { code: 5, toJSON: () => ({}) }),
+    ],
+    ["an Error with a code but no toJSON", Object.assign(new Error("x"), { code: "ENOENT" })],
+    [
+      "a plain object shaped like one",
+      { code: "config_invalid", message: "x", toJSON: () => ({}) },
+    ],
+    ["a string", "config_invalid"],
+    ["null", null],
+    ["undefined", undefined],
+  ])("is false for %s", (_label, value) => {
+    expect(HarnessError.isHarnessError(value)).toBe(false);
+  });
+});
+
+describe("error subclasses", () => {
+  it.each<[string, HarnessError, HarnessErrorCode]>([
+    ["ConfigError", new ConfigError("bad"), "config_invalid"],
+    ["ProviderMissingError", new ProviderMissingError(), "provider_missing"],
+    ["ProviderError", new ProviderError("down"), "provider_failed"],
+    ["MiddlewareError", new MiddlewareError("threw"), "middleware_failed"],
+    ["MiddlewareContractError", new MiddlewareContractError("breach"), "middleware_contract"],
+    ["MaxIterationsError", new MaxIterationsError(4), "max_iterations"],
+    ["RunCancelledError", new RunCancelledError(), "run_cancelled"],
+    ["ToolDefinitionError", new ToolDefinitionError("bad name"), "tool_invalid"],
+    ["ApprovalError", new ApprovalError("already_decided", "decided"), "already_decided"],
+  ])("%s has its name and code and is a HarnessError", (name, error, code) => {
+    expect(error).toBeInstanceOf(HarnessError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe(name);
+    expect(error.code).toBe(code);
+    expect(error.toJSON().name).toBe(name);
+  });
+
+  it("ProviderMissingError explains the fix and happens in the provider phase", () => {
+    const error = new ProviderMissingError();
+    expect(error.message).toContain("new Agent({ provider })");
+    expect(error.toJSON()).toStrictEqual({
+      name: "ProviderMissingError",
+      message: error.message,
+      phase: "provider",
+    });
+  });
+
+  it("MaxIterationsError names the limit", () => {
+    const error = new MaxIterationsError(7);
+    expect(error.message).toContain("maxIterations (7)");
+    expect(error.phase).toBe("afterTool");
+  });
+
+  it("RunCancelledError takes an optional phase and cause", () => {
+    expect(new RunCancelledError().toJSON()).toStrictEqual({
+      name: "RunCancelledError",
+      message: "The run was cancelled.",
+    });
+    const reason = new Error("user pressed stop");
+    const error = new RunCancelledError("provider", reason);
+    expect(error.phase).toBe("provider");
+    expect(error.cause).toBe(reason);
+  });
+
+  it("subclasses pass phase and cause through their options", () => {
+    const cause = new Error("inner");
+    const error = new ProviderError("Model down.", { phase: "provider", cause });
+    expect(error.phase).toBe("provider");
+    expect(error.cause).toBe(cause);
+  });
+});
+
+describe("toHarnessError", () => {
+  const asProviderError = (message: string, options: { phase?: string; cause?: unknown }) =>
+    new ProviderError(message, options);
+
+  it("returns a HarnessError unchanged", () => {
+    const original = new ConfigError("bad");
+    expect(toHarnessError(original, asProviderError, "provider")).toBe(original);
+  });
+
+  it("wraps an Error with its message, the phase and the cause", () => {
+    const cause = new TypeError("fetch failed");
+    const wrapped = toHarnessError(cause, asProviderError, "provider");
+    expect(wrapped).toBeInstanceOf(ProviderError);
+    expect(wrapped.message).toBe("fetch failed");
+    expect(wrapped.phase).toBe("provider");
+    expect(wrapped.cause).toBe(cause);
+  });
+
+  it("wraps a thrown non-Error as its string form", () => {
+    const wrapped = toHarnessError(42, asProviderError, "dispatch");
+    expect(wrapped.message).toBe("42");
+    expect(wrapped.cause).toBe(42);
+    expect(wrapped.toJSON()).toStrictEqual({
+      name: "ProviderError",
+      message: "42",
+      phase: "dispatch",
+    });
+  });
+});
