@@ -1,4 +1,4 @@
-import { assign, setup } from "xstate";
+import { assign, not, or, setup, stateIn } from "xstate";
 import type {
   Message,
   ProviderResponse,
@@ -139,6 +139,8 @@ const maxIterationsError = (maxIterations: number): RunError => ({
   phase: "afterTool",
 });
 
+const finished = or([stateIn("done"), stateIn("failed"), stateIn("cancelled")]);
+
 /**
  * One run as a state machine whose states follow the principal sequence. It decides what
  * comes next and keeps the run's data; it performs no effect. The engine runs the stage named
@@ -187,8 +189,9 @@ export const runMachine = setup({
   }),
   initial: "compose",
   on: {
-    FAIL: { target: ".failed", actions: "fail" },
-    CANCEL: { target: ".cancelled", actions: "fail" },
+    // Final states keep their outcome: a late FAIL or CANCEL (pure `transition`) changes nothing.
+    FAIL: { guard: not(finished), target: ".failed", actions: "fail" },
+    CANCEL: { guard: not(finished), target: ".cancelled", actions: "fail" },
   },
   states: {
     compose: {
