@@ -1,0 +1,172 @@
+import { execFile } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const examples = readdirSync(new URL("../../examples/", import.meta.url))
+  .filter((name) => name.endsWith(".ts"))
+  .sort();
+
+/** Key lines per known example; every line must appear exactly in the example's output. */
+const EXPECTED: Record<string, readonly string[]> = {
+  "agent-basics.ts": [
+    "no provider: failed, ProviderMissingError: This agent has no provider: pass one as `new Agent({ provider })` before running it.",
+    'greeter: completed, output "Hello!"',
+    "JSON round-trip unchanged: true",
+    "with history (3 messages): Still here.",
+    "started after the block: false",
+  ],
+  "approvals.ts": [
+    "run 1: awaiting_approval",
+    '  pending delete_file({"path":"draft.txt"}): deleting needs a person',
+    "run 1 resumed: completed: The draft is gone.",
+    "run 2: awaiting_approval",
+    "  del_keep: Denied by reviewer: we still need it",
+    "  run_shell: Permission denied: this agent never runs shell",
+    "files left: notes.txt, keep.log",
+  ],
+  "hide-fixture-token.ts": [
+    'call_1 isError=false: "api_url=https://example.test\\napi_key=[redacted]"',
+    'call_2 isError=true: "no config named missing ([redacted]=abc)"',
+    '"fixture-token" left in the conversation: false',
+  ],
+  "hooks.ts": [
+    "HOOK_PAYLOADS[TOOL_CALL_END] is ToolCallEndData: true",
+    "Tool result: call_1 error: false",
+    "Tool result: call_2 error: true",
+    "on error: empty query (phase dispatch)",
+    "first run: completed: Done.",
+  ],
+  "middleware-order.ts": [
+    "output: X+A+B|A|B",
+    "order: A.afterLlmCall -> B.afterLlmCall -> A.beforeToolExecution -> B.beforeToolExecution -> A.afterToolExecution -> B.afterToolExecution -> plain.afterToolExecution -> A.afterLlmCall -> B.afterLlmCall",
+    "middleware after the block: 2",
+  ],
+  "normalize-search.ts": [
+    'with NormalizeSearch: completed: "I found: Results for harnessx"',
+    "registration closed: true, middleware left: 0",
+    'without it: completed: "I found: Results for    harnessx   "',
+  ],
+  "require-query.ts": [
+    "blank query: status failed, pending 0",
+    "error: MiddlewareError in beforeToolExecution: RequireQuery.beforeToolExecution threw: Search query must not be blank",
+    "real query: status completed: Durable runs survive a crash.",
+  ],
+  "streaming.ts": [
+    'text_delta "Lisbon i"',
+    'text_delta "s sunny "',
+    'tool_end weather -> {"city":"Lisbon","forecast":"sunny","celsius":21}',
+    'text_delta "LISBON IS SUNNY TODAY, 21 DEGREES."',
+    'result completed: "LISBON IS SUNNY TODAY, 21 DEGREES."',
+  ],
+  "tool-registry.ts": [
+    'registry.execute (no middleware): "Results for   padded  "',
+    'a JSON value, stringified: {"documents":3,"indexed":true}',
+    'through the agent: call_1 "Results for padded"',
+    'through the agent: call_2 "Permission denied: rule \\"broken\\": deny"',
+  ],
+};
+
+const outputs = new Map<string, Promise<string[]>>();
+
+/** The example's stdout lines; each example runs once per test file. */
+function runExample(name: string): Promise<string[]> {
+  let output = outputs.get(name);
+  if (output === undefined) {
+    // execFile rejects on a non-zero exit code or on the timeout, failing the test.
+    output = run(process.execPath, ["--import", "tsx", `examples/${name}`], {
+      cwd: root,
+      timeout: 15_000,
+    }).then(({ stdout }) => stdout.split("\n"));
+    outputs.set(name, output);
+  }
+  return output;
+}
+
+describe("examples/", () => {
+  it("holds at least the documented examples", () => {
+    expect(examples).toEqual(expect.arrayContaining(Object.keys(EXPECTED)));
+  });
+
+  it.each(examples)("%s runs, exits 0 and prints what it shows", async (name) => {
+    const lines = await runExample(name);
+    expect(lines.filter((line) => line.trim() !== "").length).toBeGreaterThan(0);
+    for (const line of EXPECTED[name] ?? []) expect(lines).toContain(line);
+  });
+
+  it("orders streamed events: deltas as sent, tools, then the result last", async () => {
+    const lines = await runExample("streaming.ts");
+    const sent = lines.slice(
+      lines.indexOf("-- streamed as sent"),
+      lines.indexOf("-- buffered by afterLlmCall middleware"),
+    );
+    expect(sent).toEqual([
+      "-- streamed as sent",
+      'text_delta "Checking"',
+      'text_delta "."',
+      'tool_start weather {"city":"Lisbon"}',
+      'tool_end weather -> {"city":"Lisbon","forecast":"sunny","celsius":21}',
+      'text_delta "Lisbon i"',
+      'text_delta "s sunny "',
+      'text_delta "today, 2"',
+      'text_delta "1 degree"',
+      'text_delta "s."',
+      'result completed: "Lisbon is sunny today, 21 degrees."',
+    ]);
+  });
+
+  it("runs no handler of a parked run before its approval", async () => {
+    const lines = await runExample("approvals.ts");
+    const parkedAt = lines.indexOf("run 2: awaiting_approval");
+    const deletedAt = lines.indexOf("  (handler) deleting old.log");
+    expect(parkedAt).toBeGreaterThanOrEqual(0);
+    expect(deletedAt).toBeGreaterThan(parkedAt);
+    expect(lines.some((line) => line.endsWith("files still there: true"))).toBe(true);
+    // Denied by the reviewer, by a `when` rule, or by the policy: those handlers never ran.
+    expect(lines.filter((line) => line.startsWith("  (handler) "))).toEqual([
+      "  (handler) deleting draft.txt",
+      "  (handler) deleting old.log",
+    ]);
+  });
+});
+
+describe("the harnessx command (from source)", () => {
+  const cli = (args: readonly string[]) =>
+    run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+      cwd: root,
+      timeout: 15_000,
+    });
+
+  it("runs the demo by default: tools, hooks, streaming and an approval", async () => {
+    const { stdout } = await cli([]);
+    const lines = stdout.split("\n");
+    expect(lines).toContain('  middleware: query "   harnessx   " -> "harnessx"');
+    expect(lines).toContain('  hook TOOL_CALL_START search {"query":"harnessx"}');
+    expect(lines).toContain("  hook TOOL_CALL_END   search -> Results for harnessx");
+    expect(lines).toContain('  text_delta "Porto is"');
+    expect(lines).toContain('  pending: delete_file {"path":"old.log"} (deleting needs a person)');
+    expect(lines).toContain("  hook TOOL_CALL_END   delete_file -> deleted old.log");
+    expect(lines.at(-2)).toMatch(/^Done\./);
+  });
+
+  it("prints its usage for --help", async () => {
+    const { stdout } = await cli(["--help"]);
+    expect(stdout).toMatch(/^Usage: harnessx \[command\]/);
+    expect(stdout).toContain("demo");
+  });
+
+  it.each([{ args: ["frob"] }, { args: ["--frob"] }, { args: ["demo", "extra"] }])(
+    "refuses $args with exit code 2 and a message",
+    async ({ args }) => {
+      const failure: unknown = await cli(args).then(
+        () => new Error("expected a non-zero exit"),
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: 2 });
+      expect((failure as { stderr: string }).stderr).toMatch(/^harnessx: /);
+    },
+  );
+});
