@@ -41,6 +41,12 @@ export interface AgentOptions {
   sandbox?: unknown;
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
   logger?: Logger;
+  /**
+   * A secret that keys the hash binding each approval to its run, call and input. Without it
+   * the hash detects accidental or naive edits of parked data; with it (the same on every
+   * agent that resumes the run) an edit cannot be disguised.
+   */
+  approvalKey?: string;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;
 }
@@ -87,6 +93,9 @@ export class Agent implements AsyncDisposable {
   readonly sandbox: unknown;
   readonly #deps: RuntimeDeps;
   readonly #parked = new Map<string, ParkedRun>();
+  // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
+  readonly #resuming = new Set<string>();
+  readonly #approvalKey: string | undefined;
   #promptProviders: readonly PromptProvider[] = [];
   #started = false;
 
@@ -105,6 +114,7 @@ export class Agent implements AsyncDisposable {
     this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
+    this.#approvalKey = options.approvalKey;
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -206,27 +216,45 @@ export class Agent implements AsyncDisposable {
     options: ResumeOptions,
     emit: ((event: RunEvent) => void) | undefined,
   ): Promise<RunResult> {
-    const parked = typeof run === "string" ? this.#parked.get(run) : parseParked(run);
+    const given = typeof run === "string" ? undefined : parseParked(run);
+    const runId = given?.runId ?? (run as string);
+    if (this.#resuming.has(runId)) {
+      throw new ApprovalError("already_decided", `Run "${runId}" is being resumed already.`);
+    }
+    // A copy is checked as given (tampering), then what this agent parked itself, if anything,
+    // is authoritative: a stale copy cannot replay a decision already applied here.
+    if (given !== undefined) checkDecisions(given, options.decisions, this.#approvalKey);
+    const parked = this.#parked.get(runId) ?? given;
     if (parked === undefined) {
       throw new ApprovalError(
         "run_not_found",
-        `Run "${String(run)}" is not awaiting approval on this agent.`,
+        `Run "${runId}" is not awaiting approval on this agent.`,
       );
     }
-    const decisions = checkDecisions(parked, options.decisions);
-    // Claimed before any await: a second resume of the same run finds nothing to resume.
-    if (this.#parked.get(parked.runId) === parked || typeof run !== "string")
-      this.#parked.delete(parked.runId);
-    if (!this.#started) await this.start();
-    const actor = restoreRunActor(parked.snapshot);
-    const env = this.runEnv({
-      runId: parked.runId,
-      sessionId: parked.sessionId,
-      signal: options.signal,
-      emit,
-    });
-    actor.send({ type: "DECIDED", decisions });
-    return this.#advance(actor, env);
+    if (parked.agent !== this.name) {
+      throw new ApprovalError(
+        "approval_invalid",
+        `Run "${runId}" was parked by agent "${parked.agent}", not "${this.name}".`,
+      );
+    }
+    const decisions = checkDecisions(parked, options.decisions, this.#approvalKey);
+    // Claimed before any await: a second resume of the same run is refused.
+    this.#parked.delete(runId);
+    this.#resuming.add(runId);
+    try {
+      if (!this.#started) await this.start();
+      const actor = restoreRunActor(parked.snapshot);
+      const env = this.runEnv({
+        runId: parked.runId,
+        sessionId: parked.sessionId,
+        signal: options.signal,
+        emit,
+      });
+      actor.send({ type: "DECIDED", decisions });
+      return await this.#advance(actor, env);
+    } finally {
+      this.#resuming.delete(runId);
+    }
   }
 
   async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
@@ -271,7 +299,7 @@ export class Agent implements AsyncDisposable {
         .filter((each) => each.status === "asked")
         .map((each, index) => ({
           ...(pendingOf(context)[index] as NonNullable<ReturnType<typeof pendingOf>[number]>),
-          inputHash: each.inputHash ?? approvalHash(context.runId, each.call),
+          inputHash: each.inputHash ?? approvalHash(context.runId, each.call, this.#approvalKey),
         })),
       snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
     };
@@ -333,6 +361,7 @@ export class Agent implements AsyncDisposable {
       stream: run.emit !== undefined,
       emit: run.emit,
       sandbox: this.sandbox,
+      approvalKey: this.#approvalKey,
     };
   }
 }
@@ -362,6 +391,7 @@ function parseParked(run: unknown): ParkedRun {
 function checkDecisions(
   parked: ParkedRun,
   raw: z.input<typeof ResumeDecisions>,
+  key: string | undefined,
 ): Record<string, Decision> {
   const parsed = ResumeDecisions.safeParse(raw);
   if (!parsed.success || Object.keys(parsed.data).length === 0) {
@@ -393,9 +423,12 @@ function checkDecisions(
       state !== undefined &&
       state.status === "asked" &&
       state.inputHash === pending.inputHash &&
-      approvalHash(parked.runId, state.call) === pending.inputHash &&
-      approvalHash(parked.runId, { id: toolCallId, name: pending.name, input: pending.input }) ===
-        pending.inputHash;
+      approvalHash(parked.runId, state.call, key) === pending.inputHash &&
+      approvalHash(
+        parked.runId,
+        { id: toolCallId, name: pending.name, input: pending.input },
+        key,
+      ) === pending.inputHash;
     if (!bound) {
       throw new ApprovalError(
         "approval_tampered",

@@ -18,7 +18,7 @@ export async function resolvePermissions(
         case "deny":
           return denied(state, verdict.reason, "Permission denied");
         case "ask":
-          return asked(context.runId, state, verdict.reason);
+          return asked(context.runId, state, verdict.reason, env.approvalKey);
       }
     }),
   );
@@ -43,7 +43,7 @@ export async function recheckPermissions(
       if (verdict.decision === "deny")
         return denied(state, verdict.reason, "Permission denied at dispatch");
       if (verdict.decision === "ask" && state.status === "allowed") {
-        return asked(context.runId, state, verdict.reason);
+        return asked(context.runId, state, verdict.reason, env.approvalKey);
       }
       return state;
     }),
@@ -60,6 +60,11 @@ function denied(state: CallState, reason: string, prefix: string): CallState {
   };
 }
 
-function asked(runId: string, state: CallState, reason: string): CallState {
-  return { ...state, status: "asked", reason, inputHash: approvalHash(runId, state.call) };
+function asked(
+  runId: string,
+  state: CallState,
+  reason: string,
+  key: string | undefined,
+): CallState {
+  return { ...state, status: "asked", reason, inputHash: approvalHash(runId, state.call, key) };
 }

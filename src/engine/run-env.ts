@@ -33,6 +33,8 @@ export interface RunEnv {
   /** Receives stream events; absent for `run()`. */
   emit: ((event: RunEvent) => void) | undefined;
   sandbox: unknown;
+  /** Keys the hashes that bind approvals to calls (see `AgentOptions.approvalKey`). */
+  approvalKey: string | undefined;
 }
 
 /** Emits a hook event, skipping all work when nobody observes it. */

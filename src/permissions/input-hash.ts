@@ -1,13 +1,15 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { stringify } from "safe-stable-stringify";
 import type { ToolCall } from "../core/values.js";
 
 /**
  * Binds an approval to one run, one call id and this exact input: any change to the input
- * (or replaying the decision on another run or call) gives another hash.
+ * (or replaying the decision on another run or call) gives another hash. With a `key` it is an
+ * HMAC, so whoever edits parked data without the key cannot forge a matching hash.
  */
-export function approvalHash(runId: string, call: ToolCall): string {
-  return createHash("sha256")
+export function approvalHash(runId: string, call: ToolCall, key?: string): string {
+  const hash = key === undefined ? createHash("sha256") : createHmac("sha256", key);
+  return hash
     .update(`${runId}\u0000${call.id}\u0000${call.name}\u0000${stringify(call.input) ?? ""}`)
     .digest("hex");
 }

@@ -12,6 +12,7 @@ import {
   type RunResult,
   tool,
 } from "../../../src/index.js";
+import { approvalHash } from "../../../src/permissions/input-hash.js";
 import {
   ScriptedProvider,
   type ScriptedStep,
@@ -424,7 +425,7 @@ describe("concurrent resumes of one run", () => {
     );
     expect(fulfilled.map((each) => each.status)).toEqual(["completed"]);
     expect(rejected).toHaveLength(1);
-    expectApprovalError(rejected[0], "run_not_found");
+    expectApprovalError(rejected[0], "already_decided");
     expect(deleteFile.received).toEqual([{ path: "a.txt" }]);
     expect(agent.parkedRunIds()).toEqual([]);
     provider.assertComplete();
@@ -455,8 +456,133 @@ describe("concurrent resumes of one run", () => {
     expect(won?.status).toBe("fulfilled");
     expect(won?.status === "fulfilled" ? won.value.status : undefined).toBe("completed");
     expect(lost?.status).toBe("rejected");
-    expectApprovalError(lost?.status === "rejected" ? lost.reason : undefined, "run_not_found");
+    expectApprovalError(lost?.status === "rejected" ? lost.reason : undefined, "already_decided");
     expect(deleteFile.received).toEqual([{ path: "a.txt" }]);
     provider.assertComplete();
+  });
+});
+
+describe("copies of parked data on the agent that parked the run", () => {
+  it("a copy racing a resume by id is refused; the handler runs once", async () => {
+    const deleteFile = deleteTool();
+    const { agent, provider } = buildAgent(deleteFile, [
+      toolCallResponse([{ name: "delete_file", input: { path: "a.txt" } }]),
+      textResponse("Deleted."),
+    ]);
+    const parked = await agent.run("Delete a.txt");
+    const copy = JSON.parse(JSON.stringify(agent.parked(parked.runId))) as ParkedRun;
+
+    const outcomes = await Promise.allSettled([
+      agent.resume(parked.runId, { decisions: { call_1: "allow" } }),
+      agent.resume(copy, { decisions: { call_1: "allow" } }),
+    ]);
+
+    expect(outcomes.map((each) => each.status)).toEqual(["fulfilled", "rejected"]);
+    expectApprovalError(
+      outcomes[1]?.status === "rejected" ? outcomes[1].reason : undefined,
+      "already_decided",
+    );
+    expect(deleteFile.received).toEqual([{ path: "a.txt" }]);
+    provider.assertComplete();
+  });
+
+  it("a stale copy cannot replay a decision the agent already applied", async () => {
+    const deleteFile = deleteTool();
+    const { agent } = buildAgent(deleteFile, [
+      toolCallResponse([
+        { name: "delete_file", input: { path: "a.txt" } },
+        { name: "delete_file", input: { path: "b.txt" } },
+      ]),
+      textResponse("Done."),
+    ]);
+    const parked = await agent.run("Delete both");
+    const stale = JSON.parse(JSON.stringify(agent.parked(parked.runId))) as ParkedRun;
+    const partial = await agent.resume(parked.runId, { decisions: { call_1: "allow" } });
+    expect(partial.status).toBe("awaiting_approval");
+
+    await expect(agent.resume(stale, { decisions: { call_1: "deny" } })).rejects.toMatchObject({
+      code: "already_decided",
+    });
+    expect(deleteFile.received).toEqual([]);
+    const finished = await agent.resume(stale, { decisions: { call_2: "allow" } });
+    expect(finished.status).toBe("completed");
+    expect(deleteFile.received).toEqual([{ path: "a.txt" }, { path: "b.txt" }]);
+  });
+
+  it("is refused by an agent of another name", async () => {
+    const deleteFile = deleteTool();
+    const { agent } = buildAgent(deleteFile, [
+      toolCallResponse([{ name: "delete_file", input: { path: "a.txt" } }]),
+    ]);
+    const parked = await agent.run("Delete a.txt");
+    const other = new Agent({
+      provider: new ScriptedProvider([]),
+      tools: [deleteFile.tool],
+      config: { name: "someone-else" },
+      permissions: new PermissionManager({ rules: [{ tool: "delete_*", decision: "ask" }] }),
+      logger: pino({ level: "silent" }),
+    });
+    await expect(
+      other.resume(agent.parked(parked.runId), { decisions: { call_1: "allow" } }),
+    ).rejects.toMatchObject({ code: "approval_invalid" });
+    expect(deleteFile.received).toEqual([]);
+  });
+});
+
+describe("approvalKey", () => {
+  const keyed = (approvalKey: string, steps: readonly ScriptedStep[]) => {
+    const deleteFile = deleteTool();
+    const agent = new Agent({
+      provider: new ScriptedProvider(steps),
+      tools: [deleteFile.tool],
+      permissions: new PermissionManager({ rules: [{ tool: "delete_*", decision: "ask" }] }),
+      logger: pino({ level: "silent" }),
+      approvalKey,
+    });
+    return { agent, deleteFile };
+  };
+
+  it("an edit with a recomputed unkeyed hash is refused; the same key resumes elsewhere", async () => {
+    const first = keyed("s3cret", [
+      toolCallResponse([{ name: "delete_file", input: { path: "a.txt" } }]),
+    ]);
+    const parked = await first.agent.run("Delete a.txt");
+    const data = first.agent.parked(parked.runId);
+
+    const forged = JSON.parse(JSON.stringify(data)) as ParkedRun;
+    const call = { id: "call_1", name: "delete_file", input: { path: "/etc/passwd" } };
+    const context = forged.snapshot.context as {
+      calls: Array<{ call: typeof call; inputHash: string }>;
+    };
+    const forgedHash = approvalHash(forged.runId, call);
+    context.calls[0] = {
+      ...context.calls[0],
+      call,
+      inputHash: forgedHash,
+    } as (typeof context.calls)[0];
+    forged.pending[0] = {
+      ...(forged.pending[0] as ParkedRun["pending"][0]),
+      input: call.input,
+      inputHash: forgedHash,
+    };
+
+    const second = keyed("s3cret", [textResponse("Deleted.")]);
+    await expect(
+      second.agent.resume(forged, { decisions: { call_1: "allow" } }),
+    ).rejects.toMatchObject({
+      code: "approval_tampered",
+    });
+    expect(second.deleteFile.received).toEqual([]);
+
+    const wrongKey = keyed("other", [textResponse("Deleted.")]);
+    await expect(
+      wrongKey.agent.resume(data, { decisions: { call_1: "allow" } }),
+    ).rejects.toMatchObject({
+      code: "approval_tampered",
+    });
+
+    const result = await second.agent.resume(data, { decisions: { call_1: "allow" } });
+    expect(result.status).toBe("completed");
+    expect(second.deleteFile.received).toEqual([{ path: "a.txt" }]);
   });
 });
