@@ -15,9 +15,18 @@ const blockChars = (block: ContentBlock): number => {
   }
 };
 
-export const estimateTokens = (message: Message): number =>
-  Math.ceil(message.content.reduce((sum, block) => sum + blockChars(block), 0) / CHARS_PER_TOKEN) +
-  4;
+// Messages are immutable values, so each one's estimate is computed once.
+const estimates = new WeakMap<Message, number>();
+
+export const estimateTokens = (message: Message): number => {
+  let tokens = estimates.get(message);
+  if (tokens === undefined) {
+    const chars = message.content.reduce((sum, block) => sum + blockChars(block), 0);
+    tokens = Math.ceil(chars / CHARS_PER_TOKEN) + 4;
+    estimates.set(message, tokens);
+  }
+  return tokens;
+};
 
 /** Splits messages into units that must stay together: an assistant tool request and its results. */
 function units(messages: readonly Message[]): Message[][] {

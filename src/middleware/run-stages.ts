@@ -66,10 +66,13 @@ export async function runBeforeLlmCall(
     if (!Array.isArray(outMessages) || !Array.isArray(outTools)) {
       throw breach(middleware, "beforeLlmCall", "must return [messages, tools] as two arrays.");
     }
-    const known = new Set<unknown>(inMessages);
-    for (const [index, message] of (outMessages as unknown[]).entries()) {
-      if (!known.has(message)) {
-        checkShape(Message, message, middleware, "beforeLlmCall", `message at index ${index}`);
+    if (outMessages !== inMessages) {
+      // Only messages the middleware created need a check; unchanged ones were valid before.
+      const known = new Set<unknown>(inMessages);
+      for (const [index, message] of (outMessages as unknown[]).entries()) {
+        if (!known.has(message)) {
+          checkShape(Message, message, middleware, "beforeLlmCall", `message at index ${index}`);
+        }
       }
     }
     if (outTools !== inTools) {

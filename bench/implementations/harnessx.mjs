@@ -1,0 +1,33 @@
+// harnessx itself: an Agent with the shared workload, run directly (`agent.run`).
+
+import { pino } from "pino";
+import { Agent, HookEvent } from "../../dist/index.js";
+import {
+  createMiddleware,
+  createProvider,
+  forgetRequests,
+  HOOK_EVENTS,
+  noopTool,
+  observeHook,
+} from "../workload.mjs";
+
+export const name = "harnessx";
+
+/** An agent whose every run makes `toolIterations` provider+tool iterations, then answers. */
+export function create(toolIterations) {
+  const provider = createProvider(toolIterations);
+  const agent = new Agent({
+    provider,
+    tools: [noopTool],
+    middleware: createMiddleware(),
+    logger: pino({ level: "silent" }),
+  });
+  for (const event of HOOK_EVENTS) agent.hooks.on(HookEvent[event], observeHook);
+  return {
+    async run() {
+      const result = await agent.run("Run the benchmark.");
+      forgetRequests(provider);
+      return result;
+    },
+  };
+}
