@@ -75,6 +75,39 @@ export {
   type PermissionRule,
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
+// Durable runtime
+export {
+  AgentRuntime,
+  type AgentRuntimeOptions,
+  type RunSummary,
+  type StartOptions,
+  type SubmitOptions,
+} from "./runtime/agent-runtime.js";
+export type { DecisionOptions } from "./runtime/approvals.js";
+export type {
+  BackendStartOptions,
+  JobProcessors,
+  LeaseOutcome,
+  RunBackend,
+  SaveOutcome,
+} from "./runtime/backend.js";
+export {
+  BackendError,
+  LeaseLostError,
+  RunNotFoundError,
+  RuntimeStateError,
+  UnknownAgentError,
+} from "./runtime/errors.js";
+export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
+export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
+export { RunHandle } from "./runtime/run-handle.js";
+export {
+  RunRecord,
+  RunRecordStatus,
+  StepJob,
+  StoredDecision,
+  ToolJob,
+} from "./runtime/schemas.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   type RecoveryPolicy,

@@ -1,0 +1,271 @@
+import { randomUUID } from "node:crypto";
+import { type Logger, pino } from "pino";
+import { z } from "zod";
+import type { RuntimeDeps } from "../core/deps.js";
+import { ConfigError } from "../core/errors.js";
+import type { Message, PendingApproval } from "../core/values.js";
+import { Agent } from "../engine/agent.js";
+import { describeIssues } from "../tools/validate.js";
+import { runStep } from "../workers/run-step.js";
+import { dispatchTool } from "../workers/tool-dispatch.js";
+import type { WorkerDeps } from "../workers/worker-deps.js";
+import { ActiveRuns } from "./active-runs.js";
+import { type DecisionOptions, recordDecision } from "./approvals.js";
+import type { RunBackend } from "./backend.js";
+import { BackendError, RunNotFoundError, RuntimeStateError, UnknownAgentError } from "./errors.js";
+import { memoryBackend } from "./memory-backend.js";
+import { RunHandle } from "./run-handle.js";
+import { toMessages } from "./run-input.js";
+import {
+  isTerminal,
+  RUN_RECORD_STATUSES,
+  type RunRecord,
+  type RunRecordStatus,
+} from "./schemas.js";
+
+export interface AgentRuntimeOptions {
+  /** The agents this runtime submits and advances runs for, found by `config.name`. */
+  agents: readonly Agent[];
+  /** @defaultValue memoryBackend() */
+  backend?: RunBackend;
+  /**
+   * Jobs of each queue (run steps, tool calls) this process works on at once.
+   * @defaultValue 16
+   */
+  concurrency?: number;
+  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  logger?: Logger;
+  /** Clock and id generator; tests inject their own. */
+  deps?: Partial<RuntimeDeps>;
+}
+
+export interface StartOptions {
+  /**
+   * Run workers in this process; `false` only submits and reads runs.
+   * @defaultValue true
+   */
+  workers?: boolean;
+}
+
+export interface SubmitOptions {
+  /** @defaultValue a new UUID */
+  sessionId?: string;
+}
+
+/** A stored run, as `list()` shows it. */
+export interface RunSummary {
+  runId: string;
+  sessionId: string;
+  agent: string;
+  status: RunRecordStatus;
+  phase: string;
+  /** The calls waiting for a person (non-empty exactly when awaiting approval). */
+  pending: PendingApproval[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+const Options = z.object({
+  agents: z.array(z.instanceof(Agent)),
+  backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
+  concurrency: z.number().int().positive().optional(),
+  logger: z.unknown().optional(),
+  deps: z.unknown().optional(),
+});
+
+/**
+ * Many concurrent, durable agent runs: each run is a machine advanced by workers through the
+ * backend's queues, parked in the store while it waits for a person, and readable from any
+ * process that shares the backend.
+ * @example
+ * const runtime = new AgentRuntime({ agents: [agent], backend: redisBackend({ url }) });
+ * await runtime.start();
+ * const handle = await runtime.submit("support", "Where is my order?");
+ * const result = await handle.result();
+ */
+export class AgentRuntime implements AsyncDisposable {
+  readonly backend: RunBackend;
+  readonly logger: Logger;
+  readonly #agents: ReadonlyMap<string, Agent>;
+  readonly #concurrency: number;
+  readonly #deps: RuntimeDeps;
+  readonly #active = new ActiveRuns();
+  #state: "created" | "starting" | "started" | "closed" = "created";
+
+  constructor(options: AgentRuntimeOptions) {
+    const parsed = Options.safeParse(options);
+    if (!parsed.success) {
+      throw new ConfigError(`Invalid AgentRuntime options: ${describeIssues(parsed.error.issues)}`);
+    }
+    const agents = new Map<string, Agent>();
+    for (const agent of options.agents) {
+      if (agents.has(agent.config.name)) {
+        throw new ConfigError(
+          `Two agents are named "${agent.config.name}": a runtime finds agents by config.name.`,
+        );
+      }
+      agents.set(agent.config.name, agent);
+    }
+    this.#agents = agents;
+    this.backend = options.backend ?? memoryBackend();
+    this.#concurrency = options.concurrency ?? 16;
+    this.logger =
+      options.logger ??
+      pino({ name: "harnessx-runtime", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    this.#deps = {
+      clock: options.deps?.clock ?? { now: () => Date.now() },
+      generateId: options.deps?.generateId ?? randomUUID,
+    };
+  }
+
+  /** Connects the backend and, unless `workers: false`, starts this process's workers. */
+  async start(options: StartOptions = {}): Promise<void> {
+    if (this.#state !== "created") {
+      throw new RuntimeStateError(
+        `AgentRuntime.start() called twice (the runtime is ${this.#state}).`,
+      );
+    }
+    this.#state = "starting";
+    const deps: WorkerDeps = {
+      backend: this.backend,
+      agents: this.#agents,
+      logger: this.logger,
+      clock: this.#deps.clock,
+      active: this.#active,
+    };
+    await this.backend.start({
+      concurrency: this.#concurrency,
+      logger: this.logger,
+      ...((options.workers ?? true)
+        ? {
+            processors: {
+              step: (job) => runStep(deps, job),
+              tool: (job) => dispatchTool(deps, job),
+            },
+          }
+        : {}),
+    });
+    this.#state = "started";
+  }
+
+  /** Stores a new run of `agentName` and queues its first step. */
+  async submit(
+    agentName: string,
+    input: string | readonly Message[],
+    options: SubmitOptions = {},
+  ): Promise<RunHandle> {
+    this.#requireStarted("submit");
+    const agent = this.#agents.get(agentName);
+    if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
+    const messages = toMessages(input);
+    const now = this.#deps.clock.now();
+    const record: RunRecord = {
+      schemaVersion: 1,
+      runId: this.#deps.generateId(),
+      sessionId: options.sessionId ?? this.#deps.generateId(),
+      agent: agentName,
+      status: "queued",
+      phase: "compose",
+      input: { messages, maxIterations: agent.config.maxIterations },
+      snapshot: null,
+      result: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (!(await this.backend.createRun(record))) {
+      throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
+    }
+    await this.backend.enqueueStep(record.runId);
+    return new RunHandle(record.runId, this.backend);
+  }
+
+  /** A handle to an existing run (from this or any other process). */
+  handle(runId: string): RunHandle {
+    return new RunHandle(runId, this.backend);
+  }
+
+  /** Allows a pending call of a parked run; the run continues on a worker. */
+  async approve(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<void> {
+    await this.#decide(runId, toolCallId, "allow", options);
+  }
+
+  /** Denies a pending call of a parked run; the model sees an error result for it. */
+  async deny(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<void> {
+    await this.#decide(runId, toolCallId, "deny", options);
+  }
+
+  /** Cancels a run that has not finished; the run ends `cancelled` at its next boundary. */
+  async cancel(runId: string): Promise<void> {
+    this.#requireStarted("cancel");
+    const record = await this.backend.loadRun(runId);
+    if (record === undefined) throw new RunNotFoundError(runId);
+    if (isTerminal(record.status)) return;
+    await this.backend.requestCancel(runId);
+    this.#active.abort(runId);
+    await this.backend.enqueueStep(runId);
+  }
+
+  /** Stored runs with `status` (all when absent), oldest first. */
+  async list(
+    options: { status?: RunRecordStatus | readonly RunRecordStatus[] } = {},
+  ): Promise<RunSummary[]> {
+    this.#requireStarted("list");
+    const statuses =
+      options.status === undefined
+        ? RUN_RECORD_STATUSES
+        : typeof options.status === "string"
+          ? [options.status]
+          : options.status;
+    const records = await this.backend.listRuns(statuses);
+    return records.map((record) => ({
+      runId: record.runId,
+      sessionId: record.sessionId,
+      agent: record.agent,
+      status: record.status,
+      phase: record.phase,
+      pending: record.result?.pending ?? [],
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    }));
+  }
+
+  /**
+   * Stops taking jobs, lets active ones finish until `timeoutMs`, then closes the backend.
+   * Runs are not cancelled: with Redis, another worker recovers what was left unfinished.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    await this.backend.close({ timeoutMs: options.timeoutMs ?? 10_000 });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #decide(
+    runId: string,
+    toolCallId: string,
+    decision: "allow" | "deny",
+    options: DecisionOptions,
+  ): Promise<void> {
+    this.#requireStarted(decision === "allow" ? "approve" : "deny");
+    await recordDecision(this.backend, {
+      runId,
+      toolCallId,
+      decision,
+      options,
+      id: this.#deps.generateId(),
+      now: this.#deps.clock.now(),
+    });
+    await this.backend.enqueueStep(runId);
+  }
+
+  #requireStarted(action: string): void {
+    if (this.#state !== "started") {
+      throw new RuntimeStateError(
+        `AgentRuntime.${action}() needs a started runtime (it is ${this.#state}): call start() first.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { ApprovalError } from "../core/errors.js";
+import { Message } from "../core/values.js";
+import type { RunBackend } from "./backend.js";
+import { contextView } from "./run-view.js";
+import { isTerminal, type RunRecord, type StoredDecision } from "./schemas.js";
+
+export interface DecisionOptions {
+  /** Who decided, recorded on the call. */
+  by?: string;
+  reason?: string;
+}
+
+/**
+ * Records a person's decision on one pending call of a parked run; exactly one of two racing
+ * decisions wins (the backend's first-write-wins), the other is refused with `already_decided`.
+ * Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`, `already_decided`) and changes
+ * nothing when the decision cannot apply.
+ */
+export async function recordDecision(
+  backend: RunBackend,
+  request: {
+    runId: string;
+    toolCallId: string;
+    decision: "allow" | "deny";
+    options: DecisionOptions;
+    id: string;
+    now: number;
+  },
+): Promise<void> {
+  const { runId, toolCallId } = request;
+  const record = await backend.loadRun(runId);
+  if (record === undefined) {
+    throw new ApprovalError("run_not_found", `No run "${runId}" exists.`);
+  }
+  const context = contextView(record);
+  const state = context?.calls.find((each) => each.call.id === toolCallId);
+  const alreadyDecided = () =>
+    new ApprovalError(
+      "already_decided",
+      `Tool call "${toolCallId}" of run "${runId}" is not pending: it is already decided.`,
+    );
+  if (context === undefined || state === undefined) {
+    // A call of an earlier iteration is settled; one the run never made is unknown.
+    if (requestedEarlier(record, toolCallId)) throw alreadyDecided();
+    throw new ApprovalError(
+      "tool_call_not_found",
+      `Run "${runId}" has no tool call "${toolCallId}".`,
+    );
+  }
+  if (state.status !== "asked" || isTerminal(record.status)) throw alreadyDecided();
+  const stored: StoredDecision = {
+    id: request.id,
+    decision: request.decision,
+    ...(request.options.reason === undefined ? {} : { reason: request.options.reason }),
+    ...(request.options.by === undefined ? {} : { by: request.options.by }),
+    ...(state.inputHash === undefined ? {} : { inputHash: state.inputHash }),
+    decidedAt: request.now,
+  };
+  const won = await backend.decide(runId, context.iteration, toolCallId, stored);
+  if (!won) throw alreadyDecided();
+}
+
+function requestedEarlier(record: RunRecord, toolCallId: string): boolean {
+  const parsed = Messages.safeParse(record.result?.messages ?? record.snapshot?.context.messages);
+  return (
+    parsed.success &&
+    parsed.data.some((message) =>
+      message.content.some((block) => block.type === "tool_use" && block.id === toolCallId),
+    )
+  );
+}
+
+const Messages = z.array(Message);

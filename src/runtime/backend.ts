@@ -1,0 +1,89 @@
+import type { Logger } from "pino";
+import type { ToolResult } from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
+import type { RunRecord, RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+
+/** What the workers of this process do with each kind of job. */
+export interface JobProcessors {
+  step(job: StepJob): Promise<void>;
+  tool(job: ToolJob): Promise<void>;
+}
+
+export interface BackendStartOptions {
+  /** Registers workers for both queues; without it this process only submits. */
+  processors?: JobProcessors;
+  /** Jobs of each queue this process works on at once. */
+  concurrency: number;
+  logger: Logger;
+}
+
+/** The outcome of asking for a run's lease. */
+export type LeaseOutcome =
+  | { acquired: true; token: number }
+  /** Another worker holds it for `remainingMs` more; it will see the wake-up left for it. */
+  | { acquired: false; remainingMs: number };
+
+/** A record write by the lease holder: the fields that change as a run advances. */
+export type RunUpdate = Pick<RunRecord, "status" | "phase" | "snapshot" | "result" | "updatedAt">;
+
+export interface SaveOutcome {
+  /** Someone asked to cancel the run. */
+  cancelRequested: boolean;
+}
+
+/**
+ * Where durable runs live and how their work is queued. `AgentRuntime` and the workers use
+ * only this; `memoryBackend()` and `redisBackend()` implement it with the same behaviour.
+ */
+export interface RunBackend {
+  readonly kind: "memory" | "redis";
+  /** How long a lease (and a queue job's lock) lasts without renewal. */
+  readonly lockDurationMs: number;
+
+  /** Connects, checks the server, and starts workers when `processors` is given. */
+  start(options: BackendStartOptions): Promise<void>;
+  /** Stops taking jobs, waits up to `timeoutMs` for active ones, then closes everything. */
+  close(options: { timeoutMs: number }): Promise<void>;
+
+  /** Stores a new run; false when `runId` exists already. */
+  createRun(record: RunRecord): Promise<boolean>;
+  loadRun(runId: string): Promise<RunRecord | undefined>;
+  /** Runs with one of `statuses`, oldest first. */
+  listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]>;
+
+  /** Takes the run's lease with a fresh fencing token, or leaves a wake-up for its holder. */
+  acquireLease(runId: string): Promise<LeaseOutcome>;
+  /** Extends the lease while `token` still holds it; false when it was lost. */
+  renewLease(runId: string, token: number): Promise<boolean>;
+  /**
+   * Writes the record, refused (throws `LeaseLostError`) when a newer token was issued since
+   * `token`: a worker that lost its lease can never overwrite its successor's progress.
+   */
+  saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome>;
+  /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
+  releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
+
+  /** Commits a handler's raw outcome; idempotent, the first write wins. True when this one won. */
+  commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean>;
+  rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
+  /** Records a decision unless one exists (atomic): true when this decision won. */
+  decide(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+    decision: StoredDecision,
+  ): Promise<boolean>;
+  decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;
+  requestCancel(runId: string): Promise<void>;
+  cancelRequested(runId: string): Promise<boolean>;
+
+  /** Appends to the run's event stream (bounded in length). */
+  publish(runId: string, event: RunEvent): Promise<void>;
+  /** The run's events from the start of its stream, ending after its final `result`. */
+  events(runId: string): AsyncIterable<RunEvent>;
+
+  /** Queues a run-step job. */
+  enqueueStep(runId: string, options?: { delayMs?: number }): Promise<void>;
+  /** Queues a tool job; while one for the same call is known, the add does nothing. */
+  enqueueTool(job: ToolJob): Promise<void>;
+}

@@ -1,0 +1,219 @@
+import type { Logger } from "pino";
+import type { ToolResult } from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
+import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from "./backend.js";
+import { BackendError, LeaseLostError } from "./errors.js";
+import { MemoryEventLog } from "./memory-event-log.js";
+import { MemoryWorkQueue } from "./memory-work-queue.js";
+import {
+  RunRecord,
+  type RunRecordStatus,
+  type StepJob,
+  StoredDecision,
+  type ToolJob,
+} from "./schemas.js";
+
+export interface MemoryBackendOptions {
+  /**
+   * How long a run's lease lasts without renewal.
+   * @defaultValue 30000
+   */
+  lockDurationMs?: number;
+  /**
+   * Events kept per run.
+   * @defaultValue 1000
+   */
+  maxEventsPerRun?: number;
+}
+
+interface Lease {
+  token: number;
+  expiresAt: number;
+}
+
+const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
+
+/**
+ * The embedded backend: runs, leases and queues in this process's memory, no servers. The
+ * default of `AgentRuntime`; the same contract as `redisBackend()`, without durability.
+ * @example
+ * const runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend() });
+ */
+export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
+  return new MemoryBackend(options);
+}
+
+class MemoryBackend implements RunBackend {
+  readonly kind = "memory" as const;
+  readonly lockDurationMs: number;
+  // Records are kept as JSON so that no caller shares objects with the store.
+  readonly #records = new Map<string, string>();
+  readonly #leases = new Map<string, Lease>();
+  readonly #fences = new Map<string, number>();
+  readonly #wakes = new Set<string>();
+  readonly #raw = new Map<string, Map<string, ToolResult>>();
+  readonly #decisions = new Map<string, Map<string, string>>();
+  readonly #cancels = new Set<string>();
+  readonly #events: MemoryEventLog;
+  readonly #steps = new MemoryWorkQueue<StepJob>();
+  readonly #tools = new MemoryWorkQueue<ToolJob>();
+  #closed = false;
+
+  constructor(options: MemoryBackendOptions) {
+    this.lockDurationMs = options.lockDurationMs ?? 30_000;
+    this.#events = new MemoryEventLog(options.maxEventsPerRun ?? 1000);
+  }
+
+  async start(options: BackendStartOptions): Promise<void> {
+    const { processors } = options;
+    if (processors === undefined) return;
+    const failed = (logger: Logger, queue: string) => (job: unknown, error: unknown) =>
+      logger.error({ err: error, job, queue }, "job failed");
+    this.#steps.work(
+      (job) => processors.step(job),
+      options.concurrency,
+      failed(options.logger, "steps"),
+    );
+    this.#tools.work(
+      (job) => processors.tool(job),
+      options.concurrency,
+      failed(options.logger, "tools"),
+    );
+  }
+
+  async close(options: { timeoutMs: number }): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const deadline = Date.now() + options.timeoutMs;
+    await this.#steps.close(options.timeoutMs);
+    await this.#tools.close(Math.max(0, deadline - Date.now()));
+    this.#events.close();
+  }
+
+  async createRun(record: RunRecord): Promise<boolean> {
+    if (this.#records.has(record.runId)) return false;
+    this.#records.set(record.runId, JSON.stringify(record));
+    return true;
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    const stored = this.#records.get(runId);
+    return stored === undefined ? undefined : parseRecord(stored);
+  }
+
+  async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
+    return [...this.#records.values()]
+      .map(parseRecord)
+      .filter((record) => statuses.includes(record.status))
+      .sort((first, second) => first.createdAt - second.createdAt);
+  }
+
+  async acquireLease(runId: string): Promise<LeaseOutcome> {
+    const now = Date.now();
+    const held = this.#leases.get(runId);
+    if (held !== undefined && held.expiresAt > now) {
+      this.#wakes.add(runId);
+      return { acquired: false, remainingMs: held.expiresAt - now };
+    }
+    const token = (this.#fences.get(runId) ?? 0) + 1;
+    this.#fences.set(runId, token);
+    this.#leases.set(runId, { token, expiresAt: now + this.lockDurationMs });
+    this.#wakes.delete(runId);
+    return { acquired: true, token };
+  }
+
+  async renewLease(runId: string, token: number): Promise<boolean> {
+    const held = this.#leases.get(runId);
+    if (held?.token !== token) return false;
+    held.expiresAt = Date.now() + this.lockDurationMs;
+    return true;
+  }
+
+  async saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome> {
+    if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
+    this.#records.set(runId, JSON.stringify(record));
+    await this.renewLease(runId, token);
+    return { cancelRequested: this.#cancels.has(runId) };
+  }
+
+  async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
+    if (this.#leases.get(runId)?.token === token) this.#leases.delete(runId);
+    const wake = this.#wakes.delete(runId);
+    return { wake };
+  }
+
+  async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
+    const key = roundKey(runId, iteration);
+    const committed = this.#raw.get(key) ?? new Map<string, ToolResult>();
+    this.#raw.set(key, committed);
+    if (committed.has(result.toolCallId)) return false;
+    committed.set(result.toolCallId, { ...result });
+    return true;
+  }
+
+  async rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>> {
+    return Object.fromEntries(this.#raw.get(roundKey(runId, iteration)) ?? []);
+  }
+
+  async decide(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+    decision: StoredDecision,
+  ): Promise<boolean> {
+    const key = roundKey(runId, iteration);
+    const recorded = this.#decisions.get(key) ?? new Map<string, string>();
+    this.#decisions.set(key, recorded);
+    const existing = recorded.get(toolCallId);
+    // The same decision written again (a retried request) still wins, as in Redis.
+    if (existing !== undefined)
+      return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
+    recorded.set(toolCallId, JSON.stringify(decision));
+    return true;
+  }
+
+  async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
+    const recorded = this.#decisions.get(roundKey(runId, iteration)) ?? new Map<string, string>();
+    return Object.fromEntries(
+      [...recorded].map(([toolCallId, json]) => [
+        toolCallId,
+        StoredDecision.parse(JSON.parse(json)),
+      ]),
+    );
+  }
+
+  async requestCancel(runId: string): Promise<void> {
+    this.#cancels.add(runId);
+  }
+
+  async cancelRequested(runId: string): Promise<boolean> {
+    return this.#cancels.has(runId);
+  }
+
+  async publish(runId: string, event: RunEvent): Promise<void> {
+    this.#events.publish(runId, event);
+  }
+
+  events(runId: string): AsyncIterable<RunEvent> {
+    return this.#events.read(runId);
+  }
+
+  async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
+    this.#steps.add({ runId }, options.delayMs === undefined ? {} : { delayMs: options.delayMs });
+  }
+
+  async enqueueTool(job: ToolJob): Promise<void> {
+    this.#tools.add(
+      { ...job },
+      { key: `${roundKey(job.runId, job.iteration)}\u0000${job.toolCallId}` },
+    );
+  }
+}
+
+function parseRecord(json: string): RunRecord {
+  const parsed = RunRecord.safeParse(JSON.parse(json));
+  if (!parsed.success) {
+    throw new BackendError(`A stored run record does not parse: ${parsed.error.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,391 @@
+import { randomUUID } from "node:crypto";
+import type { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { type Logger, pino } from "pino";
+import { z } from "zod";
+import { ConfigError } from "../core/errors.js";
+import { ToolResult } from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
+import { describeIssues } from "../tools/validate.js";
+import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from "./backend.js";
+import { BackendError, LeaseLostError } from "./errors.js";
+import { appendEvent, RedisEventReaders } from "./redis-events.js";
+import { jobIdPart, type RedisKeys, redisKeys, STEP_QUEUE, TOOL_QUEUE } from "./redis-keys.js";
+import { closeWorkers, createQueue, createWorker, type QueueSettings } from "./redis-queues.js";
+import {
+  ACQUIRE_LEASE,
+  CREATE_RUN,
+  RELEASE_LEASE,
+  RENEW_LEASE,
+  SAVE_RUN,
+} from "./redis-scripts.js";
+import { RunRecord, type RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+
+export interface RedisBackendOptions {
+  /** @defaultValue "redis://127.0.0.1:6379" */
+  url?: string;
+  /**
+   * Namespace of every key (runs, leases, streams and the BullMQ queues).
+   * @defaultValue "hx"
+   */
+  prefix?: string;
+  /**
+   * How long a crashed worker's job and run lease stay claimed before another worker recovers.
+   * @defaultValue 30000
+   */
+  lockDurationMs?: number;
+  /**
+   * How often workers look for stalled jobs.
+   * @defaultValue lockDurationMs
+   */
+  stalledIntervalMs?: number;
+  /** An ioredis client to use instead of connecting to `url` (needs `maxRetriesPerRequest: null`); not closed by the backend. */
+  connection?: Redis;
+  /** @defaultValue 1000 */
+  maxEventsPerRun?: number;
+  /** Completed jobs kept per queue. @defaultValue 1000 */
+  keepCompletedJobs?: number;
+  /** Failed jobs kept per queue. @defaultValue 5000 */
+  keepFailedJobs?: number;
+  /** How long `start()` waits for Redis to answer. @defaultValue 10000 */
+  connectTimeoutMs?: number;
+}
+
+const Options = z.object({
+  url: z.string().min(1).optional(),
+  prefix: z
+    .string()
+    .min(1)
+    .regex(/^[^:]+$/, "must not contain ':'")
+    .optional(),
+  lockDurationMs: z.number().int().positive().optional(),
+  stalledIntervalMs: z.number().int().positive().optional(),
+  connection: z.instanceof(Redis).optional(),
+  maxEventsPerRun: z.number().int().positive().optional(),
+  keepCompletedJobs: z.number().int().nonnegative().optional(),
+  keepFailedJobs: z.number().int().nonnegative().optional(),
+  connectTimeoutMs: z.number().int().positive().optional(),
+});
+
+/**
+ * The distributed backend: run records, leases, decisions and event streams in Redis, work on
+ * BullMQ queues. Any number of processes with the same agents and prefix share the runs.
+ * @example
+ * const backend = redisBackend({ url: "redis://127.0.0.1:6379", prefix: "hx" });
+ */
+export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
+  const parsed = Options.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid redisBackend options: ${describeIssues(parsed.error.issues)}`);
+  }
+  return new RedisBackend(options);
+}
+
+const LeaseReply = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number()]);
+const StatusReply = z.tuple([z.string(), z.string()]);
+
+class RedisBackend implements RunBackend {
+  readonly kind = "redis" as const;
+  readonly lockDurationMs: number;
+  readonly #url: string;
+  readonly #prefix: string;
+  readonly #stalledIntervalMs: number;
+  readonly #maxEvents: number;
+  readonly #keepCompleted: number;
+  readonly #keepFailed: number;
+  readonly #connectTimeoutMs: number;
+  readonly #keys: RedisKeys;
+  readonly #ownsConnection: boolean;
+  readonly #redis: Redis;
+  readonly #readers: RedisEventReaders;
+  #logger: Logger = pino({ level: "silent" });
+  #queues: { steps: Queue; tools: Queue } | undefined;
+  #workers: Worker[] = [];
+  #closed = false;
+
+  constructor(options: RedisBackendOptions) {
+    this.#url = options.url ?? "redis://127.0.0.1:6379";
+    this.#prefix = options.prefix ?? "hx";
+    this.lockDurationMs = options.lockDurationMs ?? 30_000;
+    this.#stalledIntervalMs = options.stalledIntervalMs ?? this.lockDurationMs;
+    this.#maxEvents = options.maxEventsPerRun ?? 1000;
+    this.#keepCompleted = options.keepCompletedJobs ?? 1000;
+    this.#keepFailed = options.keepFailedJobs ?? 5000;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.#keys = redisKeys(this.#prefix);
+    this.#ownsConnection = options.connection === undefined;
+    this.#redis =
+      options.connection ?? new Redis(this.#url, { maxRetriesPerRequest: null, lazyConnect: true });
+    this.#redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    this.#readers = new RedisEventReaders(this.#redis, 2000, () => this.#logger);
+  }
+
+  async start(options: BackendStartOptions): Promise<void> {
+    this.#logger = options.logger;
+    await this.#connect();
+    await this.#checkEvictionPolicy();
+    const settings: QueueSettings = {
+      connection: this.#redis,
+      prefix: this.#prefix,
+      lockDurationMs: this.lockDurationMs,
+      stalledIntervalMs: this.#stalledIntervalMs,
+      keepCompleted: this.#keepCompleted,
+      keepFailed: this.#keepFailed,
+    };
+    this.#queues = {
+      steps: createQueue(STEP_QUEUE, settings),
+      tools: createQueue(TOOL_QUEUE, settings),
+    };
+    for (const queue of Object.values(this.#queues)) {
+      queue.on("error", (error) => this.#logger.error({ err: error }, "queue error"));
+    }
+    const { processors } = options;
+    if (processors === undefined) return;
+    const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
+    this.#workers = [
+      createWorker(STEP_QUEUE, StepJob, (job) => processors.step(job), workerSettings),
+      createWorker(TOOL_QUEUE, ToolJob, (job) => processors.tool(job), workerSettings),
+    ];
+    await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
+  }
+
+  async close(options: { timeoutMs: number }): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await closeWorkers(this.#workers, options.timeoutMs);
+    this.#readers.close();
+    await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
+    if (this.#ownsConnection) {
+      await this.#redis.quit().catch(() => this.#redis.disconnect());
+    }
+  }
+
+  async createRun(record: RunRecord): Promise<boolean> {
+    const created = await CREATE_RUN.run(
+      this.#redis,
+      [this.#keys.run(record.runId), this.#keys.byStatus(record.status)],
+      [JSON.stringify(record), record.status, record.createdAt, record.runId],
+    );
+    return created === 1;
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    const json = await this.#redis.hget(this.#keys.run(runId), "record");
+    return json === null ? undefined : parseRecord(json);
+  }
+
+  async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
+    const pipeline = this.#redis.pipeline();
+    for (const status of statuses) {
+      pipeline.zrange(this.#keys.byStatus(status), 0, -1, "WITHSCORES");
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const ids: Array<{ runId: string; createdAt: number }> = [];
+    for (const [error, reply] of replies) {
+      if (error) throw new BackendError("Listing runs failed.", { cause: error });
+      const flat = z.array(z.string()).parse(reply);
+      for (let index = 0; index + 1 < flat.length; index += 2) {
+        ids.push({ runId: flat[index] as string, createdAt: Number(flat[index + 1]) });
+      }
+    }
+    ids.sort((first, second) => first.createdAt - second.createdAt);
+    if (ids.length === 0) return [];
+    const loaded = this.#redis.pipeline();
+    for (const { runId } of ids) loaded.hmget(this.#keys.run(runId), "record", "status");
+    const records: RunRecord[] = [];
+    for (const [error, reply] of (await loaded.exec()) ?? []) {
+      if (error) throw new BackendError("Loading runs failed.", { cause: error });
+      const found = StatusReply.safeParse(reply);
+      // A run can move between statuses while it is listed: keep it only where it is now.
+      if (found.success && statuses.includes(found.data[1] as RunRecordStatus)) {
+        records.push(parseRecord(found.data[0]));
+      }
+    }
+    return records;
+  }
+
+  async acquireLease(runId: string): Promise<LeaseOutcome> {
+    const reply = LeaseReply.parse(
+      await ACQUIRE_LEASE.run(
+        this.#redis,
+        [this.#keys.lease(runId), this.#keys.fence(runId), this.#keys.wake(runId)],
+        [this.lockDurationMs],
+      ),
+    );
+    return reply[0] === 1
+      ? { acquired: true, token: reply[1] }
+      : { acquired: false, remainingMs: Math.max(0, reply[1]) };
+  }
+
+  async renewLease(runId: string, token: number): Promise<boolean> {
+    const renewed = await RENEW_LEASE.run(
+      this.#redis,
+      [this.#keys.lease(runId)],
+      [token, this.lockDurationMs],
+    );
+    return renewed === 1;
+  }
+
+  async saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome> {
+    const reply = await SAVE_RUN.run(
+      this.#redis,
+      [
+        this.#keys.run(runId),
+        this.#keys.fence(runId),
+        this.#keys.cancel(runId),
+        this.#keys.lease(runId),
+      ],
+      [
+        token,
+        JSON.stringify(record),
+        record.status,
+        record.createdAt,
+        runId,
+        this.lockDurationMs,
+        this.#keys.statusPrefix,
+      ],
+    );
+    if (reply === -1) throw new LeaseLostError(runId, token);
+    return { cancelRequested: reply === 1 };
+  }
+
+  async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
+    const woken = await RELEASE_LEASE.run(
+      this.#redis,
+      [this.#keys.lease(runId), this.#keys.wake(runId)],
+      [token],
+    );
+    return { wake: woken === 1 };
+  }
+
+  async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
+    const won = await this.#redis.hsetnx(
+      this.#keys.raw(runId, iteration),
+      result.toolCallId,
+      JSON.stringify(result),
+    );
+    return won === 1;
+  }
+
+  async rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>> {
+    const stored = await this.#redis.hgetall(this.#keys.raw(runId, iteration));
+    return Object.fromEntries(
+      Object.entries(stored).map(([toolCallId, json]) => [
+        toolCallId,
+        ToolResult.parse(JSON.parse(json)),
+      ]),
+    );
+  }
+
+  async decide(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+    decision: StoredDecision,
+  ): Promise<boolean> {
+    const key = this.#keys.decisions(runId, iteration);
+    if ((await this.#redis.hsetnx(key, toolCallId, JSON.stringify(decision))) === 1) return true;
+    // A reply lost and re-sent by ioredis answers 0 for our own write: compare the stored id.
+    const stored = await this.#redis.hget(key, toolCallId);
+    return stored !== null && StoredDecision.parse(JSON.parse(stored)).id === decision.id;
+  }
+
+  async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
+    const stored = await this.#redis.hgetall(this.#keys.decisions(runId, iteration));
+    return Object.fromEntries(
+      Object.entries(stored).map(([toolCallId, json]) => [
+        toolCallId,
+        StoredDecision.parse(JSON.parse(json)),
+      ]),
+    );
+  }
+
+  async requestCancel(runId: string): Promise<void> {
+    await this.#redis.set(this.#keys.cancel(runId), "1");
+  }
+
+  async cancelRequested(runId: string): Promise<boolean> {
+    return (await this.#redis.exists(this.#keys.cancel(runId))) === 1;
+  }
+
+  async publish(runId: string, event: RunEvent): Promise<void> {
+    await appendEvent(this.#redis, this.#keys.events(runId), event, this.#maxEvents);
+  }
+
+  events(runId: string): AsyncIterable<RunEvent> {
+    return this.#readers.read(this.#keys.events(runId));
+  }
+
+  async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
+    await this.#queue("steps").add(
+      "step",
+      { runId },
+      {
+        jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
+        ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
+      },
+    );
+  }
+
+  async enqueueTool(job: ToolJob): Promise<void> {
+    // One id per call: while a job for it exists, BullMQ ignores the add.
+    await this.#queue("tools").add("tool", job, {
+      jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(job.toolCallId)}`,
+    });
+  }
+
+  #queue(name: "steps" | "tools"): Queue {
+    if (this.#queues === undefined) {
+      throw new BackendError("The Redis backend is not started: call runtime.start() first.");
+    }
+    return this.#queues[name];
+  }
+
+  async #connect(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.#connectTimeoutMs} ms`)),
+        this.#connectTimeoutMs,
+      );
+    });
+    try {
+      if (this.#redis.status === "wait") await Promise.race([this.#redis.connect(), timeout]);
+      await Promise.race([this.#redis.ping(), timeout]);
+    } catch (error) {
+      if (this.#ownsConnection) this.#redis.disconnect();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new BackendError(`Cannot reach Redis at ${this.#url}: ${reason}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #checkEvictionPolicy(): Promise<void> {
+    let policy: string | undefined;
+    try {
+      const reply = z.array(z.string()).parse(await this.#redis.config("GET", "maxmemory-policy"));
+      policy = reply[1];
+    } catch (error) {
+      throw new BackendError(
+        "Cannot read Redis's maxmemory-policy (CONFIG GET); harnessx needs 'noeviction' and must be able to check it.",
+        { cause: error },
+      );
+    }
+    if (policy !== "noeviction") {
+      throw new BackendError(
+        `Redis at ${this.#url} has maxmemory-policy '${policy ?? "unknown"}': it may evict run records and queue keys. Set 'maxmemory-policy noeviction'.`,
+      );
+    }
+  }
+}
+
+function parseRecord(json: string): RunRecord {
+  const parsed = RunRecord.safeParse(JSON.parse(json));
+  if (!parsed.success) {
+    throw new BackendError(
+      `A stored run record does not parse: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,85 @@
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import { describeIssues } from "../tools/validate.js";
+
+export interface QueueSettings {
+  connection: Redis;
+  prefix: string;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Finished jobs kept for inspection; older ones are removed. */
+  keepCompleted: number;
+  keepFailed: number;
+}
+
+/** A BullMQ queue with retention and retries set for harnessx jobs. */
+export function createQueue(name: string, settings: QueueSettings): Queue {
+  const queue = new Queue(name, {
+    connection: settings.connection,
+    prefix: settings.prefix,
+    defaultJobOptions: {
+      removeOnComplete: { count: settings.keepCompleted },
+      removeOnFail: { count: settings.keepFailed },
+      attempts: 3,
+      backoff: { type: "exponential", delay: 100 },
+    },
+  });
+  return queue;
+}
+
+/**
+ * A BullMQ worker whose payloads are parsed at the edge: a malformed payload fails the job
+ * with `UnrecoverableError` (no retry) and the worker carries on with other jobs.
+ */
+export function createWorker<T>(
+  name: string,
+  schema: z.ZodType<T>,
+  process: (payload: T) => Promise<void>,
+  settings: QueueSettings & { concurrency: number; logger: Logger },
+): Worker {
+  const worker = new Worker(
+    name,
+    async (job: Job) => {
+      const parsed = schema.safeParse(job.data);
+      if (!parsed.success) {
+        throw new UnrecoverableError(
+          `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
+        );
+      }
+      await process(parsed.data);
+    },
+    {
+      connection: settings.connection,
+      prefix: settings.prefix,
+      concurrency: settings.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      autorun: true,
+    },
+  );
+  // Without an "error" listener an EventEmitter error would crash the process.
+  worker.on("error", (error) => settings.logger.error({ err: error, queue: name }, "worker error"));
+  worker.on("failed", (job, error) =>
+    settings.logger.warn({ err: error, queue: name, jobId: job?.id }, "job failed"),
+  );
+  return worker;
+}
+
+/** Closes workers, waiting for their active jobs until `timeoutMs`, then forcing. */
+export async function closeWorkers(workers: readonly Worker[], timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([
+      Promise.all(workers.map((worker) => worker.close())).then(() => "closed" as const),
+      deadline,
+    ]);
+    if (outcome === "timeout") await Promise.all(workers.map((worker) => worker.close(true)));
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,79 @@
+import type { RunResult } from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
+import type { RunBackend } from "./backend.js";
+import { BackendError, RunNotFoundError } from "./errors.js";
+import { contextView } from "./run-view.js";
+import { isTerminal, type RunRecord } from "./schemas.js";
+
+/**
+ * A durable run, from any process that shares the backend.
+ * @example
+ * const handle = await runtime.submit("support", "Where is my order?");
+ * for await (const event of handle.events()) console.log(event.type);
+ * const result = await handle.result();
+ */
+export class RunHandle {
+  readonly runId: string;
+  readonly #backend: RunBackend;
+
+  constructor(runId: string, backend: RunBackend) {
+    this.runId = runId;
+    this.#backend = backend;
+  }
+
+  /**
+   * The run's result once it completes, fails, is cancelled or waits for approval. A run
+   * waiting for approval that already has a decision recorded is not waiting any more: this
+   * resolves with where it goes next.
+   */
+  async result(): Promise<RunResult> {
+    // Streams are read from their start, so nothing published between reads is missed.
+    const stream = this.#backend.events(this.runId)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const settled = await this.#settled();
+        if (settled !== undefined) return settled;
+        let next = await stream.next();
+        while (
+          !next.done &&
+          next.value.type !== "result" &&
+          next.value.type !== "approval_required"
+        ) {
+          next = await stream.next();
+        }
+        if (next.done) {
+          const last = await this.#settled();
+          if (last !== undefined) return last;
+          throw new BackendError(
+            `The event stream of run "${this.runId}" ended before it settled.`,
+          );
+        }
+      }
+    } finally {
+      await stream.return?.();
+    }
+  }
+
+  /** The run's `RunEvent`s from the start of its stream, ending after its final `result`. */
+  events(): AsyncIterable<RunEvent> {
+    return this.#backend.events(this.runId);
+  }
+
+  /** The stored record of the run. */
+  async record(): Promise<RunRecord> {
+    const record = await this.#backend.loadRun(this.runId);
+    if (record === undefined) throw new RunNotFoundError(this.runId);
+    return record;
+  }
+
+  async #settled(): Promise<RunResult | undefined> {
+    const record = await this.record();
+    if (isTerminal(record.status)) return record.result ?? undefined;
+    if (record.status !== "awaiting_approval" || record.result === null) return undefined;
+    if (await this.#backend.cancelRequested(this.runId)) return undefined;
+    const iteration = contextView(record)?.iteration ?? 0;
+    const decided = await this.#backend.decisions(this.runId, iteration);
+    const waiting = record.result.pending.every((each) => decided[each.toolCallId] === undefined);
+    return waiting ? record.result : undefined;
+  }
+}

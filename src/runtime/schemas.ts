@@ -1,0 +1,118 @@
+import { z } from "zod";
+import {
+  Message,
+  PendingApproval,
+  RunResult,
+  RunStatus,
+  ToolCall,
+  ToolResult,
+} from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
+
+// Everything a backend stores or a queue carries, parsed with these schemas when read back.
+
+/** Where a durable run stands: `queued` (not started), `running`, or a `RunStatus`. */
+export const RunRecordStatus = z.union([z.enum(["queued", "running"]), RunStatus]);
+export type RunRecordStatus = z.infer<typeof RunRecordStatus>;
+
+export const RUN_RECORD_STATUSES: readonly RunRecordStatus[] = [
+  "queued",
+  "running",
+  ...RunStatus.options,
+];
+
+/** A status a run does not leave. */
+export const isTerminal = (status: RunRecordStatus): boolean =>
+  status === "completed" || status === "failed" || status === "cancelled";
+
+/** What a queued run starts from. */
+export const RunInput = z.object({
+  messages: z.array(Message).min(1),
+  maxIterations: z.number().int().positive(),
+});
+export type RunInput = z.infer<typeof RunInput>;
+
+/** The persisted XState snapshot of the run machine (`actor.getPersistedSnapshot()` as JSON). */
+export const PersistedSnapshot = z.looseObject({
+  status: z.string(),
+  value: z.string(),
+  context: z.looseObject({}),
+});
+export type PersistedSnapshot = z.infer<typeof PersistedSnapshot>;
+
+/**
+ * One durable run as stored by a backend. `snapshot` is null until a worker has started it.
+ * Bump `schemaVersion` (and keep a reader for the old one) whenever this shape changes.
+ */
+export const RunRecord = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string().min(1),
+  sessionId: z.string().min(1),
+  agent: z.string().min(1),
+  status: RunRecordStatus,
+  /** The machine phase the run is in (its state value). */
+  phase: z.string(),
+  input: RunInput,
+  snapshot: PersistedSnapshot.nullable(),
+  /** Set when the run finished or waits for approval; null while queued or running. */
+  result: RunResult.nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type RunRecord = z.infer<typeof RunRecord>;
+
+/** The parts of the machine context that runtime code reads from a snapshot. */
+export const CallStateView = z.object({
+  call: ToolCall,
+  status: z.enum(["invalid", "allowed", "denied", "asked", "approved", "rejected"]),
+  reason: z.string(),
+  inputHash: z.string().optional(),
+  decidedBy: z.string().optional(),
+  result: ToolResult.optional(),
+});
+export const SnapshotContextView = z.looseObject({
+  runId: z.string(),
+  sessionId: z.string(),
+  iteration: z.number().int().nonnegative(),
+  calls: z.array(CallStateView),
+});
+export type SnapshotContextView = z.infer<typeof SnapshotContextView>;
+
+/** A person's decision on one pending call, as recorded (first write wins). */
+export const StoredDecision = z.object({
+  /** Unique per request: tells a re-sent write of our own decision from a rival's. */
+  id: z.string().min(1),
+  decision: z.enum(["allow", "deny"]),
+  reason: z.string().optional(),
+  by: z.string().optional(),
+  /** The `inputHash` of the call as it was asked; a decision applies only to that input. */
+  inputHash: z.string().optional(),
+  decidedAt: z.number(),
+});
+export type StoredDecision = z.infer<typeof StoredDecision>;
+
+/** Payload of a run-step job: advance this run as far as it can go. */
+export const StepJob = z.object({ runId: z.string().min(1) });
+export type StepJob = z.infer<typeof StepJob>;
+
+/** Payload of a tool-dispatch job: run one permitted call of one iteration. */
+export const ToolJob = z.object({
+  runId: z.string().min(1),
+  iteration: z.number().int().positive(),
+  toolCallId: z.string().min(1),
+});
+export type ToolJob = z.infer<typeof ToolJob>;
+
+/** A `RunEvent` read back from a stream. */
+export const RunEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text_delta"), text: z.string() }),
+  z.object({ type: z.literal("thinking_delta"), text: z.string() }),
+  z.object({ type: z.literal("tool_start"), toolCall: ToolCall }),
+  z.object({ type: z.literal("tool_end"), toolCall: ToolCall, result: ToolResult }),
+  z.object({ type: z.literal("approval_required"), pending: z.array(PendingApproval) }),
+  z.object({ type: z.literal("result"), result: RunResult }),
+]) satisfies z.ZodType<RunEvent>;
+
+/** The last event of a durable run's stream: its final result (an approval wait is not final). */
+export const endsStream = (event: RunEvent): boolean =>
+  event.type === "result" && isTerminal(event.result.status);

@@ -1,0 +1,218 @@
+import { createActor } from "xstate";
+import { ProviderMissingError, RunCancelledError } from "../core/errors.js";
+import type { ToolResult } from "../core/values.js";
+import { runsHandler } from "../engine/dispatch-tools.js";
+import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
+import { notify, type RunEnv } from "../engine/run-env.js";
+import { statusOf, toRunResult } from "../engine/run-result.js";
+import { HookEvent } from "../hooks/events.js";
+import { type Decision, type FinalPhase, type Phase, runMachine } from "../machines/run-machine.js";
+import { approvalHash } from "../permissions/input-hash.js";
+import { type EventPublisher, eventPublisher } from "../runtime/event-publisher.js";
+import { isTerminal, PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
+import { agentFor, type WorkerDeps } from "./worker-deps.js";
+
+/** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
+const STOP_AT: ReadonlySet<Phase> = new Set<Phase>(["dispatch"]);
+
+/** One step's working state: the run as last saved, and the actor advancing it. */
+interface Step {
+  readonly deps: WorkerDeps;
+  readonly token: number;
+  readonly actor: RunActor;
+  readonly env: RunEnv;
+  readonly controller: AbortController;
+  readonly publisher: EventPublisher;
+  record: RunRecord;
+  /** True once this step saved a boundary. */
+  advanced: boolean;
+}
+
+/**
+ * Advances a run, under its lease `token`, as far as it can go: until it finishes, parks for
+ * approval, or waits for tool jobs. Every phase boundary is saved (fenced) and emits
+ * `CHECKPOINT`; events go to the run's stream.
+ */
+export async function advanceRun(deps: WorkerDeps, runId: string, token: number): Promise<void> {
+  const record = await deps.backend.loadRun(runId);
+  if (record === undefined) {
+    deps.logger.warn({ runId }, "a step for an unknown run; ignored");
+    return;
+  }
+  if (isTerminal(record.status)) return;
+  const agent = agentFor(deps, record.agent, runId);
+  const controller = new AbortController();
+  const untrack = deps.active.track(runId, controller);
+  const publisher = eventPublisher(deps.backend, runId);
+  const env = agent.runEnv({
+    runId,
+    sessionId: record.sessionId,
+    signal: controller.signal,
+    emit: publisher.emit,
+  });
+  try {
+    if (await deps.backend.cancelRequested(runId)) controller.abort();
+    const starting = record.snapshot === null;
+    const actor = starting ? await startActor(record, env) : restoreRunActor(record.snapshot);
+    const step: Step = { deps, token, actor, env, controller, publisher, record, advanced: false };
+    try {
+      if (starting && agent.provider === undefined) {
+        actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+        await checkpoint(step);
+      }
+      await proceed(step);
+      await publisher.flush();
+      if (step.advanced) await announce(step);
+    } finally {
+      actor.stop();
+    }
+  } finally {
+    untrack();
+  }
+}
+
+async function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
+  const { runId, sessionId } = record;
+  await notify(env, HookEvent.AGENT_START, () => ({
+    runId,
+    sessionId,
+    input: record.input.messages,
+  }));
+  return createActor(runMachine, {
+    input: {
+      runId,
+      sessionId,
+      messages: record.input.messages,
+      maxIterations: record.input.maxIterations,
+    },
+  }).start();
+}
+
+async function proceed(step: Step): Promise<void> {
+  for (;;) {
+    const snapshot = step.actor.getSnapshot();
+    if (snapshot.status !== "active") return;
+    const phase = snapshot.value as Phase;
+    if (step.controller.signal.aborted) {
+      step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
+      await checkpoint(step);
+    } else if (phase === "awaitingApproval") {
+      if (!(await applyDecisions(step))) return;
+    } else if (phase === "dispatch") {
+      if (!(await collectToolResults(step))) return;
+    } else {
+      await drive(step.actor, step.env, { stopAt: STOP_AT, onBoundary: () => checkpoint(step) });
+    }
+  }
+}
+
+/** Saves the run at a phase boundary (fenced by the lease) and emits `CHECKPOINT`. */
+async function checkpoint(step: Step): Promise<void> {
+  const snapshot = step.actor.getSnapshot();
+  const phase = snapshot.value as Phase | FinalPhase;
+  const status = statusOf(phase);
+  const record: RunRecord = {
+    ...step.record,
+    status,
+    phase,
+    snapshot: PersistedSnapshot.parse(
+      JSON.parse(JSON.stringify(step.actor.getPersistedSnapshot())),
+    ),
+    result: status === "running" ? null : toRunResult(snapshot.context, status),
+    updatedAt: step.deps.clock.now(),
+  };
+  const outcome = await step.deps.backend.saveRun(record.runId, step.token, record);
+  step.record = record;
+  step.advanced = true;
+  if (outcome.cancelRequested) step.controller.abort();
+  await notify(step.env, HookEvent.CHECKPOINT, () => ({
+    sessionId: record.sessionId,
+    runId: record.runId,
+    status,
+    phase,
+  }));
+}
+
+/** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
+async function applyDecisions(step: Step): Promise<boolean> {
+  const context = step.actor.getSnapshot().context;
+  const recorded = await step.deps.backend.decisions(context.runId, context.iteration);
+  const decisions: Record<string, Decision> = {};
+  for (const state of context.calls) {
+    const stored = state.status === "asked" ? recorded[state.call.id] : undefined;
+    if (stored === undefined) continue;
+    // The decision binds the input a person saw; the stored call must still hash to it.
+    const bound =
+      state.inputHash === approvalHash(context.runId, state.call, step.env.approvalKey) &&
+      (stored.inputHash === undefined || stored.inputHash === state.inputHash);
+    if (!bound) {
+      step.deps.logger.warn(
+        { runId: context.runId, toolCallId: state.call.id },
+        "a recorded decision does not match the pending input; ignored",
+      );
+      continue;
+    }
+    decisions[state.call.id] = {
+      decision: stored.decision,
+      ...(stored.reason === undefined ? {} : { reason: stored.reason }),
+      ...(stored.by === undefined ? {} : { by: stored.by }),
+    };
+  }
+  if (Object.keys(decisions).length === 0) return false;
+  step.actor.send({ type: "DECIDED", decisions });
+  await checkpoint(step);
+  return true;
+}
+
+/**
+ * Phase `dispatch`: when every permitted call has a committed raw result, hands them to the
+ * machine; otherwise queues a tool job per missing call and returns false.
+ */
+async function collectToolResults(step: Step): Promise<boolean> {
+  const context = step.actor.getSnapshot().context;
+  const todo = context.calls.filter(runsHandler);
+  const committed =
+    todo.length === 0 ? {} : await step.deps.backend.rawResults(context.runId, context.iteration);
+  const missing = todo.filter((state) => committed[state.call.id] === undefined);
+  if (missing.length > 0) {
+    await Promise.all(
+      missing.map((state) =>
+        step.deps.backend.enqueueTool({
+          runId: context.runId,
+          iteration: context.iteration,
+          toolCallId: state.call.id,
+        }),
+      ),
+    );
+    return false;
+  }
+  const raw: Record<string, ToolResult> = {};
+  for (const state of todo) {
+    const result = committed[state.call.id];
+    if (result !== undefined) raw[state.call.id] = result;
+  }
+  step.actor.send({ type: "TOOLS_DISPATCHED", raw });
+  await checkpoint(step);
+  return true;
+}
+
+/** After a step that moved the run: tell the stream (and hooks) where it ended up. */
+async function announce(step: Step): Promise<void> {
+  const { result } = step.record;
+  if (result === null) return;
+  const { backend } = step.deps;
+  if (result.status === "awaiting_approval") {
+    await backend.publish(result.runId, { type: "approval_required", pending: result.pending });
+    return;
+  }
+  const { error } = result;
+  if (result.status === "failed" && error !== null) {
+    await notify(step.env, HookEvent.ERROR, () => ({
+      runId: result.runId,
+      error,
+      phase: error.phase ?? "run",
+    }));
+  }
+  await notify(step.env, HookEvent.AGENT_END, () => ({ result }));
+  await backend.publish(result.runId, { type: "result", result });
+}

@@ -1,0 +1,39 @@
+import type { StepJob } from "../runtime/schemas.js";
+import { advanceRun } from "./advance-run.js";
+import type { WorkerDeps } from "./worker-deps.js";
+
+/**
+ * A run-step job: takes the run's lease and advances it. When another worker holds the lease,
+ * the acquire attempt leaves it a wake-up (it steps the run again after releasing); a lease
+ * that is running out unrenewed belongs to a dead worker, so a step is queued for its expiry.
+ */
+export async function runStep(deps: WorkerDeps, job: StepJob): Promise<void> {
+  const { backend } = deps;
+  const lease = await backend.acquireLease(job.runId);
+  if (!lease.acquired) {
+    if (lease.remainingMs < backend.lockDurationMs / 2) {
+      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50 });
+    }
+    return;
+  }
+  const heartbeat = setInterval(
+    () => {
+      backend.renewLease(job.runId, lease.token).then(
+        (held) => {
+          if (!held) deps.logger.warn({ runId: job.runId }, "lost the run's lease while stepping");
+        },
+        (error: unknown) =>
+          deps.logger.warn({ err: error, runId: job.runId }, "lease renewal failed"),
+      );
+    },
+    Math.max(1, Math.floor(backend.lockDurationMs / 3)),
+  );
+  heartbeat.unref();
+  try {
+    await advanceRun(deps, job.runId, lease.token);
+  } finally {
+    clearInterval(heartbeat);
+    const { wake } = await backend.releaseLease(job.runId, lease.token);
+    if (wake) await backend.enqueueStep(job.runId);
+  }
+}

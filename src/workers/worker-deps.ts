@@ -1,0 +1,27 @@
+import type { Logger } from "pino";
+import type { Clock } from "../core/deps.js";
+import type { Agent } from "../engine/agent.js";
+import type { ActiveRuns } from "../runtime/active-runs.js";
+import type { RunBackend } from "../runtime/backend.js";
+import { BackendError } from "../runtime/errors.js";
+
+/** What the run-step and tool-dispatch workers of one process share. */
+export interface WorkerDeps {
+  backend: RunBackend;
+  /** The agents this process can advance, by `config.name`. */
+  agents: ReadonlyMap<string, Agent>;
+  logger: Logger;
+  clock: Clock;
+  active: ActiveRuns;
+}
+
+/** The agent a stored run names; a process without it cannot advance the run. */
+export function agentFor(deps: WorkerDeps, name: string, runId: string): Agent {
+  const agent = deps.agents.get(name);
+  if (agent === undefined) {
+    throw new BackendError(
+      `Run "${runId}" needs agent "${name}", which is not registered in this process.`,
+    );
+  }
+  return agent;
+}

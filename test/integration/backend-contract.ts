@@ -1,0 +1,617 @@
+// The behaviour every RunBackend gives AgentRuntime, run against memoryBackend() and
+// redisBackend() alike (see memory-backend.test.ts and redis-backend.test.ts).
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  ApprovalError,
+  HarnessError,
+  HookEvent,
+  LeaseLostError,
+  type Message,
+  Middleware,
+  PermissionManager,
+  type RunBackend,
+  type RunEvent,
+  RunNotFoundError,
+  type RunRecord,
+  type RunResult,
+  UnknownAgentError,
+} from "../../src/index.js";
+import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
+import {
+  collect,
+  deferred,
+  deleteTool,
+  gate,
+  makeAgent,
+  observeLeases,
+  oneToolModel,
+  Runtimes,
+  searchTool,
+  silent,
+} from "./fixtures.js";
+
+export interface BackendFactory {
+  /** A started-fresh backend on storage no other test uses. */
+  create(): RunBackend;
+  /** Deletes what the test's backends stored. */
+  cleanup(): Promise<void>;
+}
+
+const approvalPolicy = () =>
+  new PermissionManager({
+    default: "allow",
+    rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
+  });
+
+function toolResults(messages: readonly Message[]) {
+  return messages.flatMap((message) =>
+    message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
+  );
+}
+
+const withoutDeltas = (events: readonly RunEvent[]) =>
+  events.filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta");
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+export function describeBackendContract(name: string, factory: BackendFactory): void {
+  describePrimitives(name, factory);
+  describe(`AgentRuntime on ${name}`, () => {
+    const runtimes = new Runtimes();
+    afterEach(async () => {
+      await runtimes.closeAll();
+      await factory.cleanup();
+    });
+
+    const approvalAgent = () => {
+      const deletions = deleteTool();
+      const agent = makeAgent("ops", {
+        provider: oneToolModel("delete_file", { field: "path" }),
+        tools: [deletions.tool],
+        permissions: approvalPolicy(),
+      });
+      return { agent, deleted: deletions.deleted };
+    };
+
+    it("completes a run with a tool, with the RunResult a direct run gives", async () => {
+      const durableSearch = searchTool();
+      const durable = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [durableSearch.tool],
+      });
+      const runtime = await runtimes.start([durable], factory.create());
+
+      const handle = await runtime.submit("support", "harnessx", { sessionId: "session-1" });
+      const result = await handle.result();
+
+      const directSearch = searchTool();
+      const direct = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [directSearch.tool],
+      });
+      const expected = await direct.run("harnessx", {
+        runId: result.runId,
+        sessionId: "session-1",
+      });
+      expect(result).toEqual(expected);
+      expect(result.status).toBe("completed");
+      expect(result.output).toBe("Answer: Results for harnessx");
+      expect(durableSearch.calls.get("harnessx")).toBe(1);
+    });
+
+    it("completes 20 concurrent runs, each handler once", async () => {
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const queries = Array.from({ length: 20 }, (_, index) => `query-${index}`);
+      const handles = await Promise.all(queries.map((query) => runtime.submit("support", query)));
+      const results = await Promise.all(handles.map((handle) => handle.result()));
+
+      expect(results.map((result) => result.status)).toEqual(queries.map(() => "completed"));
+      expect(results.map((result) => result.output)).toEqual(
+        queries.map((query) => `Answer: Results for ${query}`),
+      );
+      expect(Object.fromEntries(search.calls)).toEqual(
+        Object.fromEntries(queries.map((query) => [query, 1])),
+      );
+      const listed = await runtime.list({ status: "completed" });
+      expect(listed.map((run) => run.runId).sort()).toEqual(
+        results.map((result) => result.runId).sort(),
+      );
+    });
+
+    it("parks a run for approval; approve runs the handler and completes it", async () => {
+      const { agent, deleted } = approvalAgent();
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const handle = await runtime.submit("ops", "old.log");
+      const parked = await handle.result();
+      expect(parked.status).toBe("awaiting_approval");
+      expect(parked.pending).toEqual([
+        {
+          toolCallId: "call_1",
+          name: "delete_file",
+          input: { path: "old.log" },
+          reason: "deleting needs a person",
+        },
+      ]);
+      expect(deleted).toEqual([]);
+      const waiting = await runtime.list({ status: "awaiting_approval" });
+      expect(waiting.map((run) => [run.runId, run.pending.map((each) => each.toolCallId)])).toEqual(
+        [[parked.runId, ["call_1"]]],
+      );
+
+      await runtime.approve(parked.runId, "call_1", { by: "ops-lead" });
+      const finished = await handle.result();
+
+      expect(finished.status).toBe("completed");
+      expect(finished.output).toBe("Answer: deleted old.log");
+      expect(deleted).toEqual(["old.log"]);
+      expect(await runtime.list({ status: "awaiting_approval" })).toEqual([]);
+    });
+
+    it("applies a decision on a run of an agent with an approvalKey", async () => {
+      const deletions = deleteTool();
+      const agent = makeAgent("ops", {
+        provider: oneToolModel("delete_file", { field: "path" }),
+        tools: [deletions.tool],
+        permissions: approvalPolicy(),
+        approvalKey: "secret-key",
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+      const handle = await runtime.submit("ops", "old.log");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+
+      await runtime.approve(handle.runId, "call_1");
+
+      expect((await handle.result()).status).toBe("completed");
+      expect(deletions.deleted).toEqual(["old.log"]);
+    });
+
+    it("deny: no handler runs and the model sees an error result", async () => {
+      const { agent, deleted } = approvalAgent();
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const handle = await runtime.submit("ops", "old.log");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+      await runtime.deny(handle.runId, "call_1", { by: "reviewer", reason: "keep it" });
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(deleted).toEqual([]);
+      expect(toolResults(result.messages)).toEqual([
+        {
+          type: "tool_result",
+          toolCallId: "call_1",
+          content: "Denied by reviewer: keep it",
+          isError: true,
+        },
+      ]);
+    });
+
+    it("refuses decisions on an unknown run, an unknown call and a decided call", async () => {
+      const handlerGate = gate();
+      const deletions = deleteTool({ gate: handlerGate });
+      const held = makeAgent("ops", {
+        provider: oneToolModel("delete_file", { field: "path" }),
+        tools: [deletions.tool],
+        permissions: approvalPolicy(),
+      });
+      const runtime = await runtimes.start([held], factory.create());
+      const handle = await runtime.submit("ops", "old.log");
+      await handle.result();
+
+      const code = async (promise: Promise<unknown>) => {
+        const error = await rejection(promise);
+        expect(error).toBeInstanceOf(ApprovalError);
+        return (error as ApprovalError).code;
+      };
+      expect(await code(runtime.approve("no-such-run", "call_1"))).toBe("run_not_found");
+      expect(await code(runtime.approve(handle.runId, "call_9"))).toBe("tool_call_not_found");
+
+      await runtime.approve(handle.runId, "call_1");
+      await handlerGate.entered; // approved and dispatched: the call is settled
+      expect(await code(runtime.approve(handle.runId, "call_1"))).toBe("already_decided");
+      expect(await code(runtime.deny(handle.runId, "call_1"))).toBe("already_decided");
+      handlerGate.open();
+      expect((await handle.result()).status).toBe("completed");
+      expect(await code(runtime.deny(handle.runId, "call_1"))).toBe("already_decided");
+      expect(deletions.deleted).toEqual(["old.log"]);
+    });
+
+    it("of two racing decisions exactly one wins", async () => {
+      const { agent, deleted } = approvalAgent();
+      const runtime = await runtimes.start([agent], factory.create());
+      const handle = await runtime.submit("ops", "old.log");
+      await handle.result();
+
+      const outcomes = await Promise.allSettled([
+        runtime.approve(handle.runId, "call_1", { by: "first" }),
+        runtime.deny(handle.runId, "call_1", { by: "second" }),
+      ]);
+
+      const won = outcomes.filter((outcome) => outcome.status === "fulfilled");
+      const lost = outcomes.flatMap((outcome) =>
+        outcome.status === "rejected" ? [outcome.reason as unknown] : [],
+      );
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toBeInstanceOf(ApprovalError);
+      expect((lost[0] as ApprovalError).code).toBe("already_decided");
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      const approved = outcomes[0]?.status === "fulfilled";
+      expect(deleted).toEqual(approved ? ["old.log"] : []);
+      expect(toolResults(result.messages)[0]?.isError).toBe(!approved);
+    });
+
+    it("streams tool_start, tool_end and result, also to a subscriber after the run ended", async () => {
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const handle = await runtime.submit("support", "cats");
+      const live = await collect(handle.events());
+      const late = await collect(runtime.handle(handle.runId).events());
+
+      const result = await handle.result();
+      const call = { id: "call_1", name: "search", input: { query: "cats" } };
+      const expected: RunEvent[] = [
+        { type: "tool_start", toolCall: call },
+        {
+          type: "tool_end",
+          toolCall: call,
+          result: { toolCallId: "call_1", content: "Results for cats", isError: false },
+        },
+        { type: "result", result },
+      ];
+      expect(withoutDeltas(live)).toEqual(expected);
+      expect(late).toEqual(live);
+      expect(
+        live.flatMap((event) => (event.type === "text_delta" ? [event.text] : [])).join(""),
+      ).toBe("Answer: Results for cats");
+    });
+
+    it("streams across an approval pause", async () => {
+      const { agent } = approvalAgent();
+      const runtime = await runtimes.start([agent], factory.create());
+      const handle = await runtime.submit("ops", "old.log");
+
+      const seen: RunEvent[] = [];
+      for await (const event of handle.events()) {
+        seen.push(event);
+        if (event.type === "approval_required") {
+          await runtime.approve(handle.runId, event.pending[0]?.toolCallId ?? "");
+        }
+      }
+
+      expect(withoutDeltas(seen).map((event) => event.type)).toEqual([
+        "approval_required",
+        "tool_start",
+        "tool_end",
+        "result",
+      ]);
+      const last = seen.at(-1);
+      expect(last?.type === "result" && last.result.status).toBe("completed");
+    });
+
+    it("emits CHECKPOINT at every persisted boundary, phases in order", async () => {
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const checkpoints: Array<{
+        phase: string;
+        status: string;
+        runId: string;
+        sessionId: string;
+      }> = [];
+      agent.hooks.on(HookEvent.CHECKPOINT, (context) => {
+        checkpoints.push({ ...context.data });
+      });
+      const ended = deferred<RunResult>();
+      agent.hooks.on(HookEvent.AGENT_END, (context) => ended.resolve(context.data.result));
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const handle = await runtime.submit("support", "cats", { sessionId: "s-7" });
+      const result = await ended.promise;
+
+      expect(result.status).toBe("completed");
+      expect(checkpoints.map((each) => each.phase)).toEqual([
+        "beforeLlm",
+        "provider",
+        "afterLlm",
+        "toolValidate",
+        "permission",
+        "permissionRecheck",
+        "dispatch",
+        "afterTool",
+        "compose",
+        "beforeLlm",
+        "provider",
+        "afterLlm",
+        "done",
+      ]);
+      expect(checkpoints.map((each) => each.status)).toEqual([
+        ...Array.from({ length: 12 }, () => "running"),
+        "completed",
+      ]);
+      expect(
+        checkpoints.every((each) => each.runId === handle.runId && each.sessionId === "s-7"),
+      ).toBe(true);
+    });
+
+    it("cancels a running run at its next boundary", async () => {
+      const providerGate = gate();
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search", { before: () => providerGate.wait() }),
+        tools: [search.tool],
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+      const handle = await runtime.submit("support", "cats");
+      await providerGate.entered;
+
+      await runtime.cancel(handle.runId);
+      providerGate.open();
+      const result = await handle.result();
+
+      expect(result.status).toBe("cancelled");
+      expect(result.error?.name).toBe("RunCancelledError");
+      expect(search.total).toBe(0);
+      expect((await runtime.list({ status: "cancelled" })).map((run) => run.runId)).toEqual([
+        handle.runId,
+      ]);
+    });
+
+    it("cancels a parked run", async () => {
+      const { agent, deleted } = approvalAgent();
+      const runtime = await runtimes.start([agent], factory.create());
+      const handle = await runtime.submit("ops", "old.log");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+
+      await runtime.cancel(handle.runId);
+      const result = await handle.result();
+
+      expect(result.status).toBe("cancelled");
+      expect(result.pending).toEqual([]);
+      expect(deleted).toEqual([]);
+      const error = await rejection(runtime.approve(handle.runId, "call_1"));
+      expect((error as ApprovalError).code).toBe("already_decided");
+      const missing = await rejection(runtime.cancel("no-such-run"));
+      expect(missing).toBeInstanceOf(RunNotFoundError);
+    });
+
+    it("refuses a run of an unknown agent at submit and stores nothing", async () => {
+      const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [] });
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const error = await rejection(runtime.submit("billing", "hello"));
+
+      expect(error).toBeInstanceOf(UnknownAgentError);
+      expect(HarnessError.isHarnessError(error) && error.code).toBe("config_invalid");
+      expect((error as Error).message).toContain('"billing"');
+      expect(await runtime.list()).toEqual([]);
+    });
+
+    it("fails a runaway model at maxIterations", async () => {
+      const search = searchTool();
+      const provider = new ScriptedProvider(
+        [toolCallResponse([{ name: "search", input: { query: "again" } }])],
+        { loop: true },
+      );
+      const runaway = makeAgent("runaway", { provider, tools: [search.tool], maxIterations: 3 });
+      const runtime = await runtimes.start([runaway], factory.create());
+
+      const result = await (await runtime.submit("runaway", "go")).result();
+
+      expect(result.status).toBe("failed");
+      expect(result.error?.name).toBe("MaxIterationsError");
+      expect(result.iterations).toBe(3);
+      expect(provider.callCount).toBe(3);
+      expect(search.calls.get("again")).toBe(3);
+    });
+
+    it("fails a run of an agent without a provider, with AGENT_END", async () => {
+      const agent = makeAgent("bare", { tools: [] });
+      const ended = deferred<RunResult>();
+      agent.hooks.on(HookEvent.AGENT_END, (context) => ended.resolve(context.data.result));
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const result = await (await runtime.submit("bare", "hello")).result();
+
+      expect(result.status).toBe("failed");
+      expect(result.error?.name).toBe("ProviderMissingError");
+      expect(await ended.promise).toEqual(result);
+    });
+
+    it("advances a run on one worker at a time, whatever duplicate steps are queued", async () => {
+      const llmGate = gate();
+      let inFlight = 0;
+      let maxInFlight = 0;
+      class Exclusive extends Middleware {
+        override async beforeLlmCall(
+          ...args: Parameters<Middleware["beforeLlmCall"]>
+        ): ReturnType<Middleware["beforeLlmCall"]> {
+          inFlight += 1;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          try {
+            await llmGate.wait();
+            return args;
+          } finally {
+            inFlight -= 1;
+          }
+        }
+      }
+      const search = searchTool();
+      const provider = oneToolModel("search");
+      const agent = makeAgent("support", {
+        provider,
+        tools: [search.tool],
+        middleware: [new Exclusive()],
+      });
+      const observed = observeLeases(factory.create());
+      const runtime = await runtimes.start([agent], observed.backend);
+
+      const handle = await runtime.submit("support", "cats");
+      await llmGate.entered;
+      for (let index = 0; index < 5; index += 1) await observed.backend.enqueueStep(handle.runId);
+      await observed.counters.waitForBusy(handle.runId, 5);
+      llmGate.open();
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(maxInFlight).toBe(1);
+      expect(provider.callCount).toBe(2);
+      expect(search.calls.get("cats")).toBe(1);
+    });
+  });
+}
+
+const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord => ({
+  schemaVersion: 1,
+  runId,
+  sessionId: `session-${runId}`,
+  agent: "support",
+  status,
+  phase: "compose",
+  input: {
+    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    maxIterations: 5,
+  },
+  snapshot: null,
+  result: null,
+  createdAt,
+  updatedAt: createdAt,
+});
+
+function describePrimitives(name: string, factory: BackendFactory): void {
+  describe(`RunBackend primitives of ${name}`, () => {
+    const started: RunBackend[] = [];
+    const start = async () => {
+      const backend = factory.create();
+      started.push(backend);
+      await backend.start({ concurrency: 1, logger: silent });
+      return backend;
+    };
+    afterEach(async () => {
+      await Promise.all(started.splice(0).map((backend) => backend.close({ timeoutMs: 1000 })));
+      await factory.cleanup();
+    });
+
+    it("stores records once and lists them by status, oldest first", async () => {
+      const backend = await start();
+      expect(await backend.createRun(record("b", "queued", 2))).toBe(true);
+      expect(await backend.createRun(record("a", "queued", 1))).toBe(true);
+      expect(await backend.createRun(record("c", "running", 3))).toBe(true);
+      expect(await backend.createRun(record("a", "running", 9))).toBe(false);
+
+      expect((await backend.listRuns(["queued"])).map((each) => each.runId)).toEqual(["a", "b"]);
+      expect((await backend.listRuns(["queued", "running"])).map((each) => each.runId)).toEqual([
+        "a",
+        "b",
+        "c",
+      ]);
+      expect(await backend.loadRun("a")).toEqual(record("a", "queued", 1));
+      expect(await backend.loadRun("missing")).toBeUndefined();
+    });
+
+    it("fences writes: a lease holder that lost the lease cannot save", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "queued", 1));
+      const first = await backend.acquireLease("run");
+      if (!first.acquired) throw new Error("expected the lease");
+      const busy = await backend.acquireLease("run");
+      expect(busy.acquired).toBe(false);
+      await backend.saveRun("run", first.token, record("run", "running", 1));
+      expect(await backend.releaseLease("run", first.token)).toEqual({ wake: true });
+      expect(await backend.releaseLease("run", first.token)).toEqual({ wake: false });
+
+      const second = await backend.acquireLease("run");
+      if (!second.acquired) throw new Error("expected the lease");
+      expect(second.token).toBeGreaterThan(first.token);
+      const stale = await rejection(
+        backend.saveRun("run", first.token, record("run", "failed", 1)),
+      );
+      expect(stale).toBeInstanceOf(LeaseLostError);
+      expect(await backend.renewLease("run", first.token)).toBe(false);
+      expect(await backend.renewLease("run", second.token)).toBe(true);
+      expect((await backend.loadRun("run"))?.status).toBe("running");
+      expect((await backend.listRuns(["running"])).map((each) => each.runId)).toEqual(["run"]);
+      expect(await backend.listRuns(["queued"])).toEqual([]);
+
+      await backend.requestCancel("run");
+      expect(await backend.saveRun("run", second.token, record("run", "running", 1))).toEqual({
+        cancelRequested: true,
+      });
+    });
+
+    it("keeps the first raw result and the first decision of a call", async () => {
+      const backend = await start();
+      const first = { toolCallId: "call_1", content: "first", isError: false };
+      expect(await backend.commitRaw("run", 1, first)).toBe(true);
+      expect(await backend.commitRaw("run", 1, { ...first, content: "second" })).toBe(false);
+      expect(await backend.commitRaw("run", 2, { ...first, content: "next round" })).toBe(true);
+      expect(await backend.rawResults("run", 1)).toEqual({ call_1: first });
+      expect(await backend.rawResults("run", 2)).toEqual({
+        call_1: { ...first, content: "next round" },
+      });
+
+      const allow = { id: "d-1", decision: "allow" as const, by: "a", decidedAt: 1 };
+      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true);
+      expect(
+        await backend.decide("run", 1, "call_1", { id: "d-2", decision: "deny", decidedAt: 2 }),
+      ).toBe(false);
+      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true); // our own write, re-sent
+      expect(await backend.decisions("run", 1)).toEqual({ call_1: allow });
+      expect(await backend.decisions("run", 2)).toEqual({});
+    });
+
+    it("replays a run's events from the start and ends after the final result", async () => {
+      const backend = await start();
+      const call = { id: "call_1", name: "search", input: { query: "x" } };
+      const finalResult: RunResult = {
+        runId: "run",
+        sessionId: "s",
+        status: "completed",
+        output: "done",
+        error: null,
+        pending: [],
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        iterations: 1,
+        messages: [],
+      };
+      const reading = collect(backend.events("run"));
+      await backend.publish("run", { type: "tool_start", toolCall: call });
+      await backend.publish("run", {
+        type: "result",
+        result: { ...finalResult, status: "awaiting_approval", output: null },
+      });
+      await backend.publish("run", { type: "result", result: finalResult });
+      await backend.publish("run", { type: "text_delta", text: "after the end" });
+
+      const expected: RunEvent[] = [
+        { type: "tool_start", toolCall: call },
+        { type: "result", result: { ...finalResult, status: "awaiting_approval", output: null } },
+        { type: "result", result: finalResult },
+      ];
+      expect(await reading).toEqual(expected);
+      expect(await collect(backend.events("run"))).toEqual(expected);
+    });
+  });
+}

@@ -1,0 +1,219 @@
+// Agents, gates and observers shared by the integration tests. Only the model is scripted.
+import { pino } from "pino";
+import { z } from "zod";
+import {
+  Agent,
+  type AgentOptions,
+  AgentRuntime,
+  type Message,
+  type PermissionManager,
+  type ProviderRequest,
+  type ProviderResponse,
+  type RunBackend,
+  tool,
+} from "../../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+
+export const silent = pino({ level: "silent" });
+
+/** A promise the test opens by hand, and one that says when somebody started waiting on it. */
+export function gate() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let signalEntered = () => {};
+  const entered = new Promise<void>((resolve) => {
+    signalEntered = resolve;
+  });
+  return {
+    open,
+    entered,
+    async wait(): Promise<void> {
+      signalEntered();
+      await opened;
+    },
+  };
+}
+
+export function deferred<T>() {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+const lastMessage = (messages: readonly Message[]): Message | undefined => messages.at(-1);
+
+function textOf(message: Message | undefined): string {
+  return (message?.content ?? [])
+    .map((block) =>
+      block.type === "text" ? block.text : block.type === "tool_result" ? block.content : "",
+    )
+    .join("");
+}
+
+/**
+ * A model that asks for `toolName` with the user's text as `{ query }` (or `{ path }`), then
+ * answers with the tool's result. Stateless: any number of runs can share it.
+ */
+export function oneToolModel(
+  toolName: string,
+  options: { field?: "query" | "path"; before?: (request: ProviderRequest) => Promise<void> } = {},
+): ScriptedProvider {
+  const field = options.field ?? "query";
+  return new ScriptedProvider(
+    [
+      async (request): Promise<ProviderResponse> => {
+        await options.before?.(request);
+        const last = lastMessage(request.messages);
+        if (last?.role === "tool") return textResponse(`Answer: ${textOf(last)}`);
+        return toolCallResponse([{ name: toolName, input: { [field]: textOf(last) } }]);
+      },
+    ],
+    { loop: true },
+  );
+}
+
+/** `search`: counts handler calls per query; an optional gate holds each call. */
+export function searchTool(options: { gate?: { wait(): Promise<void> } } = {}) {
+  const calls = new Map<string, number>();
+  const definition = tool({
+    name: "search",
+    description: "Return a fixture search result for the requested query.",
+    input: z.object({ query: z.string() }),
+    handler: async ({ query }) => {
+      calls.set(query, (calls.get(query) ?? 0) + 1);
+      await options.gate?.wait();
+      return `Results for ${query}`;
+    },
+  });
+  return {
+    tool: definition,
+    calls,
+    get total() {
+      return [...calls.values()].reduce((sum, count) => sum + count, 0);
+    },
+  };
+}
+
+/** `delete_file`: records deletions; an optional gate holds each call. */
+export function deleteTool(options: { gate?: { wait(): Promise<void> } } = {}) {
+  const deleted: string[] = [];
+  const definition = tool({
+    name: "delete_file",
+    description: "Delete a file.",
+    input: z.object({ path: z.string() }),
+    handler: async ({ path }) => {
+      await options.gate?.wait();
+      deleted.push(path);
+      return `deleted ${path}`;
+    },
+  });
+  return { tool: definition, deleted };
+}
+
+export function makeAgent(
+  name: string,
+  options: Omit<AgentOptions, "config" | "logger"> & {
+    maxIterations?: number;
+    permissions?: PermissionManager;
+  },
+): Agent {
+  const { maxIterations, ...rest } = options;
+  return new Agent({
+    ...rest,
+    config: { name, ...(maxIterations === undefined ? {} : { maxIterations }) },
+    logger: silent,
+  });
+}
+
+/** Runtimes a test started; `closeAll()` closes them in afterEach. */
+export class Runtimes {
+  readonly #open: AgentRuntime[] = [];
+
+  async start(
+    agents: readonly Agent[],
+    backend: RunBackend,
+    options: { workers?: boolean } = {},
+  ): Promise<AgentRuntime> {
+    const runtime = new AgentRuntime({ agents, backend, logger: silent, concurrency: 8 });
+    this.#open.push(runtime);
+    await runtime.start(options);
+    return runtime;
+  }
+
+  async closeAll(): Promise<void> {
+    const open = this.#open.splice(0);
+    await Promise.all(open.map((runtime) => runtime.close({ timeoutMs: 5000 })));
+  }
+}
+
+/**
+ * Wraps a backend to watch its leases: how many step attempts found the lease taken, and when
+ * a run's lease was released. Everything else goes straight to the real backend.
+ */
+export function observeLeases(backend: RunBackend, shared = leaseCounters()) {
+  const wrapped = new Proxy(backend, {
+    get(target, property, receiver) {
+      if (property === "acquireLease") {
+        return async (runId: string) => {
+          const outcome = await target.acquireLease(runId);
+          if (!outcome.acquired) shared.busy(runId);
+          return outcome;
+        };
+      }
+      if (property === "releaseLease") {
+        return async (runId: string, token: number) => {
+          const outcome = await target.releaseLease(runId, token);
+          shared.released(runId);
+          return outcome;
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function"
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+  return { backend: wrapped, counters: shared };
+}
+
+/** Counts shared by observed backends (several runtimes on one Redis prefix). */
+export function leaseCounters() {
+  const busyCounts = new Map<string, number>();
+  const releaseCounts = new Map<string, number>();
+  const waiters: Array<() => void> = [];
+  const changed = () => {
+    for (const wake of waiters.splice(0)) wake();
+  };
+  const until = async (condition: () => boolean) => {
+    while (!condition()) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+  return {
+    busy(runId: string) {
+      busyCounts.set(runId, (busyCounts.get(runId) ?? 0) + 1);
+      changed();
+    },
+    released(runId: string) {
+      releaseCounts.set(runId, (releaseCounts.get(runId) ?? 0) + 1);
+      changed();
+    },
+    busyCount: (runId: string) => busyCounts.get(runId) ?? 0,
+    /** Resolves once `count` step attempts found the run's lease taken. */
+    waitForBusy: (runId: string, count: number) =>
+      until(() => (busyCounts.get(runId) ?? 0) >= count),
+    /** Resolves once the run's lease was released `count` times. */
+    waitForReleases: (runId: string, count: number) =>
+      until(() => (releaseCounts.get(runId) ?? 0) >= count),
+  };
+}
+export type LeaseCounters = ReturnType<typeof leaseCounters>;
+
+/** Collects a run's events to the end of its stream. */
+export async function collect<T>(events: AsyncIterable<T>): Promise<T[]> {
+  const seen: T[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}

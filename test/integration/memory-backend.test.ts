@@ -1,0 +1,7 @@
+import { memoryBackend } from "../../src/index.js";
+import { describeBackendContract } from "./backend-contract.js";
+
+describeBackendContract("memoryBackend()", {
+  create: () => memoryBackend(),
+  cleanup: async () => {},
+});

@@ -1,0 +1,26 @@
+import { beforeAll } from "vitest";
+import { type RunBackend, redisBackend } from "../../src/index.js";
+import { describeBackendContract } from "./backend-contract.js";
+import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  await requireRedis();
+});
+
+describeBackendContract("redisBackend()", {
+  create: (): RunBackend => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    return redisBackend({
+      url: redisUrl(),
+      prefix,
+      lockDurationMs: 2000,
+      stalledIntervalMs: 1000,
+    });
+  },
+  cleanup: async () => {
+    await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
+  },
+});

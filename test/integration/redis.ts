@@ -1,0 +1,99 @@
+// Real Redis for the integration tests: REDIS_URL, else the local default. Tests that need it
+// fail with a clear message when it cannot be reached; they never skip.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { Redis } from "ioredis";
+
+export const redisUrl = (): string => process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** Throws, naming the URL and how to fix it, unless Redis answers PING. */
+export async function requireRedis(url = redisUrl()): Promise<void> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `The Redis integration tests need a Redis server at ${url} (${reason}). ` +
+        "Start one (redis-server --maxmemory-policy noeviction) or set REDIS_URL.",
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A key prefix no other test uses (BullMQ prefixes must not contain ":"). */
+export const uniquePrefix = (): string => `hxtest-${randomUUID()}`;
+
+/** Deletes every key under `prefix`. */
+export async function deletePrefix(prefix: string, url = redisUrl()): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await client.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  server.close();
+  await once(server, "close");
+  if (address === null || typeof address === "string") throw new Error("no free port");
+  return address.port;
+}
+
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A throwaway `redis-server` (from PATH) on a free port, with extra command-line options. */
+export async function startRedisServer(options: readonly string[]): Promise<RedisServer> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...options],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const ready = new Promise<void>((resolve, reject) => {
+    let output = "";
+    child.once("error", (error) =>
+      reject(new Error(`Could not start redis-server from PATH: ${error.message}`)),
+    );
+    child.once("exit", (code) =>
+      reject(new Error(`redis-server exited (${String(code)}) before it was ready:\n${output}`)),
+    );
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("Ready to accept connections")) resolve();
+    });
+  });
+  await ready;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
