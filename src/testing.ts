@@ -1,4 +1,6 @@
 // harnessx/testing: fakes for tests and demos. The LLM provider is the only thing harnessx fakes.
+
+export { supportAgent as demoSupportAgent, supportModel as demoSupportModel } from "./cli/fleet.js";
 export {
   ScriptedProvider,
   type ScriptedProviderOptions,

@@ -2,15 +2,49 @@
 // The `harnessx` command. Kept small: argument parsing here, each command in its own module.
 import { parseArgs } from "node:util";
 import { runDemo } from "./demo.js";
+import { runRuntimeDemo } from "./runtime-demo.js";
+import { runWorker } from "./worker.js";
 
 const USAGE = `Usage: harnessx [command] [options]
 
 Commands:
-  demo        direct runs with a scripted model: tools, middleware, hooks,
-              streaming and an approval (the default)
+  demo        many concurrent durable runs on the embedded runtime, one approved by a
+              person (the default; no servers needed)
+  tour        direct runs with a scripted model: tools, middleware, hooks, streaming
+              and an approval
+  worker      advance durable runs from Redis until SIGINT/SIGTERM
+                --agents <module>   exports \`agents\` (or default): Agent[] or a function
+                --redis <url>       e.g. redis://127.0.0.1:6379 (default: $REDIS_URL)
+                --prefix <name>     key prefix (default: hx)
+                --concurrency <n>   jobs of each queue at once (default: 16)
 
 Options:
   -h, --help  show this help`;
+
+const parse = (args: string[]) =>
+  parseArgs({
+    args,
+    options: {
+      help: { type: "boolean", short: "h" },
+      agents: { type: "string" },
+      redis: { type: "string" },
+      prefix: { type: "string" },
+      concurrency: { type: "string" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+
+class UsageError extends Error {}
+
+function positiveInteger(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    throw new UsageError(`--${name} must be a positive whole number, got "${value}"`);
+  }
+  return parsed;
+}
 
 async function main(args: string[]): Promise<number> {
   let parsed: ReturnType<typeof parse>;
@@ -21,33 +55,46 @@ async function main(args: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  if (parsed.values.help === true || parsed.positionals[0] === "help") {
+  const { values, positionals } = parsed;
+  if (values.help === true || positionals[0] === "help") {
     console.log(USAGE);
     return 0;
   }
-  const [command = "demo", ...extra] = parsed.positionals;
-  if (command !== "demo" || extra.length > 0) {
-    const unknown =
-      command !== "demo" ? `unknown command "${command}"` : `unexpected "${extra[0]}"`;
-    console.error(`harnessx: ${unknown}. Run \`harnessx --help\` for the commands.`);
-    return 2;
-  }
+  const [command = "demo", ...extra] = positionals;
   try {
-    await runDemo();
-    return 0;
+    if (extra.length > 0) throw new UsageError(`unexpected "${extra[0]}"`);
+    switch (command) {
+      case "demo":
+        await runRuntimeDemo();
+        return 0;
+      case "tour":
+        await runDemo();
+        return 0;
+      case "worker": {
+        const redis = values.redis ?? process.env.REDIS_URL;
+        if (values.agents === undefined) throw new UsageError("worker needs --agents <module>");
+        if (redis === undefined) throw new UsageError("worker needs --redis <url> (or REDIS_URL)");
+        const concurrency = positiveInteger(values.concurrency, "concurrency");
+        await runWorker({
+          agents: values.agents,
+          redis,
+          ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+          ...(concurrency === undefined ? {} : { concurrency }),
+        });
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
   } catch (error) {
-    console.error("harnessx: the demo failed:", error);
+    if (error instanceof UsageError) {
+      console.error(`harnessx: ${error.message}. Run \`harnessx --help\` for the commands.`);
+      return 2;
+    }
+    console.error(`harnessx ${command} failed:`, error);
     return 1;
   }
 }
-
-const parse = (args: string[]) =>
-  parseArgs({
-    args,
-    options: { help: { type: "boolean", short: "h" } },
-    allowPositionals: true,
-    strict: true,
-  });
 
 // A reader that stops early (`harnessx demo | head`) is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

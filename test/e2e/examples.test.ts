@@ -140,8 +140,20 @@ describe("the harnessx command (from source)", () => {
       timeout: 15_000,
     });
 
-  it("runs the demo by default: tools, hooks, streaming and an approval", async () => {
+  it("runs the embedded runtime demo by default: concurrent runs, one approved", async () => {
     const { stdout } = await cli([]);
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toBe(
+      'harnessx embedded runtime: 36 concurrent runs of agent "support", no servers',
+    );
+    expect(lines).toContain('  approving call_1 as "demo-operator"');
+    expect(lines.some((line) => /^\[36\/36\] run \w{8} completed: Done: /.test(line))).toBe(true);
+    expect(lines.some((line) => line.startsWith("36/36 runs completed in "))).toBe(true);
+    expect(lines.at(-1)).toBe('runtime.list({ status: "completed" }) → 36 runs');
+  });
+
+  it("runs the direct-run tour: tools, hooks, streaming and an approval", async () => {
+    const { stdout } = await cli(["tour"]);
     const lines = stdout.split("\n");
     expect(lines).toContain('  middleware: query "   harnessx   " -> "harnessx"');
     expect(lines).toContain('  hook TOOL_CALL_START search {"query":"harnessx"}');
@@ -158,15 +170,20 @@ describe("the harnessx command (from source)", () => {
     expect(stdout).toContain("demo");
   });
 
-  it.each([{ args: ["frob"] }, { args: ["--frob"] }, { args: ["demo", "extra"] }])(
-    "refuses $args with exit code 2 and a message",
-    async ({ args }) => {
-      const failure: unknown = await cli(args).then(
-        () => new Error("expected a non-zero exit"),
-        (error: unknown) => error,
-      );
-      expect(failure).toMatchObject({ code: 2 });
-      expect((failure as { stderr: string }).stderr).toMatch(/^harnessx: /);
+  it.each([
+    { args: ["frob"] },
+    { args: ["--frob"] },
+    { args: ["demo", "extra"] },
+    { args: ["worker"] },
+    {
+      args: ["worker", "--agents", "x.js", "--redis", "redis://127.0.0.1:1", "--concurrency", "0"],
     },
-  );
+  ])("refuses $args with exit code 2 and a message", async ({ args }) => {
+    const failure: unknown = await cli(args).then(
+      () => new Error("expected a non-zero exit"),
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toMatch(/^harnessx: /);
+  });
 });

@@ -1,12 +1,22 @@
-// Real Redis for the integration tests: REDIS_URL, else the local default. Tests that need it
-// fail with a clear message when it cannot be reached; they never skip.
+// Real Redis for the integration tests: REDIS_URL (test/global-setup.ts sets it to a server of
+// its own when the environment gives none). Tests that need it fail with a clear message when it
+// cannot be reached; they never skip.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
 
-export const redisUrl = (): string => process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+export const redisUrl = (): string => {
+  const url = process.env.REDIS_URL;
+  if (!url) {
+    throw new Error(
+      "The Redis integration tests need a Redis server: set REDIS_URL, or put redis-server on " +
+        "PATH (Debian: apt-get install redis-server), or run a Docker engine for testcontainers.",
+    );
+  }
+  return url;
+};
 
 /** Throws, naming the URL and how to fix it, unless Redis answers PING. */
 export async function requireRedis(url = redisUrl()): Promise<void> {

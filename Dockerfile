@@ -1,0 +1,20 @@
+# The harnessx image: the built package and its production dependencies. The default command
+# is a worker serving examples/distributed/agents.mjs; mount or copy your own agents module.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY examples/distributed ./examples/distributed
+USER node
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["worker", "--agents", "examples/distributed/agents.mjs"]

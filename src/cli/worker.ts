@@ -1,0 +1,64 @@
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { ConfigError } from "../core/errors.js";
+import { Agent } from "../engine/agent.js";
+import { AgentRuntime } from "../runtime/agent-runtime.js";
+import { redisBackend } from "../runtime/redis-backend.js";
+
+export interface WorkerOptions {
+  /** A module whose `default` or `agents` export is Agent[] (or a function returning them). */
+  agents: string;
+  redis: string;
+  prefix?: string;
+  concurrency?: number;
+  lockDurationMs?: number;
+  /** How long a shutdown waits for jobs in flight. @defaultValue 10000 */
+  shutdownMs?: number;
+}
+
+/** Loads the agents a worker serves from a user module. */
+export async function loadAgents(path: string): Promise<Agent[]> {
+  const module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+  let exported = module.agents ?? module.default;
+  if (typeof exported === "function") exported = await (exported as () => unknown)();
+  const agents = Array.isArray(exported) ? exported : [exported];
+  if (agents.length === 0 || !agents.every((each) => each instanceof Agent)) {
+    throw new ConfigError(
+      `${path} must export \`agents\` (or a default export): an array of Agent, or a function returning one.`,
+    );
+  }
+  return agents as Agent[];
+}
+
+/**
+ * `harnessx worker`: advances runs of the given agents from Redis until SIGINT or SIGTERM, then
+ * stops taking jobs and waits for those in flight.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const logger = pino({ name: "harnessx-worker", level: process.env.HARNESSX_LOG_LEVEL ?? "info" });
+  const agents = await loadAgents(options.agents);
+  const runtime = new AgentRuntime({
+    agents,
+    logger,
+    backend: redisBackend({
+      url: options.redis,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.lockDurationMs === undefined ? {} : { lockDurationMs: options.lockDurationMs }),
+    }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  });
+  await runtime.start();
+  logger.info(
+    { agents: agents.map((agent) => agent.name), redis: options.redis },
+    "worker started",
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
+    process.once("SIGINT", resolveSignal);
+    process.once("SIGTERM", resolveSignal);
+  });
+  logger.info({ signal }, "worker stopping");
+  await runtime.close({ timeoutMs: options.shutdownMs ?? 10_000 });
+  logger.info("worker stopped");
+}
