@@ -28,6 +28,15 @@ const EXPECTED: Record<string, readonly string[]> = {
     "  run_shell: Permission denied: this agent never runs shell",
     "files left: notes.txt, keep.log",
   ],
+  "durable-runs.ts": [
+    "event: tool_start",
+    "event: result completed",
+    "checkpoints: beforeLlm → provider → afterLlm → toolValidate → permission → permissionRecheck → dispatch → afterTool → compose → beforeLlm → provider → afterLlm → done",
+    "refund run: awaiting_approval refund_order",
+    "after approval: Done: Refunded order 7.",
+    "after denial: Done: Denied by reviewer: not eligible.",
+    "completed runs: 3",
+  ],
   "hide-fixture-token.ts": [
     'call_1 isError=false: "api_url=https://example.test\\napi_key=[redacted]"',
     'call_2 isError=true: "no config named missing ([redacted]=abc)"',
