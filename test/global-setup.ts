@@ -5,22 +5,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./support/free-port.js";
 
 type Stop = () => Promise<void>;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  server.close();
-  await once(server, "close");
-  if (address === null || typeof address === "string") throw new Error("no free port");
-  return address.port;
-}
 
 async function startLocalRedis(): Promise<{ url: string; stop: Stop } | undefined> {
   const port = await freePort();

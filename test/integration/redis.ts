@@ -4,8 +4,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { Redis } from "ioredis";
+import { freePort } from "../support/free-port.js";
 
 export const redisUrl = (): string => {
   const url = process.env.REDIS_URL;
@@ -57,17 +57,6 @@ export async function deletePrefix(prefix: string, url = redisUrl()): Promise<vo
   } finally {
     client.disconnect();
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  server.close();
-  await once(server, "close");
-  if (address === null || typeof address === "string") throw new Error("no free port");
-  return address.port;
 }
 
 export interface RedisServer {
