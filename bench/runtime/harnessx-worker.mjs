@@ -1,0 +1,56 @@
+// A harnessx worker process, as `harnessx worker` would run one: the benchmark's agents built
+// from dist, an AgentRuntime on redisBackend with workers. Started by bench/runtime.mjs.
+//
+//   node bench/runtime/harnessx-worker.mjs <prefix> <concurrency>
+//
+// IPC: answers "counts" (step and tool jobs processed here), "heap" (heapUsed after a forced
+// GC), "cpu" (process.cpuUsage()) and "close"; sends "ready" once its workers are up.
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { AgentRuntime, redisBackend } from "../../dist/index.js";
+import { benchAgents } from "./agents.mjs";
+import { REDIS_URL, serve, settledHeap } from "./common.mjs";
+
+const [prefix, concurrencyArgument] = process.argv.slice(2);
+const concurrency = Number(concurrencyArgument);
+
+// HARNESSX_BENCH_AUTOPIPELINING=1: the backend gets an ioredis client with enableAutoPipelining
+// (commands issued in the same tick share one socket write), an experiment of the profile.
+const autoPipelining = process.env.HARNESSX_BENCH_AUTOPIPELINING === "1";
+const connection = autoPipelining
+  ? new Redis(REDIS_URL, { maxRetriesPerRequest: null, enableAutoPipelining: true })
+  : undefined;
+const backend = redisBackend({ url: REDIS_URL, prefix, ...(connection ? { connection } : {}) });
+// Counts the jobs this process works on, by wrapping the processors the runtime hands over.
+const counts = { steps: 0, tools: 0 };
+const start = backend.start.bind(backend);
+backend.start = (options) =>
+  start({
+    ...options,
+    processors: options.processors && {
+      step: (job) => {
+        counts.steps++;
+        return options.processors.step(job);
+      },
+      tool: (job) => {
+        counts.tools++;
+        return options.processors.tool(job);
+      },
+    },
+  });
+
+const logger = pino({ level: process.env.HARNESSX_LOG_LEVEL ?? "warn" }, pino.destination(2));
+const runtime = new AgentRuntime({ agents: benchAgents(), backend, concurrency, logger });
+await runtime.start();
+
+serve({
+  counts: () => ({ ...counts }),
+  heap: () => ({ heapUsed: settledHeap() }),
+  cpu: () => ({ cpu: process.cpuUsage() }),
+  close: async () => {
+    await runtime.close({ timeoutMs: 10_000 });
+    await connection?.quit();
+    setImmediate(() => process.exit(0));
+  },
+});
+process.send({ type: "ready" });
