@@ -30,6 +30,20 @@ export interface CallState {
   decidedBy?: string;
   /** The error result of a call that runs no handler. */
   result?: ToolResult;
+  /**
+   * Durable runs: how many times a crash interrupted this call's handler and a person was
+   * asked whether to run it again (its tool's recovery is `ask`). Absent until the first time.
+   */
+  interruptions?: number;
+}
+
+/** A call whose handler a crash interrupted, to be asked about again (durable runs). */
+export interface InterruptedCall {
+  toolCallId: string;
+  /** What the person is told. */
+  reason: string;
+  /** Binds the new approval to this exact input. */
+  inputHash: string;
 }
 
 /** The request being prepared for the provider. */
@@ -83,6 +97,7 @@ export type RunMachineEvent =
   | { type: "DECIDED"; decisions: Record<string, Decision> }
   | { type: "RECHECKED"; calls: CallState[] }
   | { type: "TOOLS_DISPATCHED"; raw: Record<string, ToolResult> }
+  | { type: "INTERRUPTED"; calls: InterruptedCall[] }
   | { type: "RESULTS_PROCESSED"; results: ToolResult[] }
   | { type: "FAIL"; error: RunError }
   | { type: "CANCEL"; error: RunError };
@@ -119,6 +134,20 @@ export type StagePhase = keyof typeof STAGE_OF_PHASE;
 export type StageName = (typeof STAGE_OF_PHASE)[StagePhase];
 
 const waitsForPerson = (call: CallState) => call.status === "asked";
+const runsItsHandler = (call: CallState) => call.status === "allowed" || call.status === "approved";
+
+/** An interrupted call waits for a person again, one interruption more; others are unchanged. */
+const interrupt = (state: CallState, interrupted: InterruptedCall | undefined): CallState => {
+  if (interrupted === undefined || !runsItsHandler(state)) return state;
+  const { decidedBy: _previous, ...rest } = state;
+  return {
+    ...rest,
+    status: "asked",
+    reason: interrupted.reason,
+    inputHash: interrupted.inputHash,
+    interruptions: (state.interruptions ?? 0) + 1,
+  };
+};
 
 const applyDecision = (state: CallState, decision: Decision | undefined): CallState => {
   if (decision === undefined || state.status !== "asked") return state;
@@ -162,6 +191,13 @@ export const runMachine = setup({
       event.type === "DECIDED" &&
       context.calls.some((each) => waitsForPerson(each) && !event.decisions[each.call.id]),
     underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
+    interruptsACall: ({ context, event }) =>
+      event.type === "INTERRUPTED" &&
+      event.calls.some((interrupted) =>
+        context.calls.some(
+          (each) => each.call.id === interrupted.toolCallId && runsItsHandler(each),
+        ),
+      ),
   },
   actions: {
     fail: assign({
@@ -321,6 +357,20 @@ export const runMachine = setup({
         TOOLS_DISPATCHED: {
           target: "afterTool",
           actions: assign({ raw: ({ context, event }) => ({ ...context.raw, ...event.raw }) }),
+        },
+        // Durable runs: a crash interrupted handlers whose tools' recovery is `ask`.
+        INTERRUPTED: {
+          guard: "interruptsACall",
+          target: "awaitingApproval",
+          actions: assign({
+            calls: ({ context, event }) =>
+              context.calls.map((each) =>
+                interrupt(
+                  each,
+                  event.calls.find((interrupted) => interrupted.toolCallId === each.call.id),
+                ),
+              ),
+          }),
         },
       },
     },

@@ -139,7 +139,7 @@ export class AgentRuntime implements AsyncDisposable {
       ...((options.workers ?? true)
         ? {
             processors: {
-              step: (job) => runStep(deps, job),
+              step: (job, delivery) => runStep(deps, job, delivery),
               tool: (job) => dispatchTool(deps, job),
             },
           }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApprovalError } from "../core/errors.js";
 import { Message } from "../core/values.js";
 import type { RunBackend } from "./backend.js";
-import { contextView } from "./run-view.js";
+import { callKey, contextView } from "./run-view.js";
 import { isTerminal, type RunRecord, type StoredDecision } from "./schemas.js";
 
 export interface DecisionOptions {
@@ -57,7 +57,7 @@ export async function recordDecision(
     ...(state.inputHash === undefined ? {} : { inputHash: state.inputHash }),
     decidedAt: request.now,
   };
-  const won = await backend.decide(runId, context.iteration, toolCallId, stored);
+  const won = await backend.decide(runId, context.iteration, callKey(state), stored);
   if (!won) throw alreadyDecided();
 }
 

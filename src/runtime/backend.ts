@@ -3,10 +3,19 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { RunRecord, RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 
+/** How a job reached the worker. */
+export interface JobDelivery {
+  /**
+   * True when the queue delivers the job again because the worker that had it stopped
+   * answering (it crashed, or lost its lock): that worker may still hold the run's lease.
+   */
+  redelivered: boolean;
+}
+
 /** What the workers of this process do with each kind of job. */
 export interface JobProcessors {
-  step(job: StepJob): Promise<void>;
-  tool(job: ToolJob): Promise<void>;
+  step(job: StepJob, delivery: JobDelivery): Promise<void>;
+  tool(job: ToolJob, delivery: JobDelivery): Promise<void>;
 }
 
 export interface BackendStartOptions {
@@ -34,11 +43,23 @@ export interface SaveOutcome {
 /**
  * Where durable runs live and how their work is queued. `AgentRuntime` and the workers use
  * only this; `memoryBackend()` and `redisBackend()` implement it with the same behaviour.
+ *
+ * Retention: when a run finishes (completed, failed or cancelled), its per-run data other than
+ * the record — raw results, decisions, in-flight markers, fencing, cancel and wake-up flags,
+ * and its event stream — is kept for `retentionMs`, then dropped. The run record (with its
+ * final `RunResult`) and its place in the status index are not expired: they are the run's
+ * audit trail, so `list()` and `handle(runId).result()` keep answering (an operator deletes
+ * old records). `events()` of a run whose stream was dropped yields its final result only.
+ *
+ * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
+ * interruptions that asked a person again. In-flight markers and decisions are kept by key.
  */
 export interface RunBackend {
   readonly kind: "memory" | "redis";
   /** How long a lease (and a queue job's lock) lasts without renewal. */
   readonly lockDurationMs: number;
+  /** How long a finished run's per-run data is kept. */
+  readonly retentionMs: number;
 
   /** Connects, checks the server, and starts workers when `processors` is given. */
   start(options: BackendStartOptions): Promise<void>;
@@ -66,20 +87,35 @@ export interface RunBackend {
   /** Commits a handler's raw outcome; idempotent, the first write wins. True when this one won. */
   commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean>;
   rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
-  /** Records a decision unless one exists (atomic): true when this decision won. */
+  /**
+   * Records, right before a handler runs, that this attempt of the call (`callKey`) started;
+   * atomic, the first write wins. False when it was recorded before: an earlier delivery of
+   * the same tool job started the handler and, unless it committed a raw result, crashed or
+   * lost its job in it — the tool's `recovery` decides what happens.
+   */
+  markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean>;
+  /** Records that an interrupted call attempt waits for a person (its tool's recovery is `ask`). */
+  markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void>;
+  /** The keys of the iteration's call attempts recorded as interrupted and waiting for a person. */
+  interruptedCalls(runId: string, iteration: number): Promise<string[]>;
+  /** Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won. */
   decide(
     runId: string,
     iteration: number,
-    toolCallId: string,
+    callKey: string,
     decision: StoredDecision,
   ): Promise<boolean>;
+  /** The iteration's decisions by call key. */
   decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;
   requestCancel(runId: string): Promise<void>;
   cancelRequested(runId: string): Promise<boolean>;
 
-  /** Appends to the run's event stream (bounded in length). */
+  /** Appends to the run's event stream (bounded; a final `result` starts its retention). */
   publish(runId: string, event: RunEvent): Promise<void>;
-  /** The run's events from the start of its stream, ending after its final `result`. */
+  /**
+   * The run's events from the start of its stream, ending after its final `result`; only that
+   * result once a finished run's stream was dropped (retention).
+   */
   events(runId: string): AsyncIterable<RunEvent>;
 
   /** Queues a run-step job. */

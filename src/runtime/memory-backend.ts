@@ -5,7 +5,10 @@ import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from 
 import { BackendError, LeaseLostError } from "./errors.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
+import { callKey } from "./run-view.js";
 import {
+  endsStream,
+  isTerminal,
   RunRecord,
   type RunRecordStatus,
   type StepJob,
@@ -24,6 +27,12 @@ export interface MemoryBackendOptions {
    * @defaultValue 1000
    */
   maxEventsPerRun?: number;
+  /**
+   * How long a finished run's per-run data (raw results, decisions, in-flight markers,
+   * fencing, cancel and wake-up flags, events) is kept; its record stays.
+   * @defaultValue 86400000 (24 h)
+   */
+  retentionMs?: number;
 }
 
 interface Lease {
@@ -32,6 +41,8 @@ interface Lease {
 }
 
 const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
+
+type CallMark = "started" | "interrupted";
 
 /**
  * The embedded backend: runs, leases and queues in this process's memory, no servers. The
@@ -46,6 +57,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
 class MemoryBackend implements RunBackend {
   readonly kind = "memory" as const;
   readonly lockDurationMs: number;
+  readonly retentionMs: number;
   // Records are kept as JSON so that no caller shares objects with the store.
   readonly #records = new Map<string, string>();
   readonly #leases = new Map<string, Lease>();
@@ -53,6 +65,10 @@ class MemoryBackend implements RunBackend {
   readonly #wakes = new Set<string>();
   readonly #raw = new Map<string, Map<string, ToolResult>>();
   readonly #decisions = new Map<string, Map<string, string>>();
+  /** In-flight marks by round, then call key: "started" or "interrupted". */
+  readonly #inFlight = new Map<string, Map<string, CallMark>>();
+  /** Retention timers of finished runs. */
+  readonly #expiries = new Map<string, NodeJS.Timeout>();
   readonly #cancels = new Set<string>();
   readonly #events: MemoryEventLog;
   readonly #steps = new MemoryWorkQueue<StepJob>();
@@ -61,6 +77,7 @@ class MemoryBackend implements RunBackend {
 
   constructor(options: MemoryBackendOptions) {
     this.lockDurationMs = options.lockDurationMs ?? 30_000;
+    this.retentionMs = options.retentionMs ?? 86_400_000;
     this.#events = new MemoryEventLog(options.maxEventsPerRun ?? 1000);
   }
 
@@ -70,12 +87,12 @@ class MemoryBackend implements RunBackend {
     const failed = (logger: Logger, queue: string) => (job: unknown, error: unknown) =>
       logger.error({ err: error, job, queue }, "job failed");
     this.#steps.work(
-      (job) => processors.step(job),
+      (job) => processors.step(job, { redelivered: false }),
       options.concurrency,
       failed(options.logger, "steps"),
     );
     this.#tools.work(
-      (job) => processors.tool(job),
+      (job) => processors.tool(job, { redelivered: false }),
       options.concurrency,
       failed(options.logger, "tools"),
     );
@@ -88,6 +105,8 @@ class MemoryBackend implements RunBackend {
     await this.#steps.close(options.timeoutMs);
     await this.#tools.close(Math.max(0, deadline - Date.now()));
     this.#events.close();
+    for (const timer of this.#expiries.values()) clearTimeout(timer);
+    this.#expiries.clear();
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
@@ -133,7 +152,9 @@ class MemoryBackend implements RunBackend {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     this.#records.set(runId, JSON.stringify(record));
     await this.renewLease(runId, token);
-    return { cancelRequested: this.#cancels.has(runId) };
+    const cancelRequested = this.#cancels.has(runId);
+    if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);
+    return { cancelRequested };
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
@@ -155,20 +176,36 @@ class MemoryBackend implements RunBackend {
     return Object.fromEntries(this.#raw.get(roundKey(runId, iteration)) ?? []);
   }
 
+  async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
+    const marks = this.#marks(runId, iteration);
+    if (marks.has(callKey)) return false;
+    marks.set(callKey, "started");
+    return true;
+  }
+
+  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
+    this.#marks(runId, iteration).set(callKey, "interrupted");
+  }
+
+  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+    const marks = this.#inFlight.get(roundKey(runId, iteration)) ?? new Map<string, CallMark>();
+    return [...marks].flatMap(([key, mark]) => (mark === "interrupted" ? [key] : []));
+  }
+
   async decide(
     runId: string,
     iteration: number,
-    toolCallId: string,
+    callKey: string,
     decision: StoredDecision,
   ): Promise<boolean> {
     const key = roundKey(runId, iteration);
     const recorded = this.#decisions.get(key) ?? new Map<string, string>();
     this.#decisions.set(key, recorded);
-    const existing = recorded.get(toolCallId);
+    const existing = recorded.get(callKey);
     // The same decision written again (a retried request) still wins, as in Redis.
     if (existing !== undefined)
       return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
-    recorded.set(toolCallId, JSON.stringify(decision));
+    recorded.set(callKey, JSON.stringify(decision));
     return true;
   }
 
@@ -192,10 +229,22 @@ class MemoryBackend implements RunBackend {
 
   async publish(runId: string, event: RunEvent): Promise<void> {
     this.#events.publish(runId, event);
+    // As in Redis, a finished run's stream expires counting from its final result.
+    if (event.type === "result" && endsStream(event)) {
+      this.#expireLater(runId, event.result.iterations);
+    }
   }
 
-  events(runId: string): AsyncIterable<RunEvent> {
-    return this.#events.read(runId);
+  async *events(runId: string): AsyncGenerator<RunEvent> {
+    if (!this.#events.has(runId)) {
+      // A finished run whose events expired (or that had none) has only its final result left.
+      const record = await this.loadRun(runId);
+      if (record !== undefined && isTerminal(record.status) && record.result !== null) {
+        yield { type: "result", result: record.result };
+        return;
+      }
+    }
+    yield* this.#events.read(runId);
   }
 
   async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
@@ -203,10 +252,32 @@ class MemoryBackend implements RunBackend {
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
-    this.#tools.add(
-      { ...job },
-      { key: `${roundKey(job.runId, job.iteration)}\u0000${job.toolCallId}` },
-    );
+    const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
+    this.#tools.add({ ...job }, { key: `${roundKey(job.runId, job.iteration)}\u0000${key}` });
+  }
+
+  #marks(runId: string, iteration: number): Map<string, CallMark> {
+    const key = roundKey(runId, iteration);
+    const marks = this.#inFlight.get(key) ?? new Map<string, CallMark>();
+    this.#inFlight.set(key, marks);
+    return marks;
+  }
+
+  /** Drops a finished run's per-run data after the retention period; the record stays. */
+  #expireLater(runId: string, iterations: number): void {
+    clearTimeout(this.#expiries.get(runId));
+    const timer = setTimeout(() => {
+      this.#expiries.delete(runId);
+      for (const map of [this.#fences, this.#leases]) map.delete(runId);
+      for (const set of [this.#wakes, this.#cancels]) set.delete(runId);
+      for (let iteration = 1; iteration <= iterations; iteration += 1) {
+        const key = roundKey(runId, iteration);
+        for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
+      }
+      this.#events.drop(runId);
+    }, this.retentionMs);
+    timer.unref();
+    this.#expiries.set(runId, timer);
   }
 }
 

@@ -47,6 +47,16 @@ export class MemoryEventLog {
     }
   }
 
+  /** True when the run has a log (it published, or somebody reads it). */
+  has(runId: string): boolean {
+    return this.#logs.has(runId);
+  }
+
+  /** Forgets a run's log (retention); readers already on it keep what they have. */
+  drop(runId: string): void {
+    this.#logs.delete(runId);
+  }
+
   /** Ends every reader that is waiting. */
   close(): void {
     this.#closed = true;

@@ -10,16 +10,33 @@ import { describeIssues } from "../tools/validate.js";
 import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from "./backend.js";
 import { BackendError, LeaseLostError } from "./errors.js";
 import { appendEvent, RedisEventReaders } from "./redis-events.js";
-import { jobIdPart, type RedisKeys, redisKeys, STEP_QUEUE, TOOL_QUEUE } from "./redis-keys.js";
+import {
+  jobIdPart,
+  type RedisKeys,
+  redisKeys,
+  retainedKeys,
+  STEP_QUEUE,
+  TOOL_QUEUE,
+} from "./redis-keys.js";
 import { closeWorkers, createQueue, createWorker, type QueueSettings } from "./redis-queues.js";
 import {
   ACQUIRE_LEASE,
   CREATE_RUN,
   RELEASE_LEASE,
   RENEW_LEASE,
+  REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
-import { RunRecord, type RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+import { callKey } from "./run-view.js";
+import {
+  endsStream,
+  isTerminal,
+  RunRecord,
+  type RunRecordStatus,
+  StepJob,
+  StoredDecision,
+  ToolJob,
+} from "./schemas.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" */
@@ -43,6 +60,24 @@ export interface RedisBackendOptions {
   connection?: Redis;
   /** @defaultValue 1000 */
   maxEventsPerRun?: number;
+  /**
+   * How long a finished run's per-run keys (raw results, decisions, in-flight markers, fencing,
+   * cancel and wake-up flags, event stream) are kept; its record stays.
+   * @defaultValue 86400000 (24 h)
+   */
+  retentionMs?: number;
+  /**
+   * How many times a job whose worker died is delivered again before it fails (BullMQ's
+   * `maxStalledCount`, whose own default of 1 would recover a job from one crash only).
+   * @defaultValue 3
+   */
+  maxStalledCount?: number;
+  /**
+   * The client name of this backend's connections (`CLIENT LIST`); BullMQ names its blocking
+   * worker connections `<prefix>:<queue in base64>`.
+   * @defaultValue "harnessx"
+   */
+  connectionName?: string;
   /** Completed jobs kept per queue. @defaultValue 1000 */
   keepCompletedJobs?: number;
   /** Failed jobs kept per queue. @defaultValue 5000 */
@@ -62,6 +97,12 @@ const Options = z.object({
   stalledIntervalMs: z.number().int().positive().optional(),
   connection: z.instanceof(Redis).optional(),
   maxEventsPerRun: z.number().int().positive().optional(),
+  retentionMs: z.number().int().positive().optional(),
+  maxStalledCount: z.number().int().positive().optional(),
+  connectionName: z
+    .string()
+    .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
+    .optional(),
   keepCompletedJobs: z.number().int().nonnegative().optional(),
   keepFailedJobs: z.number().int().nonnegative().optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
@@ -81,15 +122,24 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
   return new RedisBackend(options);
 }
 
+/**
+ * In-flight marks of a call attempt: its handler started (`started:<unique id>`), or it was
+ * interrupted and waits for a person.
+ */
+const STARTED = "started";
+const INTERRUPTED = "interrupted";
+
 const LeaseReply = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number()]);
 const StatusReply = z.tuple([z.string(), z.string()]);
 
 class RedisBackend implements RunBackend {
   readonly kind = "redis" as const;
   readonly lockDurationMs: number;
+  readonly retentionMs: number;
   readonly #url: string;
   readonly #prefix: string;
   readonly #stalledIntervalMs: number;
+  readonly #maxStalledCount: number;
   readonly #maxEvents: number;
   readonly #keepCompleted: number;
   readonly #keepFailed: number;
@@ -108,6 +158,8 @@ class RedisBackend implements RunBackend {
     this.#prefix = options.prefix ?? "hx";
     this.lockDurationMs = options.lockDurationMs ?? 30_000;
     this.#stalledIntervalMs = options.stalledIntervalMs ?? this.lockDurationMs;
+    this.#maxStalledCount = options.maxStalledCount ?? 3;
+    this.retentionMs = options.retentionMs ?? 86_400_000;
     this.#maxEvents = options.maxEventsPerRun ?? 1000;
     this.#keepCompleted = options.keepCompletedJobs ?? 1000;
     this.#keepFailed = options.keepFailedJobs ?? 5000;
@@ -115,7 +167,12 @@ class RedisBackend implements RunBackend {
     this.#keys = redisKeys(this.#prefix);
     this.#ownsConnection = options.connection === undefined;
     this.#redis =
-      options.connection ?? new Redis(this.#url, { maxRetriesPerRequest: null, lazyConnect: true });
+      options.connection ??
+      new Redis(this.#url, {
+        maxRetriesPerRequest: null,
+        lazyConnect: true,
+        connectionName: options.connectionName ?? "harnessx",
+      });
     this.#redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
     this.#readers = new RedisEventReaders(this.#redis, 2000, () => this.#logger);
   }
@@ -129,6 +186,7 @@ class RedisBackend implements RunBackend {
       prefix: this.#prefix,
       lockDurationMs: this.lockDurationMs,
       stalledIntervalMs: this.#stalledIntervalMs,
+      maxStalledCount: this.#maxStalledCount,
       keepCompleted: this.#keepCompleted,
       keepFailed: this.#keepFailed,
     };
@@ -143,8 +201,8 @@ class RedisBackend implements RunBackend {
     if (processors === undefined) return;
     const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
     this.#workers = [
-      createWorker(STEP_QUEUE, StepJob, (job) => processors.step(job), workerSettings),
-      createWorker(TOOL_QUEUE, ToolJob, (job) => processors.tool(job), workerSettings),
+      createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
+      createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
     ];
     await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
   }
@@ -208,8 +266,13 @@ class RedisBackend implements RunBackend {
     const reply = LeaseReply.parse(
       await ACQUIRE_LEASE.run(
         this.#redis,
-        [this.#keys.lease(runId), this.#keys.fence(runId), this.#keys.wake(runId)],
-        [this.lockDurationMs],
+        [
+          this.#keys.lease(runId),
+          this.#keys.fence(runId),
+          this.#keys.wake(runId),
+          this.#keys.run(runId),
+        ],
+        [this.lockDurationMs, this.retentionMs],
       ),
     );
     return reply[0] === 1
@@ -227,6 +290,7 @@ class RedisBackend implements RunBackend {
   }
 
   async saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome> {
+    const finished = isTerminal(record.status);
     const reply = await SAVE_RUN.run(
       this.#redis,
       [
@@ -234,6 +298,7 @@ class RedisBackend implements RunBackend {
         this.#keys.fence(runId),
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
+        ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
       ],
       [
         token,
@@ -243,6 +308,7 @@ class RedisBackend implements RunBackend {
         runId,
         this.lockDurationMs,
         this.#keys.statusPrefix,
+        finished ? this.retentionMs : "",
       ],
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
@@ -277,16 +343,33 @@ class RedisBackend implements RunBackend {
     );
   }
 
+  async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
+    const key = this.#keys.inFlight(runId, iteration);
+    // Unique per call: a reply lost and re-sent by ioredis answers 0 for our own write.
+    const mark = `${STARTED}:${randomUUID()}`;
+    if ((await this.#redis.hsetnx(key, callKey, mark)) === 1) return true;
+    return (await this.#redis.hget(key, callKey)) === mark;
+  }
+
+  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
+    await this.#redis.hset(this.#keys.inFlight(runId, iteration), callKey, INTERRUPTED);
+  }
+
+  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+    const marks = await this.#redis.hgetall(this.#keys.inFlight(runId, iteration));
+    return Object.entries(marks).flatMap(([key, mark]) => (mark === INTERRUPTED ? [key] : []));
+  }
+
   async decide(
     runId: string,
     iteration: number,
-    toolCallId: string,
+    callKey: string,
     decision: StoredDecision,
   ): Promise<boolean> {
     const key = this.#keys.decisions(runId, iteration);
-    if ((await this.#redis.hsetnx(key, toolCallId, JSON.stringify(decision))) === 1) return true;
+    if ((await this.#redis.hsetnx(key, callKey, JSON.stringify(decision))) === 1) return true;
     // A reply lost and re-sent by ioredis answers 0 for our own write: compare the stored id.
-    const stored = await this.#redis.hget(key, toolCallId);
+    const stored = await this.#redis.hget(key, callKey);
     return stored !== null && StoredDecision.parse(JSON.parse(stored)).id === decision.id;
   }
 
@@ -301,7 +384,11 @@ class RedisBackend implements RunBackend {
   }
 
   async requestCancel(runId: string): Promise<void> {
-    await this.#redis.set(this.#keys.cancel(runId), "1");
+    await REQUEST_CANCEL.run(
+      this.#redis,
+      [this.#keys.cancel(runId), this.#keys.run(runId)],
+      [this.retentionMs],
+    );
   }
 
   async cancelRequested(runId: string): Promise<boolean> {
@@ -309,11 +396,29 @@ class RedisBackend implements RunBackend {
   }
 
   async publish(runId: string, event: RunEvent): Promise<void> {
-    await appendEvent(this.#redis, this.#keys.events(runId), event, this.#maxEvents);
+    await appendEvent(this.#redis, this.#keys.events(runId), event, {
+      maxLength: this.#maxEvents,
+      ...(endsStream(event) ? { expireMs: this.retentionMs } : {}),
+    });
   }
 
-  events(runId: string): AsyncIterable<RunEvent> {
-    return this.#readers.read(this.#keys.events(runId));
+  async *events(runId: string): AsyncGenerator<RunEvent> {
+    const key = this.#keys.events(runId);
+    // A finished run whose stream expired (or never had one) has only its final result left.
+    const finalEvent = async (): Promise<RunEvent | undefined> => {
+      const record = await this.loadRun(runId);
+      return record !== undefined && isTerminal(record.status) && record.result !== null
+        ? { type: "result", result: record.result }
+        : undefined;
+    };
+    if ((await this.#redis.exists(key)) === 0) {
+      const final = await finalEvent();
+      if (final !== undefined) {
+        yield final;
+        return;
+      }
+    }
+    yield* this.#readers.read(key, finalEvent);
   }
 
   async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
@@ -328,9 +433,10 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
-    // One id per call: while a job for it exists, BullMQ ignores the add.
+    // One id per call attempt: while a job for it exists, BullMQ ignores the add.
+    const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
     await this.#queue("tools").add("tool", job, {
-      jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(job.toolCallId)}`,
+      jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
     });
   }
 

@@ -11,19 +11,40 @@ const XReadReply = z
   .array(z.tuple([z.string(), z.array(z.tuple([z.string(), z.array(z.string())]))]))
   .nullable();
 
-/** Appends one event to a run's stream, trimmed to about `maxLength` entries. */
+/**
+ * Appends one event to a run's stream, trimmed to about `maxLength` entries; with `expireMs`
+ * (a finished run's last event) the stream expires that long after, in the same transaction.
+ */
 export async function appendEvent(
   redis: Redis,
   key: string,
   event: RunEvent,
-  maxLength: number,
+  options: { maxLength: number; expireMs?: number },
 ): Promise<void> {
-  await redis.xadd(key, "MAXLEN", "~", maxLength, "*", FIELD, JSON.stringify(event));
+  const json = JSON.stringify(event);
+  if (options.expireMs === undefined) {
+    await redis.xadd(key, "MAXLEN", "~", options.maxLength, "*", FIELD, json);
+    return;
+  }
+  const replies = await redis
+    .multi()
+    .xadd(key, "MAXLEN", "~", options.maxLength, "*", FIELD, json)
+    .pexpire(key, options.expireMs)
+    .exec();
+  const failed = replies?.find(([error]) => error !== null);
+  if (replies === null || failed !== undefined) {
+    throw new BackendError(`Appending to the event stream "${key}" failed.`, {
+      cause: failed?.[0],
+    });
+  }
 }
 
 /**
  * Tails run streams with `XREAD BLOCK`, each reader on its own connection (a blocked
  * connection serves nobody else). `close()` ends every reader.
+ *
+ * A finished run's stream expires (retention): a reader that finds its stream gone while it
+ * waits asks `finalEvent` for the run's last word, and ends with it when there is one.
  */
 export class RedisEventReaders {
   readonly #base: Redis;
@@ -38,9 +59,14 @@ export class RedisEventReaders {
     this.#logger = logger;
   }
 
-  async *read(key: string): AsyncGenerator<RunEvent> {
+  async *read(
+    key: string,
+    finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+  ): AsyncGenerator<RunEvent> {
     if (this.#closed) return;
     const reader = this.#base.duplicate();
+    // A duplicate has no listeners: without one, ioredis prints every connection error.
+    reader.on("error", (error) => this.#logger().warn({ err: error, key }, "event reader error"));
     this.#open.add(reader);
     let last = "0";
     try {
@@ -54,6 +80,13 @@ export class RedisEventReaders {
         }
         const parsed = XReadReply.safeParse(reply);
         if (!parsed.success) throw new BackendError(`Unexpected XREAD reply on "${key}".`);
+        if (parsed.data === null && (await reader.exists(key)) === 0) {
+          const final = await finalEvent();
+          if (final !== undefined) {
+            yield final;
+            return;
+          }
+        }
         for (const [, entries] of parsed.data ?? []) {
           for (const [id, fields] of entries) {
             last = id;

@@ -17,8 +17,25 @@ export function redisKeys(prefix: string) {
     cancel: (runId: string) => `${prefix}:cancel:${runId}`,
     raw: (runId: string, iteration: number) => `${prefix}:raw:${runId}:${iteration}`,
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
+    inFlight: (runId: string, iteration: number) => `${prefix}:inflight:${runId}:${iteration}`,
     events: (runId: string) => `${prefix}:events:${runId}`,
   };
+}
+
+/**
+ * The keys of a finished run that expire after the retention period: everything but its record
+ * (and its place in the status index), which stays as the run's final word.
+ */
+export function retainedKeys(keys: RedisKeys, runId: string, iterations: number): string[] {
+  const perRun = [keys.fence(runId), keys.cancel(runId), keys.wake(runId), keys.events(runId)];
+  for (let iteration = 1; iteration <= iterations; iteration += 1) {
+    perRun.push(
+      keys.raw(runId, iteration),
+      keys.decisions(runId, iteration),
+      keys.inFlight(runId, iteration),
+    );
+  }
+  return perRun;
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;
 

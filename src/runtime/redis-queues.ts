@@ -3,12 +3,15 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { describeIssues } from "../tools/validate.js";
+import type { JobDelivery } from "./backend.js";
 
 export interface QueueSettings {
   connection: Redis;
   prefix: string;
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** How many times a job whose worker died is delivered again before it fails. */
+  maxStalledCount: number;
   /** Finished jobs kept for inspection; older ones are removed. */
   keepCompleted: number;
   keepFailed: number;
@@ -31,12 +34,14 @@ export function createQueue(name: string, settings: QueueSettings): Queue {
 
 /**
  * A BullMQ worker whose payloads are parsed at the edge: a malformed payload fails the job
- * with `UnrecoverableError` (no retry) and the worker carries on with other jobs.
+ * with `UnrecoverableError` (no retry) and the worker carries on with other jobs. A job whose
+ * worker died (its lock expired) is delivered again up to `maxStalledCount` times; that
+ * re-delivery is how a crashed step or tool call is recovered.
  */
 export function createWorker<T>(
   name: string,
   schema: z.ZodType<T>,
-  process: (payload: T) => Promise<void>,
+  process: (payload: T, delivery: JobDelivery) => Promise<void>,
   settings: QueueSettings & { concurrency: number; logger: Logger },
 ): Worker {
   const worker = new Worker(
@@ -48,7 +53,7 @@ export function createWorker<T>(
           `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
         );
       }
-      await process(parsed.data);
+      await process(parsed.data, { redelivered: job.stalledCounter > 0 });
     },
     {
       connection: settings.connection,
@@ -56,6 +61,9 @@ export function createWorker<T>(
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
+      maxStalledCount: settings.maxStalledCount,
+      // After a lost connection, look for jobs again within a stalled interval (BullMQ: 15 s).
+      runRetryDelay: Math.min(15_000, settings.stalledIntervalMs),
       autorun: true,
     },
   );

@@ -25,10 +25,14 @@ export class LuaScript {
   }
 }
 
+/** Statuses a run does not leave, as a Lua condition on the local `status`. */
+const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
+
 /**
- * KEYS: lease, fence, wake. ARGV: ttlMs.
+ * KEYS: lease, fence, wake, run. ARGV: ttlMs, retentionMs.
  * Free: a new fencing token (INCR) holds the lease. Held: leave a wake-up for the holder.
- * Returns {1, token} or {0, remaining ms}.
+ * Returns {1, token} or {0, remaining ms}. A stray step of a finished run re-arms the fence's
+ * expiry, so it cannot leave a fence behind for good once the run's keys expired.
  */
 export const ACQUIRE_LEASE = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then
@@ -38,6 +42,8 @@ end
 local token = redis.call("INCR", KEYS[2])
 redis.call("SET", KEYS[1], token, "PX", ARGV[1])
 redis.call("DEL", KEYS[3])
+local status = redis.call("HGET", KEYS[4], "status")
+if ${FINISHED} then redis.call("PEXPIRE", KEYS[2], ARGV[2]) end
 return {1, token}
 `);
 
@@ -63,11 +69,12 @@ return 0
 `);
 
 /**
- * KEYS: run, fence, cancel, lease.
- * ARGV: token, record JSON, new status, createdAt, runId, ttlMs, status-set key prefix.
+ * KEYS: run, fence, cancel, lease, then the keys to expire when the run finished.
+ * ARGV: token, record JSON, new status, createdAt, runId, ttlMs, status-set key prefix,
+ * retentionMs ("" while the run is not finished).
  * Fenced write: refused (-1) unless `token` is the newest issued. Moves the run between status
- * sets (keys built from the prefix: a standalone-Redis script), extends the lease, and returns
- * 1 when a cancel was requested, else 0.
+ * sets (keys built from the prefix: a standalone-Redis script), extends the lease, sets the
+ * retention expiry of a finished run's keys, and returns 1 when a cancel was requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
@@ -76,7 +83,22 @@ redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
 if old and old ~= ARGV[3] then redis.call("ZREM", ARGV[7] .. old, ARGV[5]) end
 redis.call("ZADD", ARGV[7] .. ARGV[3], ARGV[4], ARGV[5])
 if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
-return redis.call("EXISTS", KEYS[3])
+local cancelled = redis.call("EXISTS", KEYS[3])
+if ARGV[8] ~= "" then
+  for index = 5, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+end
+return cancelled
+`);
+
+/**
+ * KEYS: cancel, run. ARGV: retentionMs.
+ * Records a cancel request; on a run that finished meanwhile it expires with the run's keys.
+ */
+export const REQUEST_CANCEL = new LuaScript(`
+redis.call("SET", KEYS[1], "1")
+local status = redis.call("HGET", KEYS[2], "status")
+if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
+return 1
 `);
 
 /** KEYS: run, status set. ARGV: record JSON, status, createdAt, runId. 0 when the run exists. */

@@ -2,7 +2,7 @@ import type { RunResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { RunBackend } from "./backend.js";
 import { BackendError, RunNotFoundError } from "./errors.js";
-import { contextView } from "./run-view.js";
+import { callKey, contextView } from "./run-view.js";
 import { isTerminal, type RunRecord } from "./schemas.js";
 
 /**
@@ -71,9 +71,10 @@ export class RunHandle {
     if (isTerminal(record.status)) return record.result ?? undefined;
     if (record.status !== "awaiting_approval" || record.result === null) return undefined;
     if (await this.#backend.cancelRequested(this.runId)) return undefined;
-    const iteration = contextView(record)?.iteration ?? 0;
-    const decided = await this.#backend.decisions(this.runId, iteration);
-    const waiting = record.result.pending.every((each) => decided[each.toolCallId] === undefined);
+    const context = contextView(record);
+    const decided = await this.#backend.decisions(this.runId, context?.iteration ?? 0);
+    const asked = (context?.calls ?? []).filter((state) => state.status === "asked");
+    const waiting = asked.every((state) => decided[callKey(state)] === undefined);
     return waiting ? record.result : undefined;
   }
 }

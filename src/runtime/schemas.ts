@@ -69,6 +69,7 @@ export const CallStateView = z.object({
   inputHash: z.string().optional(),
   decidedBy: z.string().optional(),
   result: ToolResult.optional(),
+  interruptions: z.number().int().positive().optional(),
 });
 export const SnapshotContextView = z.looseObject({
   runId: z.string(),
@@ -100,6 +101,11 @@ export const ToolJob = z.object({
   runId: z.string().min(1),
   iteration: z.number().int().positive(),
   toolCallId: z.string().min(1),
+  /**
+   * How many times a crash interrupted this call before and a person approved running it
+   * again; each attempt is a job of its own. Absent means 0.
+   */
+  attempt: z.number().int().nonnegative().optional(),
 });
 export type ToolJob = z.infer<typeof ToolJob>;
 

@@ -9,7 +9,9 @@ import { HookEvent } from "../hooks/events.js";
 import { type Decision, type FinalPhase, type Phase, runMachine } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { type EventPublisher, eventPublisher } from "../runtime/event-publisher.js";
+import { callKey } from "../runtime/run-view.js";
 import { isTerminal, PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
+import { INTERRUPTED_REASON } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
@@ -89,6 +91,8 @@ async function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
 }
 
 async function proceed(step: Step): Promise<void> {
+  // True once this step drove the run on: a dispatch it enters has no tool job out yet.
+  let drove = false;
   for (;;) {
     const snapshot = step.actor.getSnapshot();
     if (snapshot.status !== "active") return;
@@ -99,9 +103,10 @@ async function proceed(step: Step): Promise<void> {
     } else if (phase === "awaitingApproval") {
       if (!(await applyDecisions(step))) return;
     } else if (phase === "dispatch") {
-      if (!(await collectToolResults(step))) return;
+      if (!(await collectToolResults(step, drove))) return;
     } else {
       await drive(step.actor, step.env, { stopAt: STOP_AT, onBoundary: () => checkpoint(step) });
+      drove = true;
     }
   }
 }
@@ -139,7 +144,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
   const recorded = await step.deps.backend.decisions(context.runId, context.iteration);
   const decisions: Record<string, Decision> = {};
   for (const state of context.calls) {
-    const stored = state.status === "asked" ? recorded[state.call.id] : undefined;
+    const stored = state.status === "asked" ? recorded[callKey(state)] : undefined;
     if (stored === undefined) continue;
     // The decision binds the input a person saw; the stored call must still hash to it.
     const bound =
@@ -166,21 +171,41 @@ async function applyDecisions(step: Step): Promise<boolean> {
 
 /**
  * Phase `dispatch`: when every permitted call has a committed raw result, hands them to the
- * machine; otherwise queues a tool job per missing call and returns false.
+ * machine; when every call still missing one was interrupted by a crash under recovery `ask`,
+ * parks the run for a person (`INTERRUPTED`); otherwise queues a tool job per missing call and
+ * returns false. `entered`: this step just entered dispatch, so no call can be interrupted yet.
  */
-async function collectToolResults(step: Step): Promise<boolean> {
+async function collectToolResults(step: Step, entered: boolean): Promise<boolean> {
   const context = step.actor.getSnapshot().context;
+  const { backend } = step.deps;
   const todo = context.calls.filter(runsHandler);
   const committed =
-    todo.length === 0 ? {} : await step.deps.backend.rawResults(context.runId, context.iteration);
+    todo.length === 0 ? {} : await backend.rawResults(context.runId, context.iteration);
   const missing = todo.filter((state) => committed[state.call.id] === undefined);
   if (missing.length > 0) {
+    const interrupted = new Set(
+      entered ? [] : await backend.interruptedCalls(context.runId, context.iteration),
+    );
+    const running = missing.filter((state) => !interrupted.has(callKey(state)));
+    if (running.length === 0) {
+      step.actor.send({
+        type: "INTERRUPTED",
+        calls: missing.map((state) => ({
+          toolCallId: state.call.id,
+          reason: INTERRUPTED_REASON,
+          inputHash: approvalHash(context.runId, state.call, step.env.approvalKey),
+        })),
+      });
+      await checkpoint(step);
+      return true;
+    }
     await Promise.all(
-      missing.map((state) =>
-        step.deps.backend.enqueueTool({
+      running.map((state) =>
+        backend.enqueueTool({
           runId: context.runId,
           iteration: context.iteration,
           toolCallId: state.call.id,
+          ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
         }),
       ),
     );

@@ -1,3 +1,4 @@
+import type { JobDelivery } from "../runtime/backend.js";
 import type { StepJob } from "../runtime/schemas.js";
 import { advanceRun } from "./advance-run.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -5,13 +6,18 @@ import type { WorkerDeps } from "./worker-deps.js";
 /**
  * A run-step job: takes the run's lease and advances it. When another worker holds the lease,
  * the acquire attempt leaves it a wake-up (it steps the run again after releasing); a lease
- * that is running out unrenewed belongs to a dead worker, so a step is queued for its expiry.
+ * that is running out unrenewed belongs to a dead worker, and so may the lease of a job the
+ * queue delivers again after a crash: then a step is queued for the lease's expiry.
  */
-export async function runStep(deps: WorkerDeps, job: StepJob): Promise<void> {
+export async function runStep(
+  deps: WorkerDeps,
+  job: StepJob,
+  delivery: JobDelivery = { redelivered: false },
+): Promise<void> {
   const { backend } = deps;
   const lease = await backend.acquireLease(job.runId);
   if (!lease.acquired) {
-    if (lease.remainingMs < backend.lockDurationMs / 2) {
+    if (delivery.redelivered || lease.remainingMs < backend.lockDurationMs / 2) {
       await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50 });
     }
     return;

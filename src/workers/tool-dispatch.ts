@@ -4,15 +4,21 @@ import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
 import type { CallState, RunContext } from "../machines/run-machine.js";
 import { eventPublisher } from "../runtime/event-publisher.js";
-import { contextView } from "../runtime/run-view.js";
+import { callKey, contextView } from "../runtime/run-view.js";
 import { isTerminal, type ToolJob } from "../runtime/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
+import { recover } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
+
+/** A tool job's outcome: a raw result to commit, or a call that waits for a person. */
+type Outcome = { result: ToolResult } | { interrupted: true };
 
 /**
  * A tool-dispatch job: runs one permitted call's handler, unless its raw result is committed
  * already, and commits the raw result (first write wins) before the run's next step
  * post-processes it. The policy in force now is asked once more right before the handler.
+ * The handler's start is marked first; a delivery that finds the mark without a committed
+ * result recovers a call a crash interrupted, as its tool's `recovery` says.
  */
 export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void> {
   const { backend } = deps;
@@ -30,7 +36,8 @@ export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void
   // The snapshot's context is the machine's RunContext; its calls were parsed by contextView.
   const context = record.snapshot?.context as RunContext | undefined;
   const state = current ? context?.calls.find((each) => each.call.id === toolCallId) : undefined;
-  if (context === undefined || state === undefined || !runsHandler(state)) {
+  const attemptNow = (state?.interruptions ?? 0) === (job.attempt ?? 0);
+  if (context === undefined || state === undefined || !runsHandler(state) || !attemptNow) {
     deps.logger.debug({ runId, iteration, toolCallId }, "a stale tool job; ignored");
     return;
   }
@@ -49,30 +56,51 @@ export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void
       signal: controller.signal,
       emit: publisher.emit,
     });
-    const result = await runPermitted(context, state, env);
+    const outcome = await runPermitted(deps, context, state, env);
     await publisher.flush();
-    const won = await backend.commitRaw(runId, iteration, result);
-    if (!won) deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
+    if ("interrupted" in outcome) {
+      await backend.markCallInterrupted(runId, iteration, callKey(state));
+    } else if (!(await backend.commitRaw(runId, iteration, outcome.result))) {
+      deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
+    }
   } finally {
     untrack();
   }
   await backend.enqueueStep(runId);
 }
 
-/** The policy's last word, then the handler: a call denied now gets an error result instead. */
+/**
+ * The policy's last word, then the handler: a call denied now gets an error result instead.
+ * A call marked started before by an earlier delivery follows its tool's recovery policy.
+ */
 async function runPermitted(
+  deps: WorkerDeps,
   context: RunContext,
   state: CallState,
   env: RunEnv,
-): Promise<ToolResult> {
+): Promise<Outcome> {
   const rechecked = await recheckPermissions({ ...context, calls: [state] }, env);
   const checked = rechecked.type === "RECHECKED" ? rechecked.calls[0] : undefined;
-  if (checked?.result !== undefined) return checked.result;
+  if (checked?.result !== undefined) return { result: checked.result };
   if (checked === undefined || !runsHandler(checked)) {
-    return errorResult(
-      state.call.id,
-      `Permission denied at dispatch: ${checked?.reason ?? "the call is no longer permitted"} (approval now required)`,
-    );
+    const reason = checked?.reason ?? "the call is no longer permitted";
+    return {
+      result: errorResult(
+        state.call.id,
+        `Permission denied at dispatch: ${reason} (approval now required)`,
+      ),
+    };
   }
-  return executeCall(context, checked, env);
+  const { runId, iteration } = context;
+  if (!(await deps.backend.markCallStarted(runId, iteration, callKey(checked)))) {
+    const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";
+    deps.logger.warn(
+      { runId, iteration, toolCallId: checked.call.id, tool: checked.call.name, recovery: policy },
+      "recovering a tool call interrupted by a crash",
+    );
+    const recovery = recover(policy, checked.call.id);
+    if (recovery.action === "ask") return { interrupted: true };
+    if (recovery.action === "commit") return { result: recovery.result };
+  }
+  return { result: await executeCall(context, checked, env) };
 }

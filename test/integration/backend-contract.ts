@@ -1,6 +1,7 @@
 // The behaviour every RunBackend gives AgentRuntime, run against memoryBackend() and
 // redisBackend() alike (see memory-backend.test.ts and redis-backend.test.ts).
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   ApprovalError,
   HarnessError,
@@ -9,11 +10,13 @@ import {
   type Message,
   Middleware,
   PermissionManager,
+  type RecoveryPolicy,
   type RunBackend,
   type RunEvent,
   RunNotFoundError,
   type RunRecord,
   type RunResult,
+  tool,
   UnknownAgentError,
 } from "../../src/index.js";
 import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
@@ -63,6 +66,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 export function describeBackendContract(name: string, factory: BackendFactory): void {
   describePrimitives(name, factory);
+  describeRecovery(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
@@ -561,6 +565,33 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       });
     });
 
+    it("marks a call attempt started once, and records interrupted attempts", async () => {
+      const backend = await start();
+      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(true);
+      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
+      expect(await backend.markCallStarted("run", 1, "call_1#1")).toBe(true);
+      expect(await backend.markCallStarted("run", 2, "call_1")).toBe(true);
+      expect(await backend.markCallStarted("other", 1, "call_1")).toBe(true);
+      expect(await backend.interruptedCalls("run", 1)).toEqual([]);
+
+      await backend.markCallInterrupted("run", 1, "call_1");
+      await backend.markCallInterrupted("run", 1, "call_1");
+
+      expect(await backend.interruptedCalls("run", 1)).toEqual(["call_1"]);
+      expect(await backend.interruptedCalls("run", 2)).toEqual([]);
+      // An interrupted attempt stays started: a later delivery of it recovers again.
+      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
+    });
+
+    it("keeps decisions per call attempt", async () => {
+      const backend = await start();
+      const allow = { id: "d-1", decision: "allow" as const, decidedAt: 1 };
+      const deny = { id: "d-2", decision: "deny" as const, decidedAt: 2 };
+      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true);
+      expect(await backend.decide("run", 1, "call_1#1", deny)).toBe(true);
+      expect(await backend.decisions("run", 1)).toEqual({ call_1: allow, "call_1#1": deny });
+    });
+
     it("keeps the first raw result and the first decision of a call", async () => {
       const backend = await start();
       const first = { toolCallId: "call_1", content: "first", isError: false };
@@ -614,4 +645,189 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect(await collect(backend.events("run"))).toEqual(expected);
     });
   });
+}
+
+/** A tool with a recovery policy whose handler counts its executions. */
+function recoveryTool(policy: RecoveryPolicy) {
+  let executions = 0;
+  const definition = tool({
+    name: `${policy}_op`,
+    description: `An operation whose recovery is ${policy}.`,
+    input: z.object({ query: z.string() }),
+    recovery: policy,
+    handler: async ({ query }) => {
+      executions += 1;
+      return `${policy} done for ${query}`;
+    },
+  });
+  return {
+    tool: definition,
+    get executions() {
+      return executions;
+    },
+  };
+}
+
+/**
+ * A call in flight at a crash, played in one process: the call's start is marked (as the
+ * crashed delivery did) before its tool job runs, with no raw result committed. The real
+ * crashes, with worker processes killed, are in reliability.test.ts.
+ */
+function describeRecovery(name: string, factory: BackendFactory): void {
+  describe(`recovery of a call in flight at a crash, on ${name}`, () => {
+    const runtimes = new Runtimes();
+    afterEach(async () => {
+      await runtimes.closeAll();
+      await factory.cleanup();
+    });
+
+    /** Submits a run of `toolName` and marks its call started while the model is held. */
+    async function interruptedRun(
+      policy: RecoveryPolicy,
+      options: { permissions?: PermissionManager } = {},
+    ) {
+      const operation = recoveryTool(policy);
+      const modelGate = gate();
+      const agent = makeAgent("ops", {
+        provider: oneToolModel(`${policy}_op`, { before: () => modelGate.wait() }),
+        tools: [operation.tool],
+        ...(options.permissions === undefined ? {} : { permissions: options.permissions }),
+      });
+      const backend = factory.create();
+      const runtime = await runtimes.start([agent], backend);
+      const handle = await runtime.submit("ops", "payload");
+      await modelGate.entered;
+      expect(await backend.markCallStarted(handle.runId, 1, "call_1")).toBe(true);
+      modelGate.open();
+      return { runtime, handle, operation, backend };
+    }
+
+    it("retry: runs the handler again and completes", async () => {
+      const { handle, operation } = await interruptedRun("retry");
+
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(result.output).toBe("Answer: retry done for payload");
+      expect(operation.executions).toBe(1);
+    });
+
+    it("fail: commits an error result without running the handler, and completes", async () => {
+      const { handle, operation } = await interruptedRun("fail");
+
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(operation.executions).toBe(0);
+      expect(toolResults(result.messages)).toEqual([
+        {
+          type: "tool_result",
+          toolCallId: "call_1",
+          content:
+            "The tool call was interrupted by a worker crash and was not retried (recovery: fail).",
+          isError: true,
+        },
+      ]);
+    });
+
+    it("ask: parks the run; approving runs the handler and completes", async () => {
+      const { runtime, handle, operation } = await interruptedRun("ask");
+
+      const parked = await handle.result();
+
+      expect(parked.status).toBe("awaiting_approval");
+      expect(parked.pending).toEqual([
+        {
+          toolCallId: "call_1",
+          name: "ask_op",
+          input: { query: "payload" },
+          reason: expect.stringMatching(
+            /interrupted by a worker crash \(recovery: ask\)/,
+          ) as string,
+        },
+      ]);
+      expect(operation.executions).toBe(0);
+      expect((await runtime.list({ status: "awaiting_approval" })).map((run) => run.runId)).toEqual(
+        [handle.runId],
+      );
+      const events = await collectUntil(handle.events(), "approval_required");
+      expect(events.at(-1)).toEqual({ type: "approval_required", pending: parked.pending });
+
+      await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(result.output).toBe("Answer: ask done for payload");
+      expect(operation.executions).toBe(1);
+      const error = await rejection(runtime.approve(handle.runId, "call_1"));
+      expect((error as ApprovalError).code).toBe("already_decided");
+    });
+
+    it("ask: denying gives the model an error result and runs no handler", async () => {
+      const { runtime, handle, operation } = await interruptedRun("ask");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+
+      await runtime.deny(handle.runId, "call_1", { reason: "not twice" });
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(operation.executions).toBe(0);
+      expect(toolResults(result.messages)).toEqual([
+        {
+          type: "tool_result",
+          toolCallId: "call_1",
+          content: "Denied by reviewer: not twice",
+          isError: true,
+        },
+      ]);
+    });
+
+    it("ask after an approval: the earlier decision does not decide the new question", async () => {
+      const permissions = new PermissionManager({
+        default: "allow",
+        rules: [{ tool: "ask_op", decision: "ask", reason: "a person decides" }],
+      });
+      const operation = recoveryTool("ask");
+      const agent = makeAgent("ops", {
+        provider: oneToolModel("ask_op"),
+        tools: [operation.tool],
+        permissions,
+      });
+      const backend = factory.create();
+      const runtime = await runtimes.start([agent], backend);
+      const handle = await runtime.submit("ops", "payload");
+      const first = await handle.result();
+      expect(first.pending.map((each) => each.reason)).toEqual(["a person decides"]);
+
+      // Approved, then "crashed" in the handler: the call is asked about once more.
+      expect(await backend.markCallStarted(handle.runId, 1, "call_1")).toBe(true);
+      await runtime.approve(handle.runId, "call_1", { by: "first" });
+      const again = await handle.result();
+
+      expect(again.status).toBe("awaiting_approval");
+      expect(again.pending.map((each) => each.reason)).toEqual([
+        expect.stringMatching(/interrupted by a worker crash/) as string,
+      ]);
+      expect(operation.executions).toBe(0);
+
+      await runtime.approve(handle.runId, "call_1", { by: "second" });
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(operation.executions).toBe(1);
+    });
+  });
+}
+
+/** A run's events up to and including the first of `type`. */
+async function collectUntil(
+  events: AsyncIterable<RunEvent>,
+  type: RunEvent["type"],
+): Promise<RunEvent[]> {
+  const seen: RunEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    if (event.type === type) break;
+  }
+  return seen;
 }

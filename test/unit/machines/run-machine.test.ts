@@ -273,6 +273,110 @@ describe("runMachine", () => {
     expect(reparked.context.calls[0]?.status).toBe("asked");
   });
 
+  describe("INTERRUPTED (durable runs: a crash interrupted a handler whose recovery is ask)", () => {
+    const atDispatch = (): RunSnapshot =>
+      send(
+        throughLlm(start(), twoCalls),
+        { type: "CALLS_PREPARED", calls: callStates(twoCalls) },
+        { type: "PERMISSIONS_RESOLVED", calls: callStates(twoCalls) },
+        { type: "RECHECKED", calls: callStates(twoCalls) },
+      );
+    const interrupted = (toolCallId: string, inputHash = "hash-b") => ({
+      type: "INTERRUPTED" as const,
+      calls: [{ toolCallId, reason: "interrupted by a crash", inputHash }],
+    });
+
+    it("parks the interrupted call from dispatch, one interruption more", () => {
+      const dispatching = atDispatch();
+      expect(dispatching.value).toBe("dispatch");
+
+      const parked = send(dispatching, interrupted("call_b"));
+
+      expect(parked.value).toBe("awaitingApproval");
+      expect(parked.context.calls[0]).toEqual(dispatching.context.calls[0]);
+      expect(parked.context.calls[1]).toEqual({
+        call: twoCalls.toolCalls[1],
+        status: "asked",
+        reason: "interrupted by a crash",
+        inputHash: "hash-b",
+        interruptions: 1,
+      });
+    });
+
+    it("runs the call again after approval and counts a second interruption", () => {
+      const approved = send(atDispatch(), interrupted("call_b"), {
+        type: "DECIDED",
+        decisions: { call_b: { decision: "allow", by: "ops" } },
+      });
+      expect(approved.value).toBe("permissionRecheck");
+      expect(approved.context.calls[1]).toMatchObject({
+        status: "approved",
+        decidedBy: "ops",
+        interruptions: 1,
+      });
+      expect(approved.context.calls[1]?.inputHash).toBeUndefined();
+
+      const again = send(
+        approved,
+        { type: "RECHECKED", calls: approved.context.calls },
+        interrupted("call_b", "hash-b2"),
+      );
+      expect(again.value).toBe("awaitingApproval");
+      expect(again.context.calls[1]).toEqual({
+        call: twoCalls.toolCalls[1],
+        status: "asked",
+        reason: "interrupted by a crash",
+        inputHash: "hash-b2",
+        interruptions: 2,
+      });
+    });
+
+    it("a denied interrupted call gets no handler: the recheck gives it an error result", () => {
+      const denied = send(atDispatch(), interrupted("call_a"), {
+        type: "DECIDED",
+        decisions: { call_a: { decision: "deny", reason: "not again" } },
+      });
+      expect(denied.value).toBe("permissionRecheck");
+      expect(denied.context.calls.map((each) => each.status)).toEqual(["rejected", "allowed"]);
+    });
+
+    it("ignores an INTERRUPTED that names no call running a handler, or outside dispatch", () => {
+      const dispatching = atDispatch();
+      const unknown = send(dispatching, interrupted("call_9"));
+      expect(unknown.value).toBe("dispatch");
+      expect(unknown.context).toEqual(dispatching.context);
+
+      const atRecheck = send(throughLlm(start(), twoCalls), {
+        type: "CALLS_PREPARED",
+        calls: callStates(twoCalls),
+      });
+      const early = send(atRecheck, interrupted("call_b"));
+      expect(early.value).toBe("permission");
+      expect(early.context).toEqual(atRecheck.context);
+
+      const parked = parkedWithOneAsk();
+      const whileParked = send(parked, interrupted("call_a"));
+      expect(whileParked.value).toBe("awaitingApproval");
+      expect(whileParked.context).toEqual(parked.context);
+    });
+
+    it("leaves a denied call alone", () => {
+      const [allowed, other] = callStates(twoCalls);
+      const atRecheck = send(
+        throughLlm(start(), twoCalls),
+        { type: "CALLS_PREPARED", calls: callStates(twoCalls) },
+        { type: "PERMISSIONS_RESOLVED", calls: callStates(twoCalls) },
+      );
+      const dispatching = send(atRecheck, {
+        type: "RECHECKED",
+        calls: [allowed!, { ...other!, status: "denied", reason: "no" }],
+      });
+      const next = send(dispatching, interrupted("call_b"));
+      expect(next.value).toBe("dispatch");
+      expect(next.context.calls[1]?.status).toBe("denied");
+    });
+  });
+
   it("fails with a MaxIterationsError when afterTool is reached at maxIterations", () => {
     const response = toolCallResponse([{ name: "search", input: {}, id: "call_1" }]);
     const atAfterTool = send(
