@@ -86,6 +86,7 @@ export {
 export type { DecisionOptions } from "./runtime/approvals.js";
 export type {
   BackendStartOptions,
+  JobDelivery,
   JobProcessors,
   LeaseOutcome,
   RunBackend,
