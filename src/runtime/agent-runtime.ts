@@ -139,8 +139,9 @@ export class AgentRuntime implements AsyncDisposable {
       ...((options.workers ?? true)
         ? {
             processors: {
-              step: (job, delivery) => runStep(deps, job, delivery),
-              tool: (job) => dispatchTool(deps, job),
+              step: (job, delivery) =>
+                delivery.gaveUp === undefined ? runStep(deps, job, delivery) : Promise.resolve(),
+              tool: (job, delivery) => dispatchTool(deps, job, delivery),
             },
           }
         : {}),

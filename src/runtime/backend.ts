@@ -10,6 +10,11 @@ export interface JobDelivery {
    * answering (it crashed, or lost its lock): that worker may still hold the run's lease.
    */
   redelivered: boolean;
+  /**
+   * Set when the queue gave the job up for good (its attempts or re-deliveries ran out), to
+   * say why: the processor then only settles what the job leaves unfinished, and runs nothing.
+   */
+  gaveUp?: string;
 }
 
 /** What the workers of this process do with each kind of job. */
@@ -28,9 +33,25 @@ export interface BackendStartOptions {
 
 /** The outcome of asking for a run's lease. */
 export type LeaseOutcome =
-  | { acquired: true; token: number }
+  | {
+      acquired: true;
+      token: number;
+      /**
+       * The run as it stood when the lease was taken, when the backend reads it in the same
+       * round trip (Redis); without it the holder reads the record and the cancel flag itself.
+       */
+      opened?: OpenedRun;
+    }
   /** Another worker holds it for `remainingMs` more; it will see the wake-up left for it. */
   | { acquired: false; remainingMs: number };
+
+/** A run read together with its lease: its record (none when unknown) and its cancel flag. */
+export interface OpenedRun {
+  record: RunRecord | undefined;
+  cancelRequested: boolean;
+  /** At `dispatch`: the raw results committed so far for the run's iteration. */
+  raw?: { iteration: number; results: Record<string, ToolResult> };
+}
 
 /** A record write by the lease holder: the fields that change as a run advances. */
 export type RunUpdate = Pick<RunRecord, "status" | "phase" | "snapshot" | "result" | "updatedAt">;
@@ -79,8 +100,15 @@ export interface RunBackend {
   /**
    * Writes the record, refused (throws `LeaseLostError`) when a newer token was issued since
    * `token`: a worker that lost its lease can never overwrite its successor's progress.
+   * `events` (emitted since the previous save) are appended to the run's stream in the same
+   * atomic write, so the stream never runs ahead of the saved state; none when it is refused.
    */
-  saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome>;
+  saveRun(
+    runId: string,
+    token: number,
+    record: RunRecord,
+    events?: readonly RunEvent[],
+  ): Promise<SaveOutcome>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
 

@@ -148,9 +148,15 @@ class MemoryBackend implements RunBackend {
     return true;
   }
 
-  async saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome> {
+  async saveRun(
+    runId: string,
+    token: number,
+    record: RunRecord,
+    events: readonly RunEvent[] = [],
+  ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     this.#records.set(runId, JSON.stringify(record));
+    for (const event of events) this.#events.publish(runId, event);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
     if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);

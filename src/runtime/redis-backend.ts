@@ -27,7 +27,7 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
-import { callKey } from "./run-view.js";
+import { callKey, contextView } from "./run-view.js";
 import {
   endsStream,
   isTerminal,
@@ -129,7 +129,10 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
 const STARTED = "started";
 const INTERRUPTED = "interrupted";
 
-const LeaseReply = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number()]);
+const LeaseReply = z.union([
+  z.tuple([z.literal(0), z.number()]),
+  z.tuple([z.literal(1), z.number(), z.number(), z.string(), z.array(z.string())]),
+]);
 const StatusReply = z.tuple([z.string(), z.string()]);
 
 class RedisBackend implements RunBackend {
@@ -271,13 +274,30 @@ class RedisBackend implements RunBackend {
           this.#keys.fence(runId),
           this.#keys.wake(runId),
           this.#keys.run(runId),
+          this.#keys.cancel(runId),
         ],
         [this.lockDurationMs, this.retentionMs],
       ),
     );
-    return reply[0] === 1
-      ? { acquired: true, token: reply[1] }
-      : { acquired: false, remainingMs: Math.max(0, reply[1]) };
+    if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
+    const [, token, cancelled, json, flatRaw] = reply;
+    const record = json === "" ? undefined : parseRecord(json);
+    const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
+    const results: Record<string, ToolResult> = {};
+    for (let index = 0; index + 1 < flatRaw.length; index += 2) {
+      results[flatRaw[index] as string] = ToolResult.parse(
+        JSON.parse(flatRaw[index + 1] as string),
+      );
+    }
+    return {
+      acquired: true,
+      token,
+      opened: {
+        record,
+        cancelRequested: cancelled === 1,
+        ...(iteration === undefined ? {} : { raw: { iteration, results } }),
+      },
+    };
   }
 
   async renewLease(runId: string, token: number): Promise<boolean> {
@@ -289,7 +309,12 @@ class RedisBackend implements RunBackend {
     return renewed === 1;
   }
 
-  async saveRun(runId: string, token: number, record: RunRecord): Promise<SaveOutcome> {
+  async saveRun(
+    runId: string,
+    token: number,
+    record: RunRecord,
+    events: readonly RunEvent[] = [],
+  ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const reply = await SAVE_RUN.run(
       this.#redis,
@@ -298,6 +323,7 @@ class RedisBackend implements RunBackend {
         this.#keys.fence(runId),
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
+        this.#keys.events(runId),
         ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
       ],
       [
@@ -309,6 +335,11 @@ class RedisBackend implements RunBackend {
         this.lockDurationMs,
         this.#keys.statusPrefix,
         finished ? this.retentionMs : "",
+        this.#maxEvents,
+        record.phase === "dispatch"
+          ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0)
+          : "",
+        ...events.map((event) => JSON.stringify(event)),
       ],
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
@@ -411,13 +442,6 @@ class RedisBackend implements RunBackend {
         ? { type: "result", result: record.result }
         : undefined;
     };
-    if ((await this.#redis.exists(key)) === 0) {
-      const final = await finalEvent();
-      if (final !== undefined) {
-        yield final;
-        return;
-      }
-    }
     yield* this.#readers.read(key, finalEvent);
   }
 

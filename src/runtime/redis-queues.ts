@@ -69,10 +69,31 @@ export function createWorker<T>(
   );
   // Without an "error" listener an EventEmitter error would crash the process.
   worker.on("error", (error) => settings.logger.error({ err: error, queue: name }, "worker error"));
-  worker.on("failed", (job, error) =>
-    settings.logger.warn({ err: error, queue: name, jobId: job?.id }, "job failed"),
-  );
+  worker.on("failed", (job, error) => {
+    settings.logger.warn({ err: error, queue: name, jobId: job?.id }, "job failed");
+    if (job === undefined || !failedForGood(job, error)) return;
+    // Its retries or re-deliveries ran out (a worker that dies on it every time ends here):
+    // the processor settles what the job left unfinished, so that its run does not stay stuck.
+    const parsed = schema.safeParse(job.data);
+    if (!parsed.success) return; // a malformed payload: nothing to settle
+    process(parsed.data, { redelivered: true, gaveUp: error.message }).catch((failure: unknown) =>
+      settings.logger.error({ err: failure, queue: name, jobId: job.id }, "giving a job up failed"),
+    );
+  });
   return worker;
+}
+
+/**
+ * True when a failed job will not run again: it threw `UnrecoverableError` (a payload that
+ * does not parse, or a job stalled more than `maxStalledCount` times, which BullMQ fails that
+ * way when a worker next takes it) or used its last attempt (BullMQ sets `finishedOn` then).
+ */
+function failedForGood(job: Job, error: Error): boolean {
+  return (
+    error instanceof UnrecoverableError ||
+    error.name === "UnrecoverableError" ||
+    typeof job.finishedOn === "number"
+  );
 }
 
 /** Closes workers, waiting for their active jobs until `timeoutMs`, then forcing. */

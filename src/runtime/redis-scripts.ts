@@ -29,10 +29,13 @@ export class LuaScript {
 const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
 
 /**
- * KEYS: lease, fence, wake, run. ARGV: ttlMs, retentionMs.
+ * KEYS: lease, fence, wake, run, cancel. ARGV: ttlMs, retentionMs.
  * Free: a new fencing token (INCR) holds the lease. Held: leave a wake-up for the holder.
- * Returns {1, token} or {0, remaining ms}. A stray step of a finished run re-arms the fence's
- * expiry, so it cannot leave a fence behind for good once the run's keys expired.
+ * Returns {1, token, cancel flag (1/0), record JSON ("" when none), raw results} or
+ * {0, remaining ms}: the holder's opening reads come with the lease, in one round trip. The raw
+ * results (flat field/value list) are those of the hash the run's `raw` field names: the
+ * iteration it stands at `dispatch` in (set by SAVE_RUN). A stray step of a finished run re-arms
+ * the fence's expiry, so it cannot leave a fence behind for good once the run's keys expired.
  */
 export const ACQUIRE_LEASE = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then
@@ -42,9 +45,12 @@ end
 local token = redis.call("INCR", KEYS[2])
 redis.call("SET", KEYS[1], token, "PX", ARGV[1])
 redis.call("DEL", KEYS[3])
-local status = redis.call("HGET", KEYS[4], "status")
+local stored = redis.call("HMGET", KEYS[4], "status", "record", "raw")
+local status = stored[1]
 if ${FINISHED} then redis.call("PEXPIRE", KEYS[2], ARGV[2]) end
-return {1, token}
+local raw = {}
+if stored[3] then raw = redis.call("HGETALL", stored[3]) end
+return {1, token, redis.call("EXISTS", KEYS[5]), stored[2] or "", raw}
 `);
 
 /** KEYS: lease. ARGV: token, ttlMs. Returns 1 when the lease was still ours and is extended. */
@@ -69,23 +75,31 @@ return 0
 `);
 
 /**
- * KEYS: run, fence, cancel, lease, then the keys to expire when the run finished.
+ * KEYS: run, fence, cancel, lease, events, then the keys to expire when the run finished.
  * ARGV: token, record JSON, new status, createdAt, runId, ttlMs, status-set key prefix,
- * retentionMs ("" while the run is not finished).
- * Fenced write: refused (-1) unless `token` is the newest issued. Moves the run between status
- * sets (keys built from the prefix: a standalone-Redis script), extends the lease, sets the
- * retention expiry of a finished run's keys, and returns 1 when a cancel was requested, else 0.
+ * retentionMs ("" while the run is not finished), the stream's length bound, the raw-results key
+ * of the iteration the run stands at `dispatch` in ("" otherwise: recorded in the run's `raw`
+ * field for ACQUIRE_LEASE), then the JSON of each event to append to the run's stream.
+ * Fenced write: refused (-1) unless `token` is the newest issued. Appends the events, moves the
+ * run between status sets (keys built from the prefix: a standalone-Redis script), extends the
+ * lease, sets the retention expiry of a finished run's keys, and returns 1 when a cancel was
+ * requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
+for index = 11, #ARGV do
+  redis.call("XADD", KEYS[5], "MAXLEN", "~", ARGV[9], "*", "e", ARGV[index])
+end
 local old = redis.call("HGET", KEYS[1], "status")
 redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
+if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "raw", ARGV[10])
+else redis.call("HDEL", KEYS[1], "raw") end
 if old and old ~= ARGV[3] then redis.call("ZREM", ARGV[7] .. old, ARGV[5]) end
 redis.call("ZADD", ARGV[7] .. ARGV[3], ARGV[4], ARGV[5])
 if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[3])
 if ARGV[8] ~= "" then
-  for index = 5, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+  for index = 6, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
 return cancelled
 `);

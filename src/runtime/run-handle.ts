@@ -41,6 +41,10 @@ export class RunHandle {
         ) {
           next = await stream.next();
         }
+        // A run's final result is saved before it is published: it is the record's result.
+        if (!next.done && next.value.type === "result" && isTerminal(next.value.result.status)) {
+          return next.value.result;
+        }
         if (next.done) {
           const last = await this.#settled();
           if (last !== undefined) return last;

@@ -4,11 +4,12 @@ import type { ToolResult } from "../core/values.js";
 import { runsHandler } from "../engine/dispatch-tools.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
+import type { RunEvent } from "../engine/run-events.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
 import { type Decision, type FinalPhase, type Phase, runMachine } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
-import { type EventPublisher, eventPublisher } from "../runtime/event-publisher.js";
+import type { OpenedRun } from "../runtime/backend.js";
 import { callKey } from "../runtime/run-view.js";
 import { isTerminal, PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
 import { INTERRUPTED_REASON } from "./recovery.js";
@@ -24,8 +25,11 @@ interface Step {
   readonly actor: RunActor;
   readonly env: RunEnv;
   readonly controller: AbortController;
-  readonly publisher: EventPublisher;
+  /** Events emitted since the last save: they go to the stream with the next one. */
+  readonly pending: RunEvent[];
   record: RunRecord;
+  /** Raw results read with the lease, for the dispatch the step opened at (used once). */
+  prefetched: OpenedRun["raw"];
   /** True once this step saved a boundary. */
   advanced: boolean;
 }
@@ -35,8 +39,13 @@ interface Step {
  * approval, or waits for tool jobs. Every phase boundary is saved (fenced) and emits
  * `CHECKPOINT`; events go to the run's stream.
  */
-export async function advanceRun(deps: WorkerDeps, runId: string, token: number): Promise<void> {
-  const record = await deps.backend.loadRun(runId);
+export async function advanceRun(
+  deps: WorkerDeps,
+  runId: string,
+  token: number,
+  opened?: OpenedRun,
+): Promise<void> {
+  const record = opened === undefined ? await deps.backend.loadRun(runId) : opened.record;
   if (record === undefined) {
     deps.logger.warn({ runId }, "a step for an unknown run; ignored");
     return;
@@ -45,25 +54,39 @@ export async function advanceRun(deps: WorkerDeps, runId: string, token: number)
   const agent = agentFor(deps, record.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
-  const publisher = eventPublisher(deps.backend, runId);
+  const pending: RunEvent[] = [];
   const env = agent.runEnv({
     runId,
     sessionId: record.sessionId,
     signal: controller.signal,
-    emit: publisher.emit,
+    emit: (event) => {
+      pending.push(event);
+    },
   });
   try {
-    if (await deps.backend.cancelRequested(runId)) controller.abort();
+    const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));
+    if (cancelled) controller.abort();
     const starting = record.snapshot === null;
     const actor = starting ? await startActor(record, env) : restoreRunActor(record.snapshot);
-    const step: Step = { deps, token, actor, env, controller, publisher, record, advanced: false };
+    const step: Step = {
+      deps,
+      token,
+      actor,
+      env,
+      controller,
+      pending,
+      record,
+      prefetched: opened?.raw,
+      advanced: false,
+    };
     try {
       if (starting && agent.provider === undefined) {
         actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
         await checkpoint(step);
       }
       await proceed(step);
-      await publisher.flush();
+      // Events after the last save (none in practice: every phase ends in one), in order.
+      for (const event of pending.splice(0)) await deps.backend.publish(runId, event);
       if (step.advanced) await announce(step);
     } finally {
       actor.stop();
@@ -126,8 +149,16 @@ async function checkpoint(step: Step): Promise<void> {
     result: status === "running" ? null : toRunResult(snapshot.context, status),
     updatedAt: step.deps.clock.now(),
   };
-  const outcome = await step.deps.backend.saveRun(record.runId, step.token, record);
+  // The phase's events go with its save, in one atomic write: the stream never runs ahead of
+  // the saved state, and a refused save (lease lost) publishes nothing.
+  const outcome = await step.deps.backend.saveRun(
+    record.runId,
+    step.token,
+    record,
+    step.pending.splice(0),
+  );
   step.record = record;
+  step.prefetched = undefined;
   step.advanced = true;
   if (outcome.cancelRequested) step.controller.abort();
   await notify(step.env, HookEvent.CHECKPOINT, () => ({
@@ -179,8 +210,14 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
   const context = step.actor.getSnapshot().context;
   const { backend } = step.deps;
   const todo = context.calls.filter(runsHandler);
+  // Read with the lease when the step opened at this dispatch: nothing ran in between.
+  const prefetched =
+    step.prefetched?.iteration === context.iteration ? step.prefetched.results : undefined;
+  step.prefetched = undefined;
   const committed =
-    todo.length === 0 ? {} : await backend.rawResults(context.runId, context.iteration);
+    todo.length === 0
+      ? {}
+      : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
   const missing = todo.filter((state) => committed[state.call.id] === undefined);
   if (missing.length > 0) {
     const interrupted = new Set(

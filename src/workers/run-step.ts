@@ -36,7 +36,7 @@ export async function runStep(
   );
   heartbeat.unref();
   try {
-    await advanceRun(deps, job.runId, lease.token);
+    await advanceRun(deps, job.runId, lease.token, lease.opened);
   } finally {
     clearInterval(heartbeat);
     const { wake } = await backend.releaseLease(job.runId, lease.token);

@@ -3,6 +3,7 @@ import { executeCall, runsHandler } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
 import type { CallState, RunContext } from "../machines/run-machine.js";
+import type { JobDelivery } from "../runtime/backend.js";
 import { eventPublisher } from "../runtime/event-publisher.js";
 import { callKey, contextView } from "../runtime/run-view.js";
 import { isTerminal, type ToolJob } from "../runtime/schemas.js";
@@ -20,7 +21,11 @@ type Outcome = { result: ToolResult } | { interrupted: true };
  * The handler's start is marked first; a delivery that finds the mark without a committed
  * result recovers a call a crash interrupted, as its tool's `recovery` says.
  */
-export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void> {
+export async function dispatchTool(
+  deps: WorkerDeps,
+  job: ToolJob,
+  delivery?: JobDelivery,
+): Promise<void> {
   const { backend } = deps;
   const { runId, iteration, toolCallId } = job;
   const record = await backend.loadRun(runId);
@@ -39,6 +44,10 @@ export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void
   const attemptNow = (state?.interruptions ?? 0) === (job.attempt ?? 0);
   if (context === undefined || state === undefined || !runsHandler(state) || !attemptNow) {
     deps.logger.debug({ runId, iteration, toolCallId }, "a stale tool job; ignored");
+    return;
+  }
+  if (delivery?.gaveUp !== undefined) {
+    await giveUp(deps, job, delivery.gaveUp);
     return;
   }
   if (await backend.cancelRequested(runId)) {
@@ -67,6 +76,22 @@ export async function dispatchTool(deps: WorkerDeps, job: ToolJob): Promise<void
     untrack();
   }
   await backend.enqueueStep(runId);
+}
+
+/**
+ * The queue gave the job up for good (say, its worker died in the handler every time): the
+ * call gets an error result (first write wins, so a late handler's result may have won) and
+ * the run moves on, so that the model sees the failure instead of the run waiting forever.
+ */
+async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<void> {
+  const { runId, iteration, toolCallId } = job;
+  const result = errorResult(
+    toolCallId,
+    `The tool call failed and will not be retried: ${reason}.`,
+  );
+  const won = await deps.backend.commitRaw(runId, iteration, result);
+  deps.logger.warn({ runId, iteration, toolCallId, reason, committed: won }, "a tool job gave up");
+  await deps.backend.enqueueStep(runId);
 }
 
 /**

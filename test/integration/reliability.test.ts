@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, type Message, type RunResult, redisBackend } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
-import { counterKey, reliabilityAgents } from "../fixtures/reliability-agents.js";
+import { counterKey, reliabilityAgents, submitterHooks } from "../fixtures/reliability-agents.js";
 import { WorkerProcesses } from "../fixtures/worker-processes.js";
 import { silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
@@ -34,13 +34,7 @@ async function setUp(url = redisUrl()) {
   const counters = new Redis(url, { maxRetriesPerRequest: null });
   counters.on("error", () => {}); // a Redis restart drops it for a moment; it reconnects
   const runtime = new AgentRuntime({
-    agents: reliabilityAgents({
-      blocking: false,
-      blocked: () => {},
-      count: async () => {
-        throw new Error("the test process runs no handlers");
-      },
-    }),
+    agents: reliabilityAgents(submitterHooks()),
     backend: redisBackend({ url, prefix, lockDurationMs: 1500, stalledIntervalMs: 500 }),
     logger: silent,
   });
