@@ -3,20 +3,15 @@
 // its job lock (frozen with SIGSTOP while another worker takes the job over), and a tool job
 // whose worker dies on every attempt until BullMQ gives it up. Workers tell the test where they
 // stopped on stdout; the test opens gates through Redis keys; nothing waits on time.
-import { Job, Queue, QueueEvents } from "bullmq";
+import { Job, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AgentRuntime, type Message, redisBackend } from "../../src/index.js";
-import {
-  counterKey,
-  gateKey,
-  reliabilityAgents,
-  submitterHooks,
-} from "../fixtures/reliability-agents.js";
+import type { Message } from "../../src/index.js";
+import { gateKey } from "../fixtures/reliability-agents.js";
+import { setUpReliability } from "../fixtures/reliability-setup.js";
 import { until } from "../fixtures/until.js";
 import { WorkerProcesses } from "../fixtures/worker-processes.js";
-import { silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { requireRedis } from "./redis.js";
 
 beforeAll(async () => {
   await requireRedis();
@@ -33,44 +28,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The test's side: a runtime without workers on a fresh prefix, and the counters. */
-async function setUp() {
-  const url = redisUrl();
-  const prefix = uniquePrefix();
-  const counters = new Redis(url, { maxRetriesPerRequest: null });
-  const backend = redisBackend({ url, prefix, lockDurationMs: 1500, stalledIntervalMs: 500 });
-  const runtime = new AgentRuntime({
-    agents: reliabilityAgents(submitterHooks()),
-    backend,
-    logger: silent,
-  });
-  cleanups.push(async () => {
-    await runtime.close({ timeoutMs: 2000 });
-    counters.disconnect();
-    await deletePrefix(prefix, url);
-  });
-  await runtime.start({ workers: false });
-  return {
-    url,
-    prefix,
-    runtime,
-    backend,
-    counters,
-    /** How often the handler (or result middleware) ran for the run of `query`. */
-    async count(counter: "handler" | "post", query: string): Promise<number> {
-      return Number((await counters.get(counterKey(prefix, counter, query))) ?? 0);
-    },
-    worker(name: string, options: { block?: boolean; maxStalledCount?: number } = {}) {
-      return workers.start({ url, prefix, name, block: options.block ?? false, ...options });
-    },
-    /** A queue of the prefix, closed after the test. */
-    queue(name: "steps" | "tools"): Queue {
-      const queue = new Queue(name, { connection: counters, prefix });
-      cleanups.push(() => queue.close());
-      return queue;
-    },
-  };
-}
+const setUp = () => setUpReliability(workers, cleanups);
 
 function toolResults(messages: readonly Message[]) {
   return messages.flatMap((message) =>

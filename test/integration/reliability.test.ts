@@ -4,14 +4,14 @@
 // with SIGKILL. A fresh worker process then recovers the run. Handlers and result middleware
 // count their executions in Redis. The test process itself only submits and decides.
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AgentRuntime, type Message, type RunResult, redisBackend } from "../../src/index.js";
+import type { Message, RunResult } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
-import { counterKey, reliabilityAgents, submitterHooks } from "../fixtures/reliability-agents.js";
+import { counterKey } from "../fixtures/reliability-agents.js";
+import { setUpReliability } from "../fixtures/reliability-setup.js";
 import { WorkerProcesses } from "../fixtures/worker-processes.js";
-import { silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { requireRedis } from "./redis.js";
 
 beforeAll(async () => {
   await requireRedis();
@@ -28,35 +28,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The test's side: a runtime without workers on a fresh prefix, and the counters. */
-async function setUp(url = redisUrl()) {
-  const prefix = uniquePrefix();
-  const counters = new Redis(url, { maxRetriesPerRequest: null });
-  counters.on("error", () => {}); // a Redis restart drops it for a moment; it reconnects
-  const runtime = new AgentRuntime({
-    agents: reliabilityAgents(submitterHooks()),
-    backend: redisBackend({ url, prefix, lockDurationMs: 1500, stalledIntervalMs: 500 }),
-    logger: silent,
-  });
-  cleanups.push(async () => {
-    await runtime.close({ timeoutMs: 2000 });
-    counters.disconnect();
-    if (url === redisUrl()) await deletePrefix(prefix, url);
-  });
-  await runtime.start({ workers: false });
-  return {
-    prefix,
-    runtime,
-    counters,
-    /** How often the handler (or result middleware) ran for the run of `query`. */
-    async count(counter: "handler" | "post", query: string): Promise<number> {
-      return Number((await counters.get(counterKey(prefix, counter, query))) ?? 0);
-    },
-    worker(name: string, options: { block?: boolean } = {}) {
-      return workers.start({ url, prefix, name, block: options.block ?? false });
-    },
-  };
-}
+const setUp = (url?: string) => setUpReliability(workers, cleanups, url);
 
 function toolResults(messages: readonly Message[]) {
   return messages.flatMap((message) =>
