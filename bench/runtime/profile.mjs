@@ -143,8 +143,10 @@ async function roundTrips(runs) {
     start({
       ...options,
       processors: {
-        step: (job) => part.run(`step job ${++stepJobs}`, () => options.processors.step(job)),
-        tool: (job) => part.run(`tool job ${++toolJobs}`, () => options.processors.tool(job)),
+        step: (job, delivery) =>
+          part.run(`step job ${++stepJobs}`, () => options.processors.step(job, delivery)),
+        tool: (job, delivery) =>
+          part.run(`tool job ${++toolJobs}`, () => options.processors.tool(job, delivery)),
       },
     });
   const runtime = new AgentRuntime({
