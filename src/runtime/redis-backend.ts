@@ -149,7 +149,10 @@ class RedisBackend implements RunBackend {
   readonly #connectTimeoutMs: number;
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
+  /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
   readonly #redis: Redis;
+  /** BullMQ's queues and workers: a plain connection, as BullMQ expects. */
+  readonly #queueRedis: Redis;
   readonly #readers: RedisEventReaders;
   #logger: Logger = pino({ level: "silent" });
   #queues: { steps: Queue; tools: Queue } | undefined;
@@ -169,14 +172,18 @@ class RedisBackend implements RunBackend {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.#keys = redisKeys(this.#prefix);
     this.#ownsConnection = options.connection === undefined;
-    this.#redis =
-      options.connection ??
+    const connect = (autoPipelining: boolean): Redis =>
       new Redis(this.#url, {
         maxRetriesPerRequest: null,
         lazyConnect: true,
         connectionName: options.connectionName ?? "harnessx",
+        enableAutoPipelining: autoPipelining,
       });
-    this.#redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    this.#redis = options.connection ?? connect(true);
+    this.#queueRedis = options.connection ?? connect(false);
+    for (const redis of new Set([this.#redis, this.#queueRedis])) {
+      redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    }
     this.#readers = new RedisEventReaders(this.#redis, 2000, () => this.#logger);
   }
 
@@ -185,7 +192,7 @@ class RedisBackend implements RunBackend {
     await this.#connect();
     await this.#checkEvictionPolicy();
     const settings: QueueSettings = {
-      connection: this.#redis,
+      connection: this.#queueRedis,
       prefix: this.#prefix,
       lockDurationMs: this.lockDurationMs,
       stalledIntervalMs: this.#stalledIntervalMs,
@@ -217,7 +224,11 @@ class RedisBackend implements RunBackend {
     this.#readers.close();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
-      await this.#redis.quit().catch(() => this.#redis.disconnect());
+      await Promise.all(
+        [this.#redis, this.#queueRedis].map((redis) =>
+          redis.quit().catch(() => redis.disconnect()),
+        ),
+      );
     }
   }
 
@@ -479,11 +490,19 @@ class RedisBackend implements RunBackend {
         this.#connectTimeoutMs,
       );
     });
+    const connections = [...new Set([this.#redis, this.#queueRedis])];
     try {
-      if (this.#redis.status === "wait") await Promise.race([this.#redis.connect(), timeout]);
-      await Promise.race([this.#redis.ping(), timeout]);
+      await Promise.race([
+        Promise.all(
+          connections.map(async (redis) => {
+            if (redis.status === "wait") await redis.connect();
+            await redis.ping();
+          }),
+        ),
+        timeout,
+      ]);
     } catch (error) {
-      if (this.#ownsConnection) this.#redis.disconnect();
+      if (this.#ownsConnection) for (const redis of connections) redis.disconnect();
       const reason = error instanceof Error ? error.message : String(error);
       throw new BackendError(`Cannot reach Redis at ${this.#url}: ${reason}`, { cause: error });
     } finally {

@@ -175,7 +175,7 @@ export class RedisEventReaders {
 
   #reader(): ReaderConnection {
     if (this.#connection === undefined) {
-      const redis = this.#base.duplicate();
+      const redis = this.#base.duplicate({ enableAutoPipelining: false });
       // A duplicate has no listeners: without one, ioredis prints every connection error.
       redis.on("error", (error) => this.#logger().warn({ err: error }, "event reader error"));
       const connection = { redis, clientId: Promise.resolve(-1) };

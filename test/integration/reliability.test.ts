@@ -167,9 +167,11 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
     expect((await warm.result()).status).toBe("completed");
 
     const killed = await clients(test.counters, test.prefix);
-    // Its own connection and counter connection, and BullMQ's blocking connection per queue.
+    // Its run-store and queue connections, its counter connection, and BullMQ's blocking
+    // connection per queue.
     expect(killed.map((client) => client.name).sort()).toEqual(
       [
+        `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1-counters`,
         `${test.prefix}:${Buffer.from("steps").toString("base64")}`,
