@@ -14,12 +14,17 @@ import { REDIS_URL, serve, settledHeap } from "./common.mjs";
 const [prefix, concurrencyArgument] = process.argv.slice(2);
 const concurrency = Number(concurrencyArgument);
 
-// HARNESSX_BENCH_AUTOPIPELINING=1: the backend gets an ioredis client with enableAutoPipelining
-// (commands issued in the same tick share one socket write), an experiment of the profile.
-const autoPipelining = process.env.HARNESSX_BENCH_AUTOPIPELINING === "1";
-const connection = autoPipelining
-  ? new Redis(REDIS_URL, { maxRetriesPerRequest: null, enableAutoPipelining: true })
-  : undefined;
+// HARNESSX_BENCH_AUTOPIPELINING=1 or 0: the backend gets one ioredis client, with or without
+// enableAutoPipelining, for its run store and BullMQ alike (an experiment of the profile);
+// unset, it connects as it does by default.
+const autoPipelining = process.env.HARNESSX_BENCH_AUTOPIPELINING;
+const connection =
+  autoPipelining === undefined
+    ? undefined
+    : new Redis(REDIS_URL, {
+        maxRetriesPerRequest: null,
+        enableAutoPipelining: autoPipelining === "1",
+      });
 const backend = redisBackend({ url: REDIS_URL, prefix, ...(connection ? { connection } : {}) });
 // Counts the jobs this process works on, by wrapping the processors the runtime hands over.
 const counts = { steps: 0, tools: 0 };
@@ -28,13 +33,13 @@ backend.start = (options) =>
   start({
     ...options,
     processors: options.processors && {
-      step: (job) => {
+      step: (job, delivery) => {
         counts.steps++;
-        return options.processors.step(job);
+        return options.processors.step(job, delivery);
       },
-      tool: (job) => {
+      tool: (job, delivery) => {
         counts.tools++;
-        return options.processors.tool(job);
+        return options.processors.tool(job, delivery);
       },
     },
   });

@@ -91,11 +91,15 @@ for index = 11, #ARGV do
   redis.call("XADD", KEYS[5], "MAXLEN", "~", ARGV[9], "*", "e", ARGV[index])
 end
 local old = redis.call("HGET", KEYS[1], "status")
-redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
-if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "raw", ARGV[10])
-else redis.call("HDEL", KEYS[1], "raw") end
-if old and old ~= ARGV[3] then redis.call("ZREM", ARGV[7] .. old, ARGV[5]) end
-redis.call("ZADD", ARGV[7] .. ARGV[3], ARGV[4], ARGV[5])
+if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
+else
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
+  redis.call("HDEL", KEYS[1], "raw")
+end
+if old ~= ARGV[3] then
+  if old then redis.call("ZREM", ARGV[7] .. old, ARGV[5]) end
+  redis.call("ZADD", ARGV[7] .. ARGV[3], ARGV[4], ARGV[5])
+end
 if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[3])
 if ARGV[8] ~= "" then

@@ -11,7 +11,7 @@ import { type Decision, type FinalPhase, type Phase, runMachine } from "../machi
 import { approvalHash } from "../permissions/input-hash.js";
 import type { OpenedRun } from "../runtime/backend.js";
 import { callKey } from "../runtime/run-view.js";
-import { isTerminal, PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
+import { isTerminal, type PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
 import { INTERRUPTED_REASON } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
@@ -143,9 +143,8 @@ async function checkpoint(step: Step): Promise<void> {
     ...step.record,
     status,
     phase,
-    snapshot: PersistedSnapshot.parse(
-      JSON.parse(JSON.stringify(step.actor.getPersistedSnapshot())),
-    ),
+    // Plain data already (the machine's context holds no actors): backends serialise it.
+    snapshot: step.actor.getPersistedSnapshot() as unknown as PersistedSnapshot,
     result: status === "running" ? null : toRunResult(snapshot.context, status),
     updatedAt: step.deps.clock.now(),
   };

@@ -28,9 +28,13 @@ export async function dispatchTool(
 ): Promise<void> {
   const { backend } = deps;
   const { runId, iteration, toolCallId } = job;
-  const record = await backend.loadRun(runId);
+  // Independent reads, issued together: the Redis backend sends them in one write.
+  const [record, committed, cancelled] = await Promise.all([
+    backend.loadRun(runId),
+    backend.rawResults(runId, iteration),
+    backend.cancelRequested(runId),
+  ]);
   if (record === undefined || isTerminal(record.status)) return;
-  const committed = await backend.rawResults(runId, iteration);
   if (committed[toolCallId] !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
     await backend.enqueueStep(runId);
@@ -50,7 +54,7 @@ export async function dispatchTool(
     await giveUp(deps, job, delivery.gaveUp);
     return;
   }
-  if (await backend.cancelRequested(runId)) {
+  if (cancelled) {
     await backend.enqueueStep(runId);
     return;
   }
