@@ -6,7 +6,7 @@ import { ConfigError } from "../core/errors.js";
 import type { Message, PendingApproval } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import { describeIssues } from "../tools/validate.js";
-import { runStep } from "../workers/run-step.js";
+import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { ActiveRuns } from "./active-runs.js";
@@ -139,8 +139,12 @@ export class AgentRuntime implements AsyncDisposable {
       ...((options.workers ?? true)
         ? {
             processors: {
-              step: (job, delivery) =>
-                delivery.gaveUp === undefined ? runStep(deps, job, delivery) : Promise.resolve(),
+              step: (job, delivery) => {
+                const giveUp = delivery.gaveUp ?? job.giveUp;
+                return giveUp === undefined
+                  ? runStep(deps, job, delivery)
+                  : giveUpStep(deps, job.runId, giveUp);
+              },
               tool: (job, delivery) => dispatchTool(deps, job, delivery),
             },
           }

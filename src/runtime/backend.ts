@@ -45,6 +45,12 @@ export type LeaseOutcome =
   /** Another worker holds it for `remainingMs` more; it will see the wake-up left for it. */
   | { acquired: false; remainingMs: number };
 
+export interface EnqueueStepOptions {
+  delayMs?: number;
+  /** Why an earlier step job of the run failed for good. */
+  giveUp?: string;
+}
+
 /** A run read together with its lease: its record (none when unknown) and its cancel flag. */
 export interface OpenedRun {
   record: RunRecord | undefined;
@@ -146,8 +152,8 @@ export interface RunBackend {
    */
   events(runId: string): AsyncIterable<RunEvent>;
 
-  /** Queues a run-step job. */
-  enqueueStep(runId: string, options?: { delayMs?: number }): Promise<void>;
+  /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */
+  enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;
   /** Queues a tool job; while one for the same call is known, the add does nothing. */
   enqueueTool(job: ToolJob): Promise<void>;
 }

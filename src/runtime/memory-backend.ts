@@ -1,7 +1,13 @@
-import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from "./backend.js";
+import type {
+  BackendStartOptions,
+  EnqueueStepOptions,
+  JobDelivery,
+  LeaseOutcome,
+  RunBackend,
+  SaveOutcome,
+} from "./backend.js";
 import { BackendError, LeaseLostError } from "./errors.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
@@ -84,17 +90,29 @@ class MemoryBackend implements RunBackend {
   async start(options: BackendStartOptions): Promise<void> {
     const { processors } = options;
     if (processors === undefined) return;
-    const failed = (logger: Logger, queue: string) => (job: unknown, error: unknown) =>
-      logger.error({ err: error, job, queue }, "job failed");
+    const { logger } = options;
+    // In memory a job that threw is not retried: it is given up at once, as a Redis job is
+    // once its attempts ran out, so that its run does not wait for it forever.
+    const failed =
+      <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<void>) =>
+      (job: T, error: unknown) => {
+        logger.warn({ err: error, job, queue }, "job failed");
+        const reason = error instanceof Error ? error.message : String(error);
+        process(job, { redelivered: true, gaveUp: reason }).catch((failure: unknown) =>
+          logger.error({ err: failure, job, queue }, "giving a job up failed"),
+        );
+      };
+    const step = processors.step.bind(processors);
+    const tool = processors.tool.bind(processors);
     this.#steps.work(
-      (job) => processors.step(job, { redelivered: false }),
+      (job) => step(job, { redelivered: false }),
       options.concurrency,
-      failed(options.logger, "steps"),
+      failed("steps", step),
     );
     this.#tools.work(
-      (job) => processors.tool(job, { redelivered: false }),
+      (job) => tool(job, { redelivered: false }),
       options.concurrency,
-      failed(options.logger, "tools"),
+      failed("tools", tool),
     );
   }
 
@@ -253,8 +271,11 @@ class MemoryBackend implements RunBackend {
     yield* this.#events.read(runId);
   }
 
-  async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
-    this.#steps.add({ runId }, options.delayMs === undefined ? {} : { delayMs: options.delayMs });
+  async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    this.#steps.add(
+      { runId, ...(options.giveUp === undefined ? {} : { giveUp: options.giveUp }) },
+      options.delayMs === undefined ? {} : { delayMs: options.delayMs },
+    );
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {

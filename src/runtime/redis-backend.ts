@@ -7,7 +7,13 @@ import { ConfigError } from "../core/errors.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { describeIssues } from "../tools/validate.js";
-import type { BackendStartOptions, LeaseOutcome, RunBackend, SaveOutcome } from "./backend.js";
+import type {
+  BackendStartOptions,
+  EnqueueStepOptions,
+  LeaseOutcome,
+  RunBackend,
+  SaveOutcome,
+} from "./backend.js";
 import { BackendError, LeaseLostError } from "./errors.js";
 import { appendEvent, RedisEventReaders } from "./redis-events.js";
 import {
@@ -456,10 +462,10 @@ class RedisBackend implements RunBackend {
     yield* this.#readers.read(key, finalEvent);
   }
 
-  async enqueueStep(runId: string, options: { delayMs?: number } = {}): Promise<void> {
+  async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
     await this.#queue("steps").add(
       "step",
-      { runId },
+      { runId, ...(options.giveUp === undefined ? {} : { giveUp: options.giveUp }) },
       {
         jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
         ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),

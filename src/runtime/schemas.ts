@@ -92,8 +92,15 @@ export const StoredDecision = z.object({
 });
 export type StoredDecision = z.infer<typeof StoredDecision>;
 
-/** Payload of a run-step job: advance this run as far as it can go. */
-export const StepJob = z.object({ runId: z.string().min(1) });
+/**
+ * Payload of a run-step job: advance this run as far as it can go. With `giveUp`, an earlier
+ * step job of the run failed for good for that reason: this one fails the run instead, if the
+ * run is still where a failed step leaves it (see `giveUpStep`).
+ */
+export const StepJob = z.object({
+  runId: z.string().min(1),
+  giveUp: z.string().min(1).optional(),
+});
 export type StepJob = z.infer<typeof StepJob>;
 
 /** Payload of a tool-dispatch job: run one permitted call of one iteration. */

@@ -10,6 +10,7 @@ import { HookEvent } from "../hooks/events.js";
 import { type Decision, type FinalPhase, type Phase, runMachine } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { OpenedRun } from "../runtime/backend.js";
+import { BackendError } from "../runtime/errors.js";
 import { callKey } from "../runtime/run-view.js";
 import { isTerminal, type PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
 import { INTERRUPTED_REASON } from "./recovery.js";
@@ -44,6 +45,49 @@ export async function advanceRun(
   runId: string,
   token: number,
   opened?: OpenedRun,
+): Promise<void> {
+  await withStep(deps, runId, token, opened, async (step, starting) => {
+    if (starting && step.env.provider === undefined) {
+      step.actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+      await checkpoint(step);
+    }
+    await proceed(step);
+  });
+}
+
+/**
+ * Fails a run that a failed step left stuck (see `giveUpStep`), under its lease `token`: one
+ * that is queued or running anywhere but at `dispatch`. True when it failed the run.
+ */
+export async function failStuckRun(
+  deps: WorkerDeps,
+  runId: string,
+  token: number,
+  reason: string,
+  opened?: OpenedRun,
+): Promise<boolean> {
+  let failed = false;
+  await withStep(deps, runId, token, opened, async (step) => {
+    const phase = step.actor.getSnapshot().value as Phase;
+    if (phase === "dispatch" || phase === "awaitingApproval") return;
+    const message = `The run's step failed for good and will not be retried: ${reason}.`;
+    step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
+    await checkpoint(step);
+    failed = true;
+  });
+  return failed;
+}
+
+/**
+ * Opens a step on an unfinished run (its actor, started or restored, and its environment),
+ * runs `body`, then publishes what is left and announces where the run ended up.
+ */
+async function withStep(
+  deps: WorkerDeps,
+  runId: string,
+  token: number,
+  opened: OpenedRun | undefined,
+  body: (step: Step, starting: boolean) => Promise<void>,
 ): Promise<void> {
   const record = opened === undefined ? await deps.backend.loadRun(runId) : opened.record;
   if (record === undefined) {
@@ -80,11 +124,7 @@ export async function advanceRun(
       advanced: false,
     };
     try {
-      if (starting && agent.provider === undefined) {
-        actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
-        await checkpoint(step);
-      }
-      await proceed(step);
+      await body(step, starting);
       // Events after the last save (none in practice: every phase ends in one), in order.
       for (const event of pending.splice(0)) await deps.backend.publish(runId, event);
       if (step.advanced) await announce(step);

@@ -1,6 +1,6 @@
 import type { JobDelivery } from "../runtime/backend.js";
 import type { StepJob } from "../runtime/schemas.js";
-import { advanceRun } from "./advance-run.js";
+import { advanceRun, failStuckRun } from "./advance-run.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -41,5 +41,28 @@ export async function runStep(
     clearInterval(heartbeat);
     const { wake } = await backend.releaseLease(job.runId, lease.token);
     if (wake) await backend.enqueueStep(job.runId);
+  }
+}
+
+/**
+ * A step job of the run failed for good (`reason`): say, the worker died in it every time, on
+ * a provider or middleware that crashes the process. Nothing else would step the run again, so
+ * it fails with the reason, unless it is elsewhere by now: finished, parked for a person, or at
+ * `dispatch` waiting for its tool jobs. While another worker holds the run's lease, the give-up
+ * is queued again for when that lease runs out (a crashed holder's lease expires).
+ */
+export async function giveUpStep(deps: WorkerDeps, runId: string, reason: string): Promise<void> {
+  const { backend } = deps;
+  const lease = await backend.acquireLease(runId);
+  if (!lease.acquired) {
+    await backend.enqueueStep(runId, { delayMs: lease.remainingMs + 50, giveUp: reason });
+    return;
+  }
+  let failed = false;
+  try {
+    failed = await failStuckRun(deps, runId, lease.token, reason, lease.opened);
+  } finally {
+    const { wake } = await backend.releaseLease(runId, lease.token);
+    if (wake && !failed) await backend.enqueueStep(runId);
   }
 }

@@ -196,6 +196,34 @@ describe("a tool job whose worker dies on every attempt", { timeout: SLOW_TEST_M
     ]);
   });
 
+  it("a step whose worker dies every time: the run fails with the reason after maxStalledCount", async () => {
+    const test = await setUp();
+    const query = "retry_op n3 crash:model";
+    const first = await test.worker("first", { maxStalledCount: 1 });
+    const handle = await test.runtime.submit("reliable", query);
+    expect(await first.exited()).toMatch(/signal SIGKILL/);
+    const second = await test.worker("second", { maxStalledCount: 1 });
+    expect(await second.exited()).toMatch(/signal SIGKILL/);
+    // Stalled twice: the third worker fails the step job for good and, once the dead worker's
+    // lease on the run ran out, fails the run instead of running its model again.
+    const third = await test.worker("third", { maxStalledCount: 1 });
+    const result = await handle.result();
+
+    expect(result.status).toBe("failed");
+    expect(result.error).toEqual({
+      name: "BackendError",
+      message:
+        "The run's step failed for good and will not be retried: job stalled more than allowable limit.",
+      phase: "provider",
+    });
+    expect(await test.count("handler", query)).toBe(0);
+    expect(third.running).toBe(true);
+    const failed = await test.queue("steps").getJobs(["failed"]);
+    expect(failed.map((job) => job.failedReason)).toEqual([
+      "job stalled more than allowable limit",
+    ]);
+  });
+
   it("fails a malformed tool job without retry, and its worker keeps working", async () => {
     const test = await setUp();
     const worker = await test.worker("w1", { maxStalledCount: 1 });

@@ -1,0 +1,128 @@
+// Jobs that throw on the embedded backend: it does not retry them, it gives them up at once,
+// as a Redis job is given up once its attempts ran out, so that no run waits for them forever.
+// The failures are injected into the backend (a store write that throws), not into the engine.
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  HookEvent,
+  memoryBackend,
+  PermissionManager,
+  type RunBackend,
+  type RunRecord,
+} from "../../src/index.js";
+import {
+  deleteTool,
+  leaseCounters,
+  makeAgent,
+  observeLeases,
+  oneToolModel,
+  Runtimes,
+  searchTool,
+} from "./fixtures.js";
+
+const runtimes = new Runtimes();
+
+afterEach(async () => {
+  await runtimes.closeAll();
+});
+
+/** A backend whose `method` throws `message` the first `times` calls that `when` accepts. */
+function failing<K extends keyof RunBackend>(
+  backend: RunBackend,
+  method: K,
+  message: string,
+  options: { times?: number; when?: (...args: unknown[]) => boolean } = {},
+): RunBackend {
+  let left = options.times ?? 1;
+  return new Proxy(backend, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (property !== method) return bound;
+      return (...args: unknown[]) => {
+        if (left > 0 && (options.when?.(...args) ?? true)) {
+          left -= 1;
+          return Promise.reject(new Error(message));
+        }
+        return bound(...args);
+      };
+    },
+  });
+}
+
+describe("memoryBackend(): a job that throws is given up", () => {
+  it("a step: the run fails with the reason, AGENT_END and a final result event", async () => {
+    const search = searchTool();
+    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const ended: string[] = [];
+    agent.hooks.on(HookEvent.AGENT_END, (ctx) => {
+      ended.push(ctx.data.result.status);
+    });
+    // The save at the provider boundary fails once: the step job throws.
+    const backend = failing(memoryBackend(), "saveRun", "disk on fire", {
+      when: (_runId, _token, record) => (record as RunRecord).phase === "provider",
+    });
+    const runtime = await runtimes.start([agent], backend);
+
+    const handle = await runtime.submit("support", "cats");
+    const result = await handle.result();
+
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({
+      name: "BackendError",
+      message: "The run's step failed for good and will not be retried: disk on fire.",
+      phase: "beforeLlm",
+    });
+    expect(search.total).toBe(0);
+    expect(ended).toEqual(["failed"]);
+    const events = [];
+    for await (const event of handle.events()) events.push(event);
+    expect(events.at(-1)).toEqual({ type: "result", result });
+    expect((await runtime.list({ status: "failed" })).map((run) => run.runId)).toEqual([
+      result.runId,
+    ]);
+  });
+
+  it("a tool job: its call gets an error result and the run completes", async () => {
+    const search = searchTool();
+    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const backend = failing(memoryBackend(), "markCallStarted", "marker store down");
+    const runtime = await runtimes.start([agent], backend);
+
+    const result = await (await runtime.submit("support", "cats")).result();
+
+    const error = "The tool call failed and will not be retried: marker store down.";
+    expect(result.status).toBe("completed");
+    expect(result.output).toBe(`Answer: ${error}`);
+    expect(search.total).toBe(0);
+  });
+
+  it("a give-up step leaves a parked run parked: approving it still completes it", async () => {
+    const deletions = deleteTool();
+    const agent = makeAgent("ops", {
+      provider: oneToolModel("delete_file", { field: "path" }),
+      tools: [deletions.tool],
+      permissions: new PermissionManager({
+        default: "allow",
+        rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
+      }),
+    });
+    const counters = leaseCounters();
+    const store = memoryBackend();
+    const { backend } = observeLeases(store, counters);
+    const runtime = await runtimes.start([agent], backend);
+    const handle = await runtime.submit("ops", "old.log");
+    const parked = await handle.result();
+    expect(parked.status).toBe("awaiting_approval");
+    await counters.waitForReleases(parked.runId, 1);
+
+    await store.enqueueStep(parked.runId, { giveUp: "an earlier step crashed" });
+    await counters.waitForReleases(parked.runId, 2);
+
+    expect((await runtime.handle(parked.runId).result()).status).toBe("awaiting_approval");
+    await runtime.approve(parked.runId, "call_1");
+    const finished = await handle.result();
+    expect(finished.status).toBe("completed");
+    expect(deletions.deleted).toEqual(["old.log"]);
+  });
+});
