@@ -171,7 +171,11 @@ export class AgentRuntime implements AsyncDisposable {
       agent: agentName,
       status: "queued",
       phase: "compose",
-      input: { messages, maxIterations: agent.config.maxIterations },
+      input: {
+        messages,
+        ...(typeof input === "string" ? { text: input } : {}),
+        maxIterations: agent.config.maxIterations,
+      },
       snapshot: null,
       result: null,
       createdAt: now,

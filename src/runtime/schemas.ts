@@ -28,6 +28,8 @@ export const isTerminal = (status: RunRecordStatus): boolean =>
 /** What a queued run starts from. */
 export const RunInput = z.object({
   messages: z.array(Message).min(1),
+  /** The input as submitted when it was a string (hooks see it as given, like a direct run's). */
+  text: z.string().optional(),
   maxIterations: z.number().int().positive(),
 });
 export type RunInput = z.infer<typeof RunInput>;

@@ -141,7 +141,7 @@ async function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
   await notify(env, HookEvent.AGENT_START, () => ({
     runId,
     sessionId,
-    input: record.input.messages,
+    input: record.input.text ?? record.input.messages,
   }));
   return createActor(runMachine, {
     input: {

@@ -360,6 +360,25 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       ).toBe(true);
     });
 
+    it("tells AGENT_START the input as submitted, a string or messages", async () => {
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const inputs: unknown[] = [];
+      agent.hooks.on(HookEvent.AGENT_START, (context) => {
+        inputs.push(context.data.input);
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+      const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "dogs" }] }];
+
+      await (await runtime.submit("support", "cats")).result();
+      await (await runtime.submit("support", messages)).result();
+
+      expect(inputs).toEqual(["cats", messages]);
+    });
+
     it("cancels a running run at its next boundary", async () => {
       const providerGate = gate();
       const search = searchTool();
