@@ -24,7 +24,7 @@ import {
   STEP_QUEUE,
   TOOL_QUEUE,
 } from "./redis-keys.js";
-import { closeWorkers, createQueue, createWorker, type QueueSettings } from "./redis-queues.js";
+import type { QueueSettings } from "./redis-queues.js";
 import {
   ACQUIRE_LEASE,
   CREATE_RUN,
@@ -197,6 +197,9 @@ class RedisBackend implements RunBackend {
     this.#logger = options.logger;
     await this.#connect();
     await this.#checkEvictionPolicy();
+    // BullMQ loads here, not with the package: direct runs and the embedded backend never pay
+    // for it.
+    const { createQueue, createWorker } = await loadQueues();
     const settings: QueueSettings = {
       connection: this.#queueRedis,
       prefix: this.#prefix,
@@ -226,7 +229,10 @@ class RedisBackend implements RunBackend {
   async close(options: { timeoutMs: number }): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await closeWorkers(this.#workers, options.timeoutMs);
+    if (this.#workers.length > 0) {
+      const { closeWorkers } = await loadQueues();
+      await closeWorkers(this.#workers, options.timeoutMs);
+    }
     this.#readers.close();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
@@ -534,6 +540,8 @@ class RedisBackend implements RunBackend {
     }
   }
 }
+
+const loadQueues = () => import("./redis-queues.js");
 
 function parseRecord(json: string): RunRecord {
   const parsed = RunRecord.safeParse(JSON.parse(json));

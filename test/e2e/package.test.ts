@@ -38,6 +38,23 @@ describe("the built package", () => {
     });
   });
 
+  it("loads BullMQ only when a Redis backend starts, not with the package", async () => {
+    const output = await node(`
+      import { createRequire } from "node:module";
+      import { AgentRuntime, memoryBackend } from "harnessx";
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache)
+        .some((path) => path.includes("/node_modules/bullmq/"));
+      const runtime = new AgentRuntime({ agents: [], backend: memoryBackend() });
+      await runtime.start();
+      await runtime.close();
+      const before = loaded();
+      await import("bullmq");
+      console.log(JSON.stringify({ before, after: loaded() }));
+    `);
+    // "after" shows that the check sees BullMQ once it is loaded.
+    expect(JSON.parse(output)).toEqual({ before: false, after: true });
+  });
+
   it("declares types and an exports map for both entry points", async () => {
     const manifest = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as {
       type: string;
