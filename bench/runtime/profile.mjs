@@ -75,13 +75,15 @@ function keyKind(key, prefix) {
  * The runtime's own scripts (src/runtime/redis-scripts.ts), told apart by their first key and
  * number of keys; a script it does not know yet is shown as `script <key kind>/<keys>`.
  */
-function runtimeScript(kind, keys) {
+function runtimeScript(kind, keys, argv) {
   if (kind === "lease")
     return keys === 1 ? "renewLease" : keys === 2 ? "releaseLease" : "acquireLease";
   if (kind === "run" && keys === 2) return "createRun";
   if (kind === "run" && keys === 4) return "saveRun";
   if (kind === "run" && keys > 4) return "saveRun (finished: sets expiries)";
   if (kind === "cancel") return "requestCancel";
+  // READ_EVENTS takes a position and a count; APPEND_EVENTS a bound, an expiry and the events.
+  if (kind === "events") return argv === 2 ? "readEvents" : "appendEvents";
   return `script ${kind}/${keys}`;
 }
 
@@ -91,7 +93,8 @@ function describe(command, prefix, scripts) {
   if (name === "evalsha" || name === "eval") {
     const bullmq = scripts.get(args[0]);
     if (bullmq !== undefined) return bullmq;
-    return `harnessx ${runtimeScript(keyKind(args[2], prefix), Number(args[1]))}`;
+    const keys = Number(args[1]);
+    return `harnessx ${runtimeScript(keyKind(args[2], prefix), keys, args.length - 2 - keys)}`;
   }
   if (name === "xread") {
     const streams = args.findIndex((each) => String(each).toUpperCase() === "STREAMS");

@@ -10,7 +10,7 @@ interface Log {
 
 /**
  * Each run's events in memory, bounded to the last `maxLength`: readers start at the oldest
- * kept event and wait for more, like `XREAD BLOCK` on a capped Redis stream.
+ * kept event and wait for more, as readers of the Redis backend's capped event lists do.
  */
 export class MemoryEventLog {
   readonly #logs = new Map<string, Log>();

@@ -15,7 +15,7 @@ import type {
   SaveOutcome,
 } from "./backend.js";
 import { BackendError, LeaseLostError } from "./errors.js";
-import { appendEvent, RedisEventReaders } from "./redis-events.js";
+import { appendEvents, RedisEventReaders } from "./redis-events.js";
 import {
   jobIdPart,
   type RedisKeys,
@@ -48,7 +48,7 @@ export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" */
   url?: string;
   /**
-   * Namespace of every key (runs, leases, streams and the BullMQ queues).
+   * Namespace of every key (runs, leases, event lists and the BullMQ queues).
    * @defaultValue "hx"
    */
   prefix?: string;
@@ -68,7 +68,7 @@ export interface RedisBackendOptions {
   maxEventsPerRun?: number;
   /**
    * How long a finished run's per-run keys (raw results, decisions, in-flight markers, fencing,
-   * cancel and wake-up flags, event stream) are kept; its record stays.
+   * cancel and wake-up flags, events) are kept; its record stays.
    * @defaultValue 86400000 (24 h)
    */
   retentionMs?: number;
@@ -115,7 +115,7 @@ const Options = z.object({
 });
 
 /**
- * The distributed backend: run records, leases, decisions and event streams in Redis, work on
+ * The distributed backend: run records, leases, decisions and run events in Redis, work on
  * BullMQ queues. Any number of processes with the same agents and prefix share the runs.
  * @example
  * const backend = redisBackend({ url: "redis://127.0.0.1:6379", prefix: "hx" });
@@ -190,7 +190,8 @@ class RedisBackend implements RunBackend {
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
     }
-    this.#readers = new RedisEventReaders(this.#redis, 2000, () => this.#logger);
+    // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
+    this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
 
   async start(options: BackendStartOptions): Promise<void> {
@@ -450,22 +451,23 @@ class RedisBackend implements RunBackend {
   }
 
   async publish(runId: string, event: RunEvent): Promise<void> {
-    await appendEvent(this.#redis, this.#keys.events(runId), event, {
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    await appendEvents(this.#redis, keys, [event], {
       maxLength: this.#maxEvents,
       ...(endsStream(event) ? { expireMs: this.retentionMs } : {}),
     });
   }
 
   async *events(runId: string): AsyncGenerator<RunEvent> {
-    const key = this.#keys.events(runId);
-    // A finished run whose stream expired (or never had one) has only its final result left.
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    // A finished run whose events expired (or that never had any) has only its final result left.
     const finalEvent = async (): Promise<RunEvent | undefined> => {
       const record = await this.loadRun(runId);
       return record !== undefined && isTerminal(record.status) && record.result !== null
         ? { type: "result", result: record.result }
         : undefined;
     };
-    yield* this.#readers.read(key, finalEvent);
+    yield* this.#readers.read(keys, finalEvent);
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {

@@ -3,120 +3,102 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { RunEvent } from "../engine/run-events.js";
 import { BackendError } from "./errors.js";
+import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
 import { endsStream, RunEventSchema } from "./schemas.js";
 
-const FIELD = "e";
+const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string())]);
 
-const XReadReply = z
-  .array(z.tuple([z.string(), z.array(z.tuple([z.string(), z.array(z.string())]))]))
-  .nullable();
+/** How many events a reader takes per read. */
+const BATCH = 100;
 
-/**
- * Appends one event to a run's stream, trimmed to about `maxLength` entries; with `expireMs`
- * (a finished run's last event) the stream expires that long after, in the same transaction.
- */
-export async function appendEvent(
-  redis: Redis,
-  key: string,
-  event: RunEvent,
-  options: { maxLength: number; expireMs?: number },
-): Promise<void> {
-  const json = JSON.stringify(event);
-  if (options.expireMs === undefined) {
-    await redis.xadd(key, "MAXLEN", "~", options.maxLength, "*", FIELD, json);
-    return;
-  }
-  const replies = await redis
-    .multi()
-    .xadd(key, "MAXLEN", "~", options.maxLength, "*", FIELD, json)
-    .pexpire(key, options.expireMs)
-    .exec();
-  const failed = replies?.find(([error]) => error !== null);
-  if (replies === null || failed !== undefined) {
-    throw new BackendError(`Appending to the event stream "${key}" failed.`, {
-      cause: failed?.[0],
-    });
-  }
+export interface EventKeys {
+  /** The run's event list (also the name of its wake-up channel). */
+  events: string;
+  /** The run's hash (its `etrim` field). */
+  run: string;
 }
 
+/** Appends events to a run's list and wakes its readers, in one atomic write. */
+export async function appendEvents(
+  redis: Redis,
+  keys: EventKeys,
+  events: readonly RunEvent[],
+  options: { maxLength: number; expireMs?: number },
+): Promise<void> {
+  await APPEND_EVENTS.run(
+    redis,
+    [keys.events, keys.run],
+    [options.maxLength, options.expireMs ?? "", ...events.map((event) => JSON.stringify(event))],
+  );
+}
+
+// A run's events are a Redis list bounded to its last `maxLength` entries (see APPEND_EVENTS).
+// A list, not a stream: Redis preallocates 4 KB for a stream's first node, more than all the
+// rest of a parked run in Redis.
+
 /**
- * Tails run streams for any number of readers over one blocking connection.
+ * Tails run event lists for any number of readers over one subscriber connection.
  *
- * A reader reads its stream without blocking on the backend's command connection (with an
- * `EXISTS` in the same round trip); when nothing is new it waits for the dispatcher, which runs
- * one `XREAD BLOCK` over every awaited stream on a connection of its own and wakes the readers
- * of a stream that got an entry after their position (or all of them after `blockMs`, so a
- * stream that expired meanwhile is noticed). A reader that starts waiting while that `XREAD` is
- * blocked restarts it (`CLIENT UNBLOCK`), so it is never awaited with a stale set of streams for
- * longer than a round trip. `close()` ends every reader and the dispatcher's connection.
+ * A reader reads its list on the backend's command connection; when nothing is new, it
+ * subscribes to the list's channel (once, on the shared subscriber connection), reads again,
+ * and from then on waits for a wake-up: a message on the channel, the subscriber's reconnection
+ * (messages may have been lost meanwhile), or `pollMs` without either. Reading again after the
+ * subscription is acknowledged means no append is missed between a read and a wait.
  *
- * A finished run's stream expires (retention): a reader that finds its stream gone asks
- * `finalEvent` for the run's last word, and ends with it when there is one.
+ * A finished run's list expires (retention): a reader that finds it gone asks `finalEvent` for
+ * the run's last word, and ends with it when there is one.
  */
 export class RedisEventReaders {
   readonly #base: Redis;
-  readonly #blockMs: number;
+  readonly #pollMs: number;
   readonly #logger: () => Logger;
-  readonly #waiting = new Map<string, Set<Waiter>>();
-  #connection: ReaderConnection | undefined;
-  /** Counts the dispatcher's `XREAD`s; `blocked` is the one in flight, if any. */
-  #round = 0;
-  #blocked: number | undefined;
-  #running = false;
-  #unblocking = false;
-  /** A reader started waiting while an unblock was under way: restart once more after it. */
-  #restartAgain = false;
+  readonly #channels = new Map<string, Channel>();
+  #subscriber: Redis | undefined;
   #closed = false;
 
-  constructor(base: Redis, blockMs: number, logger: () => Logger) {
+  constructor(base: Redis, pollMs: number, logger: () => Logger) {
     this.#base = base;
-    this.#blockMs = blockMs;
+    this.#pollMs = pollMs;
     this.#logger = logger;
   }
 
   async *read(
-    key: string,
+    keys: EventKeys,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
   ): AsyncGenerator<RunEvent> {
-    let last = "0";
-    /** Entries the dispatcher read for this reader (from its position) while it waited. */
-    let delivered: readonly Entry[] | undefined;
-    while (!this.#closed) {
-      if (delivered !== undefined) {
-        const entries = delivered;
-        delivered = undefined;
-        for (const [id, fields] of entries) {
-          last = id;
-          const event = parseEntry(fields);
-          if (event === undefined) {
-            this.#logger().warn({ key, id }, "skipped a malformed run event");
-            continue;
-          }
-          yield event;
-          if (endsStream(event)) return;
+    let next = 0;
+    let channel: Channel | undefined;
+    try {
+      while (!this.#closed) {
+        // Taken before reading: a wake-up that comes while the read is under way is not lost.
+        const seen = channel?.version ?? 0;
+        let reply: z.infer<typeof ReadReply>;
+        try {
+          reply = ReadReply.parse(
+            await READ_EVENTS.run(this.#base, [keys.events, keys.run], [next, BATCH]),
+          );
+        } catch (error) {
+          if (this.#closed) return;
+          throw new BackendError(`Reading the events "${keys.events}" failed.`, { cause: error });
         }
-        continue;
-      }
-      let replies: [Error | null, unknown][] | null;
-      try {
-        replies = await this.#base
-          .pipeline()
-          .xread("COUNT", 100, "STREAMS", key, last)
-          .exists(key)
-          .exec();
-      } catch (error) {
-        if (this.#closed) return;
-        throw new BackendError(`Reading the event stream "${key}" failed.`, { cause: error });
-      }
-      const failed = replies?.find(([error]) => error !== null)?.[0];
-      if (replies === null || failed !== undefined) {
-        if (this.#closed) return;
-        throw new BackendError(`Reading the event stream "${key}" failed.`, { cause: failed });
-      }
-      const parsed = XReadReply.safeParse(replies[0]?.[1]);
-      if (!parsed.success) throw new BackendError(`Unexpected XREAD reply on "${key}".`);
-      if (parsed.data === null) {
-        if (replies[1]?.[1] === 0) {
+        const [first, exists, entries] = reply;
+        if (entries.length > 0) {
+          next = first + entries.length;
+          for (const [offset, json] of entries.entries()) {
+            const event = parseEvent(json);
+            if (event === undefined) {
+              this.#logger().warn(
+                { key: keys.events, position: first + offset },
+                "skipped a malformed run event",
+              );
+              continue;
+            }
+            yield event;
+            if (endsStream(event)) return;
+          }
+          continue;
+        }
+        if (exists === 0) {
           let final: RunEvent | undefined;
           try {
             final = await finalEvent();
@@ -129,199 +111,134 @@ export class RedisEventReaders {
             return;
           }
         }
-        delivered = await this.#wait(key, last);
-        continue;
+        if (channel === undefined) {
+          channel = await this.#subscribe(keys.events);
+          continue; // read again now that no append can go unnoticed
+        }
+        await this.#wait(channel, seen);
       }
-      delivered = parsed.data.flatMap(([, entries]) => entries);
+    } finally {
+      if (channel !== undefined) this.#unsubscribe(keys.events, channel);
     }
   }
 
   close(): void {
     this.#closed = true;
-    for (const waiters of this.#waiting.values()) {
-      for (const waiter of waiters) waiter.wake();
-    }
-    this.#waiting.clear();
-    this.#connection?.redis.disconnect();
-    this.#connection = undefined;
+    for (const channel of this.#channels.values()) channel.wake();
+    this.#channels.clear();
+    this.#subscriber?.disconnect();
+    this.#subscriber = undefined;
   }
 
-  /**
-   * Resolves when `key` may have an entry after `last` (with the entries after `last` when the
-   * dispatcher read them), after `blockMs`, or on close.
-   */
-  #wait(key: string, last: string): Promise<readonly Entry[] | undefined> {
-    if (this.#closed) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let waiters = this.#waiting.get(key);
-      if (waiters === undefined) {
-        waiters = new Set();
-        this.#waiting.set(key, waiters);
-      }
-      const waiter: Waiter = {
-        last,
-        wake: (entries) => {
-          const current = this.#waiting.get(key);
-          current?.delete(waiter);
-          if (current?.size === 0) this.#waiting.delete(key);
-          resolve(entries);
-        },
-      };
-      waiters.add(waiter);
-      if (this.#running) this.#restart();
-      else void this.#dispatch();
+  #connection(): Redis {
+    if (this.#subscriber === undefined) {
+      // Connected before the first SUBSCRIBE: a subscribing connection refuses the commands
+      // ioredis sends while it connects.
+      const subscriber = this.#base.duplicate({ enableAutoPipelining: false, lazyConnect: true });
+      // A duplicate has no listeners: without one, ioredis prints every connection error.
+      subscriber.on("error", (error) =>
+        this.#logger().warn({ err: error }, "event subscriber error"),
+      );
+      subscriber.on("message", (name: string) => this.#channels.get(name)?.wake());
+      // Resubscribed after a reconnection (ioredis does it): what was published meanwhile is lost.
+      subscriber.on("ready", () => {
+        for (const channel of this.#channels.values()) channel.wake();
+      });
+      // A failed first attempt is logged by the "error" listener; ioredis keeps trying.
+      subscriber.connect().catch(() => {});
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  async #subscribe(name: string): Promise<Channel> {
+    let channel = this.#channels.get(name);
+    if (channel === undefined) {
+      const redis = this.#connection();
+      const created = newChannel(whenReady(redis).then(() => redis.subscribe(name)));
+      this.#channels.set(name, created);
+      channel = created;
+    }
+    channel.readers += 1;
+    try {
+      await channel.subscribed;
+    } catch (error) {
+      this.#unsubscribe(name, channel);
+      if (this.#closed) return channel;
+      throw new BackendError(`Subscribing to the events "${name}" failed.`, { cause: error });
+    }
+    return channel;
+  }
+
+  #unsubscribe(name: string, channel: Channel): void {
+    channel.readers -= 1;
+    if (channel.readers > 0 || this.#channels.get(name) !== channel) return;
+    this.#channels.delete(name);
+    this.#subscriber?.unsubscribe(name).catch((error: unknown) => {
+      this.#logger().warn({ err: error, channel: name }, "unsubscribing from run events failed");
     });
   }
 
-  #reader(): ReaderConnection {
-    if (this.#connection === undefined) {
-      const redis = this.#base.duplicate({ enableAutoPipelining: false });
-      // A duplicate has no listeners: without one, ioredis prints every connection error.
-      redis.on("error", (error) => this.#logger().warn({ err: error }, "event reader error"));
-      const connection = { redis, clientId: Promise.resolve(-1) };
-      const identify = (): void => {
-        connection.clientId = redis.client("ID").then(Number, () => -1);
+  /** Resolves once the channel was woken after `seen`, after `pollMs`, or on close. */
+  async #wait(channel: Channel, seen: number): Promise<void> {
+    if (this.#closed || channel.version !== seen) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        channel.waiters.delete(done);
+        resolve();
       };
-      // A reconnected client has a new id.
-      redis.on("ready", identify);
-      identify();
-      this.#connection = connection;
-    }
-    return this.#connection;
+      const timer = setTimeout(done, this.#pollMs);
+      channel.waiters.add(done);
+    });
   }
+}
 
-  /** One `XREAD BLOCK` over every awaited stream at a time, until nobody waits. */
-  async #dispatch(): Promise<void> {
-    this.#running = true;
-    try {
-      while (!this.#closed && this.#waiting.size > 0) {
-        const keys = [...this.#waiting.keys()];
-        const positions = keys.map((key) => oldest(this.#waiting.get(key)));
-        const round = ++this.#round;
-        let reply: unknown;
-        try {
-          const { redis } = this.#reader();
-          this.#blocked = round;
-          reply = await redis.xread(
-            "COUNT",
-            100,
-            "BLOCK",
-            this.#blockMs,
-            "STREAMS",
-            ...keys,
-            ...positions,
-          );
-        } catch (error) {
-          if (this.#closed) return;
-          this.#logger().warn({ err: error }, "reading the event streams failed");
-          // Every reader reads again on the command connection, which reports its own failure.
-          this.#wakeAll();
-          continue;
-        } finally {
-          this.#blocked = undefined;
-        }
-        const restarted = this.#restarted.delete(round);
-        const parsed = XReadReply.safeParse(reply);
-        if (!parsed.success || parsed.data === null) {
-          // Timed out, or restarted for new readers (which does not wake the others).
-          if (!restarted) this.#wakeAll();
-          continue;
-        }
-        for (const [key, entries] of parsed.data) {
-          const position = positions[keys.indexOf(key)];
-          const newest = entries.at(-1)?.[0];
-          if (newest === undefined) continue;
-          for (const waiter of [...(this.#waiting.get(key) ?? [])]) {
-            // Read from this waiter's position: hand the entries over; else it reads again.
-            if (waiter.last === position) waiter.wake(entries);
-            else if (compareIds(waiter.last, newest) < 0) waiter.wake();
-          }
-        }
-      }
-    } finally {
-      this.#running = false;
-    }
-  }
+/** One subscribed channel: its readers, a counter of its wake-ups, and who waits for the next. */
+interface Channel {
+  readonly subscribed: Promise<unknown>;
+  readers: number;
+  version: number;
+  readonly waiters: Set<() => void>;
+  wake(): void;
+}
 
-  readonly #restarted = new Set<number>();
+function newChannel(subscribed: Promise<unknown>): Channel {
+  const channel: Channel = {
+    subscribed,
+    readers: 0,
+    version: 0,
+    waiters: new Set(),
+    wake() {
+      channel.version += 1;
+      const waiting = [...channel.waiters];
+      channel.waiters.clear();
+      for (const resolve of waiting) resolve();
+    },
+  };
+  // Awaited by each reader; a failure is reported there, not as an unhandled rejection.
+  subscribed.catch(() => {});
+  return channel;
+}
 
-  /** Unblocks the dispatcher's `XREAD` in flight so that it includes the streams added since. */
-  #restart(): void {
-    if (this.#connection === undefined) return;
-    if (this.#unblocking) {
-      this.#restartAgain = true;
-      return;
-    }
-    this.#unblocking = true;
-    const { clientId } = this.#connection;
-    const unblock = async (): Promise<void> => {
-      // The XREAD may be sent but not yet blocked at the server: try again until it is, or it returned.
-      for (let attempt = 0; attempt < 100; attempt += 1) {
-        const round = this.#blocked;
-        if (round === undefined || this.#closed) return;
-        this.#restarted.add(round);
-        const done = await this.#base.client("UNBLOCK", await clientId);
-        if (done === 1 || this.#blocked !== round) return;
-        this.#restarted.delete(round);
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+/** Resolves once `redis` is connected and ready; rejects if it is closed first. */
+function whenReady(redis: Redis): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const ready = (): void => {
+      redis.off("end", ended);
+      resolve();
     };
-    unblock()
-      .catch((error: unknown) =>
-        this.#logger().warn({ err: error }, "restarting the reader failed"),
-      )
-      .finally(() => {
-        this.#unblocking = false;
-        if (this.#restartAgain) {
-          this.#restartAgain = false;
-          this.#restart();
-        }
-      });
-  }
-
-  #wakeAll(): void {
-    for (const waiters of [...this.#waiting.values()]) {
-      for (const waiter of [...waiters]) waiter.wake();
-    }
-  }
+    const ended = (): void => {
+      redis.off("ready", ready);
+      reject(new Error("the connection was closed"));
+    };
+    redis.once("ready", ready);
+    redis.once("end", ended);
+  });
 }
 
-interface ReaderConnection {
-  readonly redis: Redis;
-  clientId: Promise<number>;
-}
-
-/** A stream entry as `XREAD` returns it: its id and its fields. */
-type Entry = [string, string[]];
-
-interface Waiter {
-  /** The id of the last entry the reader saw ("0": none). */
-  readonly last: string;
-  wake(entries?: readonly Entry[]): void;
-}
-
-/** The earliest position of a stream's waiters. */
-function oldest(waiters: ReadonlySet<Waiter> | undefined): string {
-  let found: string | undefined;
-  for (const waiter of waiters ?? []) {
-    if (found === undefined || compareIds(waiter.last, found) < 0) found = waiter.last;
-  }
-  return found ?? "0";
-}
-
-/** Orders stream entry ids (`<ms>-<seq>`, or "0"). */
-function compareIds(first: string, second: string): number {
-  const [firstMs = 0n, firstSeq = 0n] = first.split("-").map((part) => BigInt(part));
-  const [secondMs = 0n, secondSeq = 0n] = second.split("-").map((part) => BigInt(part));
-  if (firstMs !== secondMs) return firstMs < secondMs ? -1 : 1;
-  if (firstSeq !== secondSeq) return firstSeq < secondSeq ? -1 : 1;
-  return 0;
-}
-
-function parseEntry(fields: readonly string[]): RunEvent | undefined {
-  const index = fields.indexOf(FIELD);
-  const json = index >= 0 ? fields[index + 1] : undefined;
-  if (json === undefined) return undefined;
+function parseEvent(json: string): RunEvent | undefined {
   try {
     const parsed = RunEventSchema.safeParse(JSON.parse(json));
     return parsed.success ? parsed.data : undefined;

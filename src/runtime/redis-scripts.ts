@@ -25,6 +25,51 @@ export class LuaScript {
   }
 }
 
+// A run's events: a Redis list of their JSON, oldest first, bounded to its last `max` entries;
+// the run hash's `etrim` field counts the entries trimmed from its head, so that readers keep
+// absolute positions. Every append publishes on a channel named like the list, which wakes the
+// readers waiting on it.
+
+/**
+ * The Lua body that appends the events in ARGV[first..] to list `events` of run hash `run`,
+ * trims it to `max` entries (counting them in `etrim`), and wakes its readers. Shared by
+ * APPEND_EVENTS and the fenced SAVE_RUN.
+ */
+const appendEventsLua = (events: string, run: string, max: string, first: number) => `
+if #ARGV >= ${first} then
+  for index = ${first}, #ARGV do redis.call("RPUSH", ${events}, ARGV[index]) end
+  local excess = redis.call("LLEN", ${events}) - tonumber(${max})
+  if excess > 0 then
+    redis.call("LTRIM", ${events}, excess, -1)
+    redis.call("HINCRBY", ${run}, "etrim", excess)
+  end
+  redis.call("PUBLISH", ${events}, "1")
+end
+`;
+
+/**
+ * KEYS: events, run. ARGV: max length, expiry ms ("" for none), then each event's JSON.
+ * With an expiry (a finished run's last event) the list expires that long after.
+ */
+export const APPEND_EVENTS = new LuaScript(`
+${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 3)}
+if ARGV[2] ~= "" then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+return 1
+`);
+
+/**
+ * KEYS: events, run. ARGV: absolute position, count.
+ * Returns {absolute position of the first entry returned, 1 if the list exists, entries}: from
+ * `position`, or from the oldest kept entry when the ones before were trimmed away.
+ */
+export const READ_EVENTS = new LuaScript(`
+local trimmed = tonumber(redis.call("HGET", KEYS[2], "etrim") or "0")
+local start = tonumber(ARGV[1]) - trimmed
+if start < 0 then start = 0 end
+local entries = redis.call("LRANGE", KEYS[1], start, start + tonumber(ARGV[2]) - 1)
+return {trimmed + start, redis.call("EXISTS", KEYS[1]), entries}
+`);
+
 /** Statuses a run does not leave, as a Lua condition on the local `status`. */
 const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
 
@@ -77,19 +122,17 @@ return 0
 /**
  * KEYS: run, fence, cancel, lease, events, then the keys to expire when the run finished.
  * ARGV: token, record JSON, new status, createdAt, runId, ttlMs, status-set key prefix,
- * retentionMs ("" while the run is not finished), the stream's length bound, the raw-results key
- * of the iteration the run stands at `dispatch` in ("" otherwise: recorded in the run's `raw`
- * field for ACQUIRE_LEASE), then the JSON of each event to append to the run's stream.
- * Fenced write: refused (-1) unless `token` is the newest issued. Appends the events, moves the
- * run between status sets (keys built from the prefix: a standalone-Redis script), extends the
- * lease, sets the retention expiry of a finished run's keys, and returns 1 when a cancel was
- * requested, else 0.
+ * retentionMs ("" while the run is not finished), the event list's length bound, the
+ * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
+ * the run's `raw` field for ACQUIRE_LEASE), then the JSON of each event to append.
+ * Fenced write: refused (-1) unless `token` is the newest issued. Appends the events (waking
+ * their readers), moves the run between status sets (keys built from the prefix: a
+ * standalone-Redis script), extends the lease, sets the retention expiry of a finished run's
+ * keys, and returns 1 when a cancel was requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
-for index = 11, #ARGV do
-  redis.call("XADD", KEYS[5], "MAXLEN", "~", ARGV[9], "*", "e", ARGV[index])
-end
+${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", 11)}
 local old = redis.call("HGET", KEYS[1], "status")
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
 else

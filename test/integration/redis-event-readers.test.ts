@@ -1,5 +1,7 @@
 // Event readers of the Redis backend: any number of concurrent `events()` tails share one
-// blocking connection, each sees its own stream in order, and `close()` ends the waiting ones.
+// subscriber connection, each sees its own run's events in order, a run keeps its last
+// `maxEventsPerRun` events, a wake-up lost with a dropped connection is made up for, and
+// `close()` ends the waiting ones.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunBackend, type RunEvent, type RunResult, redisBackend } from "../../src/index.js";
@@ -20,24 +22,35 @@ afterEach(async () => {
   for (const client of clients.splice(0)) client.disconnect();
 });
 
-async function startedBackend(connectionName: string): Promise<RunBackend> {
+async function startedBackend(
+  connectionName: string,
+  options: { maxEventsPerRun?: number } = {},
+): Promise<RunBackend> {
   const prefix = uniquePrefix();
   prefixes.push(prefix);
-  const backend = redisBackend({ url: redisUrl(), prefix, connectionName, lockDurationMs: 2000 });
+  const backend = redisBackend({
+    url: redisUrl(),
+    prefix,
+    connectionName,
+    lockDurationMs: 2000,
+    ...options,
+  });
   backends.push(backend);
   await backend.start({ concurrency: 1, logger: silent });
   return backend;
 }
 
-/** The connections Redis has open under `name`. */
-async function connectionsNamed(name: string): Promise<number> {
+/** The connections Redis has open under `name`, as CLIENT LIST lines. */
+async function clientsNamed(name: string): Promise<string[]> {
   const redis = new Redis(redisUrl());
   clients.push(redis);
   const list = await redis.client("LIST");
   return String(list)
     .split("\n")
-    .filter((line) => line.includes(` name=${name} `)).length;
+    .filter((line) => line.includes(` name=${name} `));
 }
+
+const connectionsNamed = async (name: string): Promise<number> => (await clientsNamed(name)).length;
 
 /** A run's final event, which ends its stream. */
 const finished = (runId: string): RunEvent => {
@@ -61,7 +74,7 @@ const toolStart = (id: string): RunEvent => ({
 });
 
 describe("redisBackend event readers", () => {
-  it("serves many concurrent readers, attached before and after the events, on one blocking connection", async () => {
+  it("serves many concurrent readers, attached before and after the events, on one subscriber connection", async () => {
     const name = `hx-readers-${Math.random().toString(36).slice(2)}`;
     const backend = await startedBackend(name);
     const runIds = Array.from({ length: 40 }, (_unused, index) => `run-${index}`);
@@ -76,8 +89,8 @@ describe("redisBackend event readers", () => {
         await backend.publish(runId, toolStart(`${runId}-b`));
       }),
     );
-    // Every reader waits now: the run-store and queue connections and one shared reader, not
-    // one per reader.
+    // Every reader waits now: the run-store and queue connections and one shared subscriber,
+    // not one per reader.
     const connections = await connectionsNamed(name);
     expect(connections).toBeGreaterThanOrEqual(1);
     expect(connections).toBeLessThanOrEqual(3);
@@ -92,6 +105,45 @@ describe("redisBackend event readers", () => {
     ];
     expect(await Promise.all(early)).toEqual(runIds.map(expected));
     expect(await Promise.all(late)).toEqual(runIds.map(expected));
+  });
+
+  it("keeps a run's last maxEventsPerRun events; a reader that fell behind goes on from the oldest kept", async () => {
+    const backend = await startedBackend("hx-readers-trim", { maxEventsPerRun: 3 });
+    await backend.publish("run-trim", toolStart("t1"));
+    const behind = backend.events("run-trim")[Symbol.asyncIterator]();
+    expect(await behind.next()).toEqual({ done: false, value: toolStart("t1") });
+    for (const id of ["t2", "t3", "t4", "t5"]) await backend.publish("run-trim", toolStart(id));
+    await backend.publish("run-trim", finished("run-trim"));
+
+    const kept = [toolStart("t4"), toolStart("t5"), finished("run-trim")];
+    expect(await collect(backend.events("run-trim"))).toEqual(kept);
+    const rest: RunEvent[] = [];
+    for (let next = await behind.next(); next.done !== true; next = await behind.next()) {
+      rest.push(next.value);
+    }
+    expect(rest).toEqual(kept);
+  });
+
+  it("makes up for wake-ups lost while its subscriber connection was down", async () => {
+    const name = `hx-readers-kill-${Math.random().toString(36).slice(2)}`;
+    const backend = await startedBackend(name);
+    await backend.publish("run-kill", toolStart("before"));
+    const reading = backend.events("run-kill")[Symbol.asyncIterator]();
+    expect(await reading.next()).toEqual({ done: false, value: toolStart("before") });
+    const waiting = reading.next();
+    let subscriber: string | undefined;
+    while (subscriber === undefined) {
+      // The reader subscribes once it found nothing new: its connection has the P(ub/sub) flag.
+      subscriber = (await clientsNamed(name)).find((line) => / flags=P /.test(line));
+    }
+    const id = /(?:^| )id=(\d+) /.exec(subscriber)?.[1];
+    const admin = new Redis(redisUrl());
+    clients.push(admin);
+    expect(await admin.client("KILL", "ID", String(id))).toBe(1);
+    // Published while nobody listens: its message is lost, the reconnection wakes the reader.
+    await backend.publish("run-kill", toolStart("while down"));
+
+    expect(await waiting).toEqual({ done: false, value: toolStart("while down") });
   });
 
   it("close() ends readers that are waiting", async () => {
