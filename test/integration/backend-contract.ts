@@ -21,6 +21,8 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
 import {
+  approvalAgent,
+  approvalPolicy,
   collect,
   deferred,
   deleteTool,
@@ -39,12 +41,6 @@ export interface BackendFactory {
   /** Deletes what the test's backends stored. */
   cleanup(): Promise<void>;
 }
-
-const approvalPolicy = () =>
-  new PermissionManager({
-    default: "allow",
-    rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
-  });
 
 function toolResults(messages: readonly Message[]) {
   return messages.flatMap((message) =>
@@ -73,16 +69,6 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       await runtimes.closeAll();
       await factory.cleanup();
     });
-
-    const approvalAgent = () => {
-      const deletions = deleteTool();
-      const agent = makeAgent("ops", {
-        provider: oneToolModel("delete_file", { field: "path" }),
-        tools: [deletions.tool],
-        permissions: approvalPolicy(),
-      });
-      return { agent, deleted: deletions.deleted };
-    };
 
     it("completes a run with a tool, with the RunResult a direct run gives", async () => {
       const durableSearch = searchTool();

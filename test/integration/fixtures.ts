@@ -6,7 +6,7 @@ import {
   type AgentOptions,
   AgentRuntime,
   type Message,
-  type PermissionManager,
+  PermissionManager,
   type ProviderRequest,
   type ProviderResponse,
   type RunBackend,
@@ -112,6 +112,24 @@ export function deleteTool(options: { gate?: { wait(): Promise<void> } } = {}) {
     },
   });
   return { tool: definition, deleted };
+}
+
+/** Deleting asks a person; anything else is allowed. */
+export const approvalPolicy = () =>
+  new PermissionManager({
+    default: "allow",
+    rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
+  });
+
+/** `ops`: an agent whose one tool call (a deletion) waits for approval, and what it deleted. */
+export function approvalAgent() {
+  const deletions = deleteTool();
+  const agent = makeAgent("ops", {
+    provider: oneToolModel("delete_file", { field: "path" }),
+    tools: [deletions.tool],
+    permissions: approvalPolicy(),
+  });
+  return { agent, deleted: deletions.deleted };
 }
 
 export function makeAgent(

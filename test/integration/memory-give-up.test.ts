@@ -2,15 +2,9 @@
 // as a Redis job is given up once its attempts ran out, so that no run waits for them forever.
 // The failures are injected into the backend (a store write that throws), not into the engine.
 import { afterEach, describe, expect, it } from "vitest";
+import { HookEvent, memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
 import {
-  HookEvent,
-  memoryBackend,
-  PermissionManager,
-  type RunBackend,
-  type RunRecord,
-} from "../../src/index.js";
-import {
-  deleteTool,
+  approvalAgent,
   leaseCounters,
   makeAgent,
   observeLeases,
@@ -98,15 +92,7 @@ describe("memoryBackend(): a job that throws is given up", () => {
   });
 
   it("a give-up step leaves a parked run parked: approving it still completes it", async () => {
-    const deletions = deleteTool();
-    const agent = makeAgent("ops", {
-      provider: oneToolModel("delete_file", { field: "path" }),
-      tools: [deletions.tool],
-      permissions: new PermissionManager({
-        default: "allow",
-        rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
-      }),
-    });
+    const { agent, deleted } = approvalAgent();
     const counters = leaseCounters();
     const store = memoryBackend();
     const { backend } = observeLeases(store, counters);
@@ -123,6 +109,6 @@ describe("memoryBackend(): a job that throws is given up", () => {
     await runtime.approve(parked.runId, "call_1");
     const finished = await handle.result();
     expect(finished.status).toBe("completed");
-    expect(deletions.deleted).toEqual(["old.log"]);
+    expect(deleted).toEqual(["old.log"]);
   });
 });

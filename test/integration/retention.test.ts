@@ -5,14 +5,13 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   type ApprovalError,
   memoryBackend,
-  PermissionManager,
   type RunBackend,
   type RunEvent,
   type RunResult,
   redisBackend,
 } from "../../src/index.js";
 import { until } from "../fixtures/until.js";
-import { collect, deleteTool, makeAgent, oneToolModel, Runtimes, silent } from "./fixtures.js";
+import { approvalAgent, collect, Runtimes, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 beforeAll(async () => {
@@ -49,20 +48,6 @@ const backends: Record<string, (retentionMs: number) => RunBackend> = {
     return redisOn(prefix, retentionMs);
   },
 };
-
-/** An agent whose one tool call waits for approval, and what its handler deleted. */
-function approvalAgent() {
-  const deletions = deleteTool();
-  const agent = makeAgent("ops", {
-    provider: oneToolModel("delete_file", { field: "path" }),
-    tools: [deletions.tool],
-    permissions: new PermissionManager({
-      default: "allow",
-      rules: [{ tool: "delete_*", decision: "ask" }],
-    }),
-  });
-  return { agent, deleted: deletions.deleted };
-}
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
