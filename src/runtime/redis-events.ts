@@ -54,6 +54,8 @@ export class RedisEventReaders {
   readonly #logger: () => Logger;
   readonly #channels = new Map<string, Channel>();
   #subscriber: Redis | undefined;
+  /** Shared by the subscriptions that wait for the subscriber to be ready (one listener pair). */
+  #ready: Promise<void> | undefined;
   #closed = false;
 
   constructor(base: Redis, pollMs: number, logger: () => Logger) {
@@ -155,7 +157,7 @@ export class RedisEventReaders {
     let channel = this.#channels.get(name);
     if (channel === undefined) {
       const redis = this.#connection();
-      const created = newChannel(whenReady(redis).then(() => redis.subscribe(name)));
+      const created = newChannel(this.#whenReady(redis).then(() => redis.subscribe(name)));
       this.#channels.set(name, created);
       channel = created;
     }
@@ -168,6 +170,14 @@ export class RedisEventReaders {
       throw new BackendError(`Subscribing to the events "${name}" failed.`, { cause: error });
     }
     return channel;
+  }
+
+  #whenReady(redis: Redis): Promise<void> {
+    if (redis.status === "ready") return Promise.resolve();
+    this.#ready ??= whenReady(redis).finally(() => {
+      this.#ready = undefined;
+    });
+    return this.#ready;
   }
 
   #unsubscribe(name: string, channel: Channel): void {
