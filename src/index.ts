@@ -86,9 +86,11 @@ export {
 export type { DecisionOptions } from "./runtime/approvals.js";
 export type {
   BackendStartOptions,
+  EnqueueStepOptions,
   JobDelivery,
   JobProcessors,
   LeaseOutcome,
+  OpenedRun,
   RunBackend,
   SaveOutcome,
 } from "./runtime/backend.js";

@@ -1,12 +1,14 @@
 import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
-import type { CallState, RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import {
+  type CallState,
+  type RunContext,
+  type RunMachineEvent,
+  runsHandler,
+} from "../machines/run-machine.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import { validateInput } from "../tools/validate.js";
 import { notify, type RunEnv } from "./run-env.js";
-
-export const runsHandler = (state: CallState): boolean =>
-  state.status === "allowed" || state.status === "approved";
 
 /** Executes one permitted call's handler and returns its raw outcome (before result middleware). */
 export async function executeCall(

@@ -134,11 +134,13 @@ export type StagePhase = keyof typeof STAGE_OF_PHASE;
 export type StageName = (typeof STAGE_OF_PHASE)[StagePhase];
 
 const waitsForPerson = (call: CallState) => call.status === "asked";
-const runsItsHandler = (call: CallState) => call.status === "allowed" || call.status === "approved";
+/** A call whose handler is to run: allowed by the policy or approved by a person. */
+export const runsHandler = (call: CallState): boolean =>
+  call.status === "allowed" || call.status === "approved";
 
 /** An interrupted call waits for a person again, one interruption more; others are unchanged. */
 const interrupt = (state: CallState, interrupted: InterruptedCall | undefined): CallState => {
-  if (interrupted === undefined || !runsItsHandler(state)) return state;
+  if (interrupted === undefined || !runsHandler(state)) return state;
   const { decidedBy: _previous, ...rest } = state;
   return {
     ...rest,
@@ -194,9 +196,7 @@ export const runMachine = setup({
     interruptsACall: ({ context, event }) =>
       event.type === "INTERRUPTED" &&
       event.calls.some((interrupted) =>
-        context.calls.some(
-          (each) => each.call.id === interrupted.toolCallId && runsItsHandler(each),
-        ),
+        context.calls.some((each) => each.call.id === interrupted.toolCallId && runsHandler(each)),
       ),
   },
   actions: {

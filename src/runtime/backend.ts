@@ -59,9 +59,6 @@ export interface OpenedRun {
   raw?: { iteration: number; results: Record<string, ToolResult> };
 }
 
-/** A record write by the lease holder: the fields that change as a run advances. */
-export type RunUpdate = Pick<RunRecord, "status" | "phase" | "snapshot" | "result" | "updatedAt">;
-
 export interface SaveOutcome {
   /** Someone asked to cancel the run. */
   cancelRequested: boolean;

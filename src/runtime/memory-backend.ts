@@ -19,6 +19,7 @@ import {
   type RunRecordStatus,
   type StepJob,
   StoredDecision,
+  stepJob,
   type ToolJob,
 } from "./schemas.js";
 
@@ -273,7 +274,7 @@ class MemoryBackend implements RunBackend {
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
     this.#steps.add(
-      { runId, ...(options.giveUp === undefined ? {} : { giveUp: options.giveUp }) },
+      stepJob(runId, options.giveUp),
       options.delayMs === undefined ? {} : { delayMs: options.delayMs },
     );
   }

@@ -41,6 +41,7 @@ import {
   type RunRecordStatus,
   StepJob,
   StoredDecision,
+  stepJob,
   ToolJob,
 } from "./schemas.js";
 
@@ -471,14 +472,10 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
-    await this.#queue("steps").add(
-      "step",
-      { runId, ...(options.giveUp === undefined ? {} : { giveUp: options.giveUp }) },
-      {
-        jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
-        ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
-      },
-    );
+    await this.#queue("steps").add("step", stepJob(runId, options.giveUp), {
+      jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
+      ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
+    });
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {

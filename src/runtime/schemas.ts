@@ -105,6 +105,10 @@ export const StepJob = z.object({
 });
 export type StepJob = z.infer<typeof StepJob>;
 
+/** The payload of a run's step job; with `giveUp`, a give-up step. */
+export const stepJob = (runId: string, giveUp?: string): StepJob =>
+  giveUp === undefined ? { runId } : { runId, giveUp };
+
 /** Payload of a tool-dispatch job: run one permitted call of one iteration. */
 export const ToolJob = z.object({
   runId: z.string().min(1),

@@ -1,13 +1,18 @@
 import { createActor } from "xstate";
 import { ProviderMissingError, RunCancelledError } from "../core/errors.js";
 import type { ToolResult } from "../core/values.js";
-import { runsHandler } from "../engine/dispatch-tools.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
-import { type Decision, type FinalPhase, type Phase, runMachine } from "../machines/run-machine.js";
+import {
+  type Decision,
+  type FinalPhase,
+  type Phase,
+  runMachine,
+  runsHandler,
+} from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { OpenedRun } from "../runtime/backend.js";
 import { BackendError } from "../runtime/errors.js";

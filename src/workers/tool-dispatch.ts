@@ -1,8 +1,8 @@
 import type { ToolResult } from "../core/values.js";
-import { executeCall, runsHandler } from "../engine/dispatch-tools.js";
+import { executeCall } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
-import type { CallState, RunContext } from "../machines/run-machine.js";
+import { type CallState, type RunContext, runsHandler } from "../machines/run-machine.js";
 import type { JobDelivery } from "../runtime/backend.js";
 import { eventPublisher } from "../runtime/event-publisher.js";
 import { callKey, contextView } from "../runtime/run-view.js";
