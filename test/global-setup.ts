@@ -2,50 +2,38 @@
 // otherwise a redis-server from PATH on a free port; otherwise testcontainers where a Docker
 // engine answers. With none of them, REDIS_URL stays unset and every Redis test fails with a
 // message saying so (test/integration/redis.ts); nothing is skipped.
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./support/free-port.js";
+import { launchRedisServer, stopProcess } from "./support/redis-server.js";
 
 type Stop = () => Promise<void>;
 
 async function startLocalRedis(): Promise<{ url: string; stop: Stop } | undefined> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), "harnessx-redis-"));
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"].concat([
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  try {
+    const child = await launchRedisServer(port, [
+      "--save",
+      "",
+      "--appendonly",
+      "no",
       "--maxmemory-policy",
       "noeviction",
       "--dir",
       dir,
-    ]),
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const ready = await new Promise<boolean>((resolve) => {
-    let output = "";
-    child.once("error", () => resolve(false));
-    child.once("exit", () => resolve(false));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Ready to accept connections")) resolve(true);
-    });
-  });
-  const stop: Stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, "exit");
-      child.kill("SIGTERM");
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  if (!ready) {
-    await stop();
+    ]);
+    const stop: Stop = async () => {
+      await stopProcess(child, "SIGTERM");
+      await removeDir();
+    };
+    return { url: `redis://127.0.0.1:${port}`, stop };
+  } catch {
+    await removeDir(); // no redis-server on PATH, or it would not start
     return undefined;
   }
-  return { url: `redis://127.0.0.1:${port}`, stop };
 }
 
 async function startContainerRedis(): Promise<{ url: string; stop: Stop } | undefined> {

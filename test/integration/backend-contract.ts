@@ -20,10 +20,12 @@ import {
   UnknownAgentError,
 } from "../../src/index.js";
 import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
+import { toolResults } from "../support/messages.js";
 import {
   approvalAgent,
   approvalPolicy,
   collect,
+  collectUntil,
   deferred,
   deleteTool,
   gate,
@@ -31,6 +33,7 @@ import {
   observeLeases,
   oneToolModel,
   Runtimes,
+  rejection,
   searchTool,
   silent,
 } from "./fixtures.js";
@@ -42,23 +45,8 @@ export interface BackendFactory {
   cleanup(): Promise<void>;
 }
 
-function toolResults(messages: readonly Message[]) {
-  return messages.flatMap((message) =>
-    message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-  );
-}
-
 const withoutDeltas = (events: readonly RunEvent[]) =>
   events.filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta");
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 export function describeBackendContract(name: string, factory: BackendFactory): void {
   describePrimitives(name, factory);
@@ -822,17 +810,4 @@ function describeRecovery(name: string, factory: BackendFactory): void {
       expect(operation.executions).toBe(1);
     });
   });
-}
-
-/** A run's events up to and including the first of `type`. */
-async function collectUntil(
-  events: AsyncIterable<RunEvent>,
-  type: RunEvent["type"],
-): Promise<RunEvent[]> {
-  const seen: RunEvent[] = [];
-  for await (const event of events) {
-    seen.push(event);
-    if (event.type === type) break;
-  }
-  return seen;
 }

@@ -10,9 +10,11 @@ import {
   type ProviderRequest,
   type ProviderResponse,
   type RunBackend,
+  type RunEvent,
   tool,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { withOverrides } from "../support/backend-overrides.js";
 
 export const silent = pino({ level: "silent" });
 
@@ -173,26 +175,16 @@ export class Runtimes {
  * a run's lease was released. Everything else goes straight to the real backend.
  */
 export function observeLeases(backend: RunBackend, shared = leaseCounters()) {
-  const wrapped = new Proxy(backend, {
-    get(target, property, receiver) {
-      if (property === "acquireLease") {
-        return async (runId: string) => {
-          const outcome = await target.acquireLease(runId);
-          if (!outcome.acquired) shared.busy(runId);
-          return outcome;
-        };
-      }
-      if (property === "releaseLease") {
-        return async (runId: string, token: number) => {
-          const outcome = await target.releaseLease(runId, token);
-          shared.released(runId);
-          return outcome;
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function"
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
+  const wrapped = withOverrides(backend, {
+    async acquireLease(runId) {
+      const outcome = await backend.acquireLease(runId);
+      if (!outcome.acquired) shared.busy(runId);
+      return outcome;
+    },
+    async releaseLease(runId, token) {
+      const outcome = await backend.releaseLease(runId, token);
+      shared.released(runId);
+      return outcome;
     },
   });
   return { backend: wrapped, counters: shared };
@@ -228,6 +220,29 @@ export function leaseCounters() {
   };
 }
 export type LeaseCounters = ReturnType<typeof leaseCounters>;
+
+/** A run's events up to and including the first of `type`. */
+export async function collectUntil(
+  events: AsyncIterable<RunEvent>,
+  type: RunEvent["type"],
+): Promise<RunEvent[]> {
+  const seen: RunEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    if (event.type === type) break;
+  }
+  return seen;
+}
+
+/** What `promise` rejects with; throws when it fulfils. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
 
 /** Collects a run's events to the end of its stream. */
 export async function collect<T>(events: AsyncIterable<T>): Promise<T[]> {

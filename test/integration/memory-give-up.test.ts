@@ -3,6 +3,7 @@
 // The failures are injected into the backend (a store write that throws), not into the engine.
 import { afterEach, describe, expect, it } from "vitest";
 import { HookEvent, memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
+import { withOverrides } from "../support/backend-overrides.js";
 import {
   approvalAgent,
   leaseCounters,
@@ -27,21 +28,15 @@ function failing<K extends keyof RunBackend>(
   options: { times?: number; when?: (...args: unknown[]) => boolean } = {},
 ): RunBackend {
   let left = options.times ?? 1;
-  return new Proxy(backend, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== "function") return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (property !== method) return bound;
-      return (...args: unknown[]) => {
-        if (left > 0 && (options.when?.(...args) ?? true)) {
-          left -= 1;
-          return Promise.reject(new Error(message));
-        }
-        return bound(...args);
-      };
-    },
-  });
+  const original = (backend[method] as (...args: unknown[]) => Promise<unknown>).bind(backend);
+  const replacement = (...args: unknown[]) => {
+    if (left > 0 && (options.when?.(...args) ?? true)) {
+      left -= 1;
+      return Promise.reject(new Error(message));
+    }
+    return original(...args);
+  };
+  return withOverrides(backend, { [method]: replacement } as Partial<RunBackend>);
 }
 
 describe("memoryBackend(): a job that throws is given up", () => {

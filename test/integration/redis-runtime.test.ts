@@ -21,6 +21,7 @@ import {
   observeLeases,
   oneToolModel,
   Runtimes,
+  rejection,
   searchTool,
   silent,
 } from "./fixtures.js";
@@ -68,15 +69,6 @@ async function rawQueue(prefix: string, name: "steps" | "tools") {
   });
   await events.waitUntilReady();
   return { queue, events };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
 }
 
 const supportAgent = (search = searchTool()) =>

@@ -1,11 +1,10 @@
 // Real Redis for the integration tests: REDIS_URL (test/global-setup.ts sets it to a server of
 // its own when the environment gives none). Tests that need it fail with a clear message when it
 // cannot be reached; they never skip.
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
 import { Redis } from "ioredis";
 import { freePort } from "../support/free-port.js";
+import { launchRedisServer, stopProcess } from "../support/redis-server.js";
 
 export const redisUrl = (): string => {
   const url = process.env.REDIS_URL;
@@ -67,32 +66,9 @@ export interface RedisServer {
 /** A throwaway `redis-server` (from PATH) on a free port, with extra command-line options. */
 export async function startRedisServer(options: readonly string[]): Promise<RedisServer> {
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...options],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const ready = new Promise<void>((resolve, reject) => {
-    let output = "";
-    child.once("error", (error) =>
-      reject(new Error(`Could not start redis-server from PATH: ${error.message}`)),
-    );
-    child.once("exit", (code) =>
-      reject(new Error(`redis-server exited (${String(code)}) before it was ready:\n${output}`)),
-    );
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Ready to accept connections")) resolve();
-    });
-  });
-  await ready;
+  const child = await launchRedisServer(port, ["--save", "", "--appendonly", "no", ...options]);
   return {
     url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = once(child, "exit");
-      child.kill("SIGKILL");
-      await exited;
-    },
+    stop: () => stopProcess(child, "SIGKILL"),
   };
 }

@@ -5,38 +5,13 @@
 // stopped on stdout; the test opens gates through Redis keys; nothing waits on time.
 import { Job, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Message } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
 import { gateKey } from "../fixtures/reliability-agents.js";
-import { setUpReliability } from "../fixtures/reliability-setup.js";
+import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
 import { until } from "../fixtures/until.js";
-import { WorkerProcesses } from "../fixtures/worker-processes.js";
-import { requireRedis } from "./redis.js";
+import { toolResults } from "../support/messages.js";
 
-beforeAll(async () => {
-  await requireRedis();
-});
-
-/** A bound for a test that waits on lock expiries and process start-ups, not a timing claim. */
-const SLOW_TEST_MS = 40_000;
-
-const workers = new WorkerProcesses();
-const cleanups: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  await workers.killAll();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const setUp = () => setUpReliability(workers, cleanups);
-
-function toolResults(messages: readonly Message[]) {
-  return messages.flatMap((message) =>
-    message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-  );
-}
-
-const answer = (query: string) => `Answer: done: ${query}`;
+const { setUp, cleanups } = useReliability();
 
 describe("a worker killed with SIGKILL before the handler ran", { timeout: SLOW_TEST_MS }, () => {
   it("a fresh worker completes every run; the handler runs at most once", async () => {

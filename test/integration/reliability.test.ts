@@ -5,38 +5,14 @@
 // count their executions in Redis. The test process itself only submits and decides.
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Message, RunResult } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import type { RunResult } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
 import { counterKey } from "../fixtures/reliability-agents.js";
-import { setUpReliability } from "../fixtures/reliability-setup.js";
-import { WorkerProcesses } from "../fixtures/worker-processes.js";
-import { requireRedis } from "./redis.js";
+import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
+import { toolResults } from "../support/messages.js";
 
-beforeAll(async () => {
-  await requireRedis();
-});
-
-/** A bound for a test that waits on lock expiries and process start-ups, not a timing claim. */
-const SLOW_TEST_MS = 40_000;
-
-const workers = new WorkerProcesses();
-const cleanups: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  await workers.killAll();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const setUp = (url?: string) => setUpReliability(workers, cleanups, url);
-
-function toolResults(messages: readonly Message[]) {
-  return messages.flatMap((message) =>
-    message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-  );
-}
-
-const answer = (query: string) => `Answer: done: ${query}`;
+const { setUp, cleanups } = useReliability();
 
 describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
   timeout: SLOW_TEST_MS,

@@ -6,12 +6,12 @@ import {
   type ApprovalError,
   memoryBackend,
   type RunBackend,
-  type RunEvent,
   type RunResult,
   redisBackend,
 } from "../../src/index.js";
 import { until } from "../fixtures/until.js";
-import { approvalAgent, collect, Runtimes, silent } from "./fixtures.js";
+import { withOverrides } from "../support/backend-overrides.js";
+import { approvalAgent, collect, collectUntil, Runtimes, rejection, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 beforeAll(async () => {
@@ -48,15 +48,6 @@ const backends: Record<string, (retentionMs: number) => RunBackend> = {
     return redisOn(prefix, retentionMs);
   },
 };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 for (const [name, create] of Object.entries(backends)) {
   describe(`retention of finished runs on ${name}`, () => {
@@ -248,20 +239,12 @@ describe("retention on redisBackend(), key by key", () => {
 /** Wraps a backend to tell when a run's lease is released next. */
 function releases(backend: RunBackend) {
   const waiting = new Map<string, () => void>();
-  const wrapped: RunBackend = new Proxy(backend, {
-    get(target, property, receiver) {
-      if (property === "releaseLease") {
-        return async (runId: string, token: number) => {
-          const outcome = await target.releaseLease(runId, token);
-          waiting.get(runId)?.();
-          waiting.delete(runId);
-          return outcome;
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function"
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
+  const wrapped = withOverrides(backend, {
+    async releaseLease(runId, token) {
+      const outcome = await backend.releaseLease(runId, token);
+      waiting.get(runId)?.();
+      waiting.delete(runId);
+      return outcome;
     },
   });
   return {
@@ -271,17 +254,4 @@ function releases(backend: RunBackend) {
         waiting.set(runId, resolve);
       }),
   };
-}
-
-/** A run's events up to and including the first of `type`. */
-async function collectUntil(
-  events: AsyncIterable<RunEvent>,
-  type: RunEvent["type"],
-): Promise<RunEvent[]> {
-  const seen: RunEvent[] = [];
-  for await (const event of events) {
-    seen.push(event);
-    if (event.type === type) break;
-  }
-  return seen;
 }

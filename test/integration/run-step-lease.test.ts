@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
 import { ActiveRuns } from "../../src/runtime/active-runs.js";
 import { runStep } from "../../src/workers/run-step.js";
+import { withOverrides } from "../support/backend-overrides.js";
 import { silent } from "./fixtures.js";
 
 const backends: RunBackend[] = [];
@@ -39,17 +40,9 @@ async function leaseTakenElsewhere() {
   const holder = await backend.acquireLease(record.runId);
   if (!holder.acquired) throw new Error("expected the lease");
   const queued: Array<{ runId: string; delayMs: number | undefined }> = [];
-  const observed: RunBackend = new Proxy(backend, {
-    get(target, property, receiver) {
-      if (property === "enqueueStep") {
-        return async (runId: string, options: { delayMs?: number } = {}) => {
-          queued.push({ runId, delayMs: options.delayMs });
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function"
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
+  const observed = withOverrides(backend, {
+    async enqueueStep(runId, options = {}) {
+      queued.push({ runId, delayMs: options.delayMs });
     },
   });
   const deps = {

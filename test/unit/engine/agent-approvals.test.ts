@@ -5,7 +5,6 @@ import {
   Agent,
   ApprovalError,
   HookEvent,
-  type Message,
   PermissionManager,
   type PermissionRule,
   type RunEvent,
@@ -20,6 +19,7 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../../src/testing.js";
+import { toolResults } from "../../support/messages.js";
 
 const silent = pino({ level: "silent" });
 
@@ -36,14 +36,6 @@ function countingTool(name: string) {
     },
   });
   return { tool: definition, received };
-}
-
-function toolResultsOf(messages: readonly Message[]) {
-  return messages
-    .filter((message) => message.role === "tool")
-    .flatMap((message) =>
-      message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-    );
 }
 
 async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
@@ -153,7 +145,7 @@ describe("a batch of calls with approvals", () => {
         isError: false,
       },
     ];
-    expect(toolResultsOf(result.messages)).toEqual(expected);
+    expect(toolResults(result.messages)).toEqual(expected);
     expect(result.messages.map((message) => message.role)).toEqual([
       "user",
       "assistant",
@@ -177,7 +169,7 @@ describe("a batch of calls with approvals", () => {
 
     expect(result.status).toBe("completed");
     expect(deleteFile.received).toEqual([]);
-    const [only] = toolResultsOf(result.messages);
+    const [only] = toolResults(result.messages);
     expect(only?.isError).toBe(true);
     expect(only?.content).toMatch(/^Denied by reviewer/);
   });
@@ -250,7 +242,7 @@ describe("partial decisions", () => {
     expect(finished.status).toBe("completed");
     expect(finished.output).toBe("Done.");
     expect(deleteFile.received).toEqual([{ path: "a.txt" }]);
-    expect(toolResultsOf(finished.messages)).toEqual([
+    expect(toolResults(finished.messages)).toEqual([
       {
         type: "tool_result",
         toolCallId: "call_1",
@@ -287,7 +279,7 @@ describe("the policy is checked again before dispatch", () => {
     expect(result.status).toBe("completed");
     expect(deleteFile.received).toEqual([]);
     expect(started).toEqual([]);
-    expect(toolResultsOf(result.messages)).toEqual([
+    expect(toolResults(result.messages)).toEqual([
       {
         type: "tool_result",
         toolCallId: "call_1",
@@ -319,7 +311,7 @@ describe("the policy is checked again before dispatch", () => {
 
     expect(result.status).toBe("completed");
     expect(deleteFile.received).toEqual([]);
-    const [only] = toolResultsOf(result.messages);
+    const [only] = toolResults(result.messages);
     expect(only?.isError).toBe(true);
     expect(only?.content).toMatch(/^Permission denied at dispatch: /);
     expect(only?.content).toContain("default");
@@ -339,7 +331,7 @@ describe("the policy is checked again before dispatch", () => {
 
     expect(result.status).toBe("completed");
     expect(deleteFile.received).toEqual([{ path: "a.txt" }, { path: "b.txt" }]);
-    expect(toolResultsOf(result.messages).map((each) => each.isError)).toEqual([false, false]);
+    expect(toolResults(result.messages).map((each) => each.isError)).toEqual([false, false]);
   });
 
   it("an ask rule added while parked parks an allowed call of the same batch again", async () => {

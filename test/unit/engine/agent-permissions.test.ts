@@ -4,7 +4,6 @@ import { z } from "zod";
 import {
   Agent,
   HookEvent,
-  type Message,
   Middleware,
   type PermissionDecision,
   PermissionManager,
@@ -14,6 +13,7 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { toolResults } from "../../support/messages.js";
 
 const silent = pino({ level: "silent" });
 
@@ -47,14 +47,6 @@ function shellTool() {
   return { tool: definition, received };
 }
 
-function toolResultsOf(messages: readonly Message[]) {
-  return messages
-    .filter((message) => message.role === "tool")
-    .flatMap((message) =>
-      message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-    );
-}
-
 describe("each permission decision through the agent", () => {
   it("allow: the handler runs and the run completes with its result in memory", async () => {
     const readFile = countingTool("read_file");
@@ -78,7 +70,7 @@ describe("each permission decision through the agent", () => {
     expect(result.output).toBe("Here are your notes.");
     expect(result.pending).toEqual([]);
     expect(readFile.received).toEqual([{ path: "notes.txt" }]);
-    expect(toolResultsOf(result.messages)).toEqual([
+    expect(toolResults(result.messages)).toEqual([
       {
         type: "tool_result",
         toolCallId: "call_1",
@@ -122,7 +114,7 @@ describe("each permission decision through the agent", () => {
       content: "Permission denied: deleting is forbidden",
       isError: true,
     };
-    expect(toolResultsOf(result.messages)).toEqual([denied]);
+    expect(toolResults(result.messages)).toEqual([denied]);
     // The model saw the denial in its next request.
     const seen = provider.requests[1]?.messages.at(-1);
     expect(seen).toEqual({ role: "tool", content: [denied] });
@@ -146,7 +138,7 @@ describe("each permission decision through the agent", () => {
 
     expect(result.status).toBe("completed");
     expect(readFile.received).toEqual([]);
-    const [only] = toolResultsOf(result.messages);
+    const [only] = toolResults(result.messages);
     expect(only?.isError).toBe(true);
     expect(only?.content).toMatch(/^Permission denied: /);
   });
@@ -186,7 +178,7 @@ describe("each permission decision through the agent", () => {
     expect(agent.parkedRunIds()).toEqual([result.runId]);
     // Memory holds the model's request, and no tool result yet.
     expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
-    expect(toolResultsOf(result.messages)).toEqual([]);
+    expect(toolResults(result.messages)).toEqual([]);
   });
 
   it("ask without a rule reason: the pending reason still names the rule", async () => {
@@ -345,7 +337,7 @@ describe("globs and `when` predicates through the agent", () => {
 
     expect(result.status).toBe("completed");
     expect(shell.received).toEqual(["ls -la"]);
-    expect(toolResultsOf(result.messages)).toEqual([
+    expect(toolResults(result.messages)).toEqual([
       { type: "tool_result", toolCallId: "call_1", content: "ran ls -la", isError: false },
       {
         type: "tool_result",
@@ -387,7 +379,7 @@ describe("globs and `when` predicates through the agent", () => {
     const result = await agent.run("ls");
 
     expect(shell.received).toEqual([]);
-    expect(toolResultsOf(result.messages)[0]?.content).toMatch(/^Permission denied: /);
+    expect(toolResults(result.messages)[0]?.content).toMatch(/^Permission denied: /);
   });
 
   it("a `when` predicate that throws denies the call", async () => {
@@ -416,7 +408,7 @@ describe("globs and `when` predicates through the agent", () => {
 
     expect(result.status).toBe("completed");
     expect(shell.received).toEqual([]);
-    const [only] = toolResultsOf(result.messages);
+    const [only] = toolResults(result.messages);
     expect(only?.isError).toBe(true);
     expect(only?.content).toContain("predicate broke");
   });
@@ -455,7 +447,7 @@ describe("the strictest matching rule wins, whatever the order", () => {
 
     expect(result.status).toBe("completed");
     expect(shell.received).toEqual([]);
-    expect(toolResultsOf(result.messages)[0]?.content).toBe("Permission denied: no shell");
+    expect(toolResults(result.messages)[0]?.content).toBe("Permission denied: no shell");
   });
 
   it.each([

@@ -5,7 +5,6 @@ import {
   Agent,
   ApprovalError,
   HookEvent,
-  type Message,
   ParkedRun,
   PermissionManager,
   type ResumeOptions,
@@ -19,6 +18,7 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../../src/testing.js";
+import { toolResults } from "../../support/messages.js";
 
 const silent = pino({ level: "silent" });
 
@@ -92,14 +92,6 @@ interface CallsContext {
 }
 const callsOf = (parked: ParkedRun): CallsContext["calls"] =>
   (parked.snapshot.context as CallsContext).calls;
-
-function toolResultsOf(messages: readonly Message[]) {
-  return messages
-    .filter((message) => message.role === "tool")
-    .flatMap((message) =>
-      message.content.flatMap((block) => (block.type === "tool_result" ? [block] : [])),
-    );
-}
 
 describe("resume errors change nothing", () => {
   type Attempt = (agent: Agent, runId: string) => Promise<RunResult>;
@@ -184,7 +176,7 @@ describe("resume errors change nothing", () => {
 
       expect(result.status).toBe("completed");
       expect(deleteFile.received).toEqual([{ path: "b.txt" }]);
-      expect(toolResultsOf(result.messages).map((each) => each.isError)).toEqual([true, false]);
+      expect(toolResults(result.messages).map((each) => each.isError)).toEqual([true, false]);
       provider.assertComplete();
     },
   );
@@ -213,7 +205,7 @@ describe("resume errors change nothing", () => {
     expect(result.status).toBe("completed");
     // The first decision (allow) stands; the refused "deny" changed nothing.
     expect(deleteFile.received).toEqual([{ path: "a.txt" }]);
-    expect(toolResultsOf(result.messages).map((each) => each.isError)).toEqual([false, true]);
+    expect(toolResults(result.messages).map((each) => each.isError)).toEqual([false, true]);
     provider.assertComplete();
   });
 
