@@ -84,6 +84,9 @@ export {
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
 export type { DecisionOptions } from "./runtime/approvals.js";
+export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
+export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
+export { RunHandle } from "./runtime/run-handle.js";
 export type {
   BackendStartOptions,
   EnqueueStepOptions,
@@ -93,24 +96,21 @@ export type {
   OpenedRun,
   RunBackend,
   SaveOutcome,
-} from "./runtime/backend.js";
+} from "./store/backend.js";
 export {
   BackendError,
   LeaseLostError,
   RunNotFoundError,
   RuntimeStateError,
   UnknownAgentError,
-} from "./runtime/errors.js";
-export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
-export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
-export { RunHandle } from "./runtime/run-handle.js";
+} from "./store/errors.js";
 export {
   RunRecord,
   RunRecordStatus,
   StepJob,
   StoredDecision,
   ToolJob,
-} from "./runtime/schemas.js";
+} from "./store/schemas.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   type RecoveryPolicy,

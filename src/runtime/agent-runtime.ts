@@ -5,23 +5,28 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import type { Message, PendingApproval } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
-import { describeIssues } from "../tools/validate.js";
-import { giveUpStep, runStep } from "../workers/run-step.js";
-import { dispatchTool } from "../workers/tool-dispatch.js";
-import type { WorkerDeps } from "../workers/worker-deps.js";
-import { ActiveRuns } from "./active-runs.js";
-import { type DecisionOptions, recordDecision } from "./approvals.js";
-import type { RunBackend } from "./backend.js";
-import { BackendError, RunNotFoundError, RuntimeStateError, UnknownAgentError } from "./errors.js";
-import { memoryBackend } from "./memory-backend.js";
-import { RunHandle } from "./run-handle.js";
-import { toMessages } from "./run-input.js";
+import { ActiveRuns } from "../store/active-runs.js";
+import type { RunBackend } from "../store/backend.js";
+import {
+  BackendError,
+  RunNotFoundError,
+  RuntimeStateError,
+  UnknownAgentError,
+} from "../store/errors.js";
 import {
   isTerminal,
   RUN_RECORD_STATUSES,
   type RunRecord,
   type RunRecordStatus,
-} from "./schemas.js";
+} from "../store/schemas.js";
+import { describeIssues } from "../tools/validate.js";
+import { giveUpStep, runStep } from "../workers/run-step.js";
+import { dispatchTool } from "../workers/tool-dispatch.js";
+import type { WorkerDeps } from "../workers/worker-deps.js";
+import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { memoryBackend } from "./memory-backend.js";
+import { RunHandle } from "./run-handle.js";
+import { toMessages } from "./run-input.js";
 
 export interface AgentRuntimeOptions {
   /** The agents this runtime submits and advances runs for, found by `config.name`. */

@@ -7,11 +7,9 @@ import type {
   LeaseOutcome,
   RunBackend,
   SaveOutcome,
-} from "./backend.js";
-import { BackendError, LeaseLostError } from "./errors.js";
-import { MemoryEventLog } from "./memory-event-log.js";
-import { MemoryWorkQueue } from "./memory-work-queue.js";
-import { callKey } from "./run-view.js";
+} from "../store/backend.js";
+import { BackendError, LeaseLostError } from "../store/errors.js";
+import { callKey } from "../store/run-view.js";
 import {
   endsStream,
   isTerminal,
@@ -21,7 +19,9 @@ import {
   StoredDecision,
   stepJob,
   type ToolJob,
-} from "./schemas.js";
+} from "../store/schemas.js";
+import { MemoryEventLog } from "./memory-event-log.js";
+import { MemoryWorkQueue } from "./memory-work-queue.js";
 
 export interface MemoryBackendOptions {
   /**

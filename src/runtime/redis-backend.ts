@@ -6,15 +6,26 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import { describeIssues } from "../tools/validate.js";
 import type {
   BackendStartOptions,
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
   SaveOutcome,
-} from "./backend.js";
-import { BackendError, LeaseLostError } from "./errors.js";
+} from "../store/backend.js";
+import { BackendError, LeaseLostError } from "../store/errors.js";
+import { callKey, contextView } from "../store/run-view.js";
+import {
+  endsStream,
+  isTerminal,
+  RunRecord,
+  type RunRecordStatus,
+  StepJob,
+  StoredDecision,
+  stepJob,
+  ToolJob,
+} from "../store/schemas.js";
+import { describeIssues } from "../tools/validate.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
 import {
   jobIdPart,
@@ -33,17 +44,6 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
-import { callKey, contextView } from "./run-view.js";
-import {
-  endsStream,
-  isTerminal,
-  RunRecord,
-  type RunRecordStatus,
-  StepJob,
-  StoredDecision,
-  stepJob,
-  ToolJob,
-} from "./schemas.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" */

@@ -2,9 +2,9 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RunEvent } from "../engine/run-events.js";
-import { BackendError } from "./errors.js";
+import { BackendError } from "../store/errors.js";
+import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
-import { endsStream, RunEventSchema } from "./schemas.js";
 
 const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string())]);
 

@@ -1,4 +1,4 @@
-import type { RunRecordStatus } from "./schemas.js";
+import type { RunRecordStatus } from "../store/schemas.js";
 
 /** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
 export const STEP_QUEUE = "steps";

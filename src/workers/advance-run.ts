@@ -14,10 +14,10 @@ import {
   runsHandler,
 } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
-import type { OpenedRun } from "../runtime/backend.js";
-import { BackendError } from "../runtime/errors.js";
-import { callKey } from "../runtime/run-view.js";
-import { isTerminal, type PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
+import type { OpenedRun } from "../store/backend.js";
+import { BackendError } from "../store/errors.js";
+import { callKey } from "../store/run-view.js";
+import { isTerminal, type PersistedSnapshot, type RunRecord } from "../store/schemas.js";
 import { INTERRUPTED_REASON } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
