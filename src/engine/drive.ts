@@ -9,6 +9,7 @@ import {
 } from "../machines/run-machine.js";
 import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
+import { ABORTED, unlessAborted } from "./unless-aborted.js";
 
 export type RunActor = Actor<RunMachine>;
 
@@ -45,8 +46,8 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
-        const event = await stage(snapshot.context, env);
-        actor.send(env.signal.aborted ? cancelledEvent(phase) : event);
+        const event = await unlessAborted(stage(snapshot.context, env), env.signal);
+        actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
       } catch (error) {
         const failure = toHarnessError(
           error,

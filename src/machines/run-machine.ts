@@ -415,3 +415,25 @@ const toolMessage = (results: readonly ToolResult[]): Message => ({
 });
 
 export type RunMachine = typeof runMachine;
+
+/**
+ * The effect boundaries (SPEC §8) at which a durable run is persisted: after a provider
+ * response (entering `afterLlm`), at `dispatch`, when it parks, after tool results entered the
+ * conversation (back at `compose` from `afterTool`), and when it finishes. What runs between
+ * two of them is pure work or middleware: after a crash it runs again from the last save.
+ */
+export function isEffectBoundary(entered: Phase | FinalPhase, left: Phase): boolean {
+  switch (entered) {
+    case "afterLlm":
+    case "awaitingApproval":
+    case "dispatch":
+    case "done":
+    case "failed":
+    case "cancelled":
+      return true;
+    case "compose":
+      return left === "afterTool";
+    default:
+      return false;
+  }
+}

@@ -141,6 +141,7 @@ export class AgentRuntime implements AsyncDisposable {
     await this.backend.start({
       concurrency: this.#concurrency,
       logger: this.logger,
+      onCancel: (runId) => this.#active.abort(runId),
       ...((options.workers ?? true)
         ? {
             processors: {
@@ -208,7 +209,11 @@ export class AgentRuntime implements AsyncDisposable {
     await this.#decide(runId, toolCallId, "deny", options);
   }
 
-  /** Cancels a run that has not finished; the run ends `cancelled` at its next boundary. */
+  /**
+   * Cancels a run that has not finished. The jobs working on it, in any process, have their
+   * signals aborted at once (the provider call and running handlers see it), and the run ends
+   * `cancelled` without waiting for a provider or handler that ignores its signal.
+   */
   async cancel(runId: string): Promise<void> {
     this.#requireStarted("cancel");
     const record = await this.backend.loadRun(runId);

@@ -11,7 +11,6 @@ import type {
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import { callKey } from "../store/run-view.js";
 import {
-  endsStream,
   isTerminal,
   RunRecord,
   type RunRecordStatus,
@@ -49,7 +48,8 @@ interface Lease {
 
 const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
 
-type CallMark = "started" | "interrupted";
+/** A call attempt's in-flight mark: its handler started, or it waits for a person (and why). */
+type CallMark = { started: true } | { started: false; reason: string };
 
 /**
  * The embedded backend: runs, leases and queues in this process's memory, no servers. The
@@ -72,7 +72,7 @@ class MemoryBackend implements RunBackend {
   readonly #wakes = new Set<string>();
   readonly #raw = new Map<string, Map<string, ToolResult>>();
   readonly #decisions = new Map<string, Map<string, string>>();
-  /** In-flight marks by round, then call key: "started" or "interrupted". */
+  /** In-flight marks by round, then call key. */
   readonly #inFlight = new Map<string, Map<string, CallMark>>();
   /** Retention timers of finished runs. */
   readonly #expiries = new Map<string, NodeJS.Timeout>();
@@ -80,6 +80,7 @@ class MemoryBackend implements RunBackend {
   readonly #events: MemoryEventLog;
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
+  #onCancel: ((runId: string) => void) | undefined;
   #closed = false;
 
   constructor(options: MemoryBackendOptions) {
@@ -91,6 +92,7 @@ class MemoryBackend implements RunBackend {
   async start(options: BackendStartOptions): Promise<void> {
     const { processors } = options;
     if (processors === undefined) return;
+    this.#onCancel = options.onCancel;
     const { logger } = options;
     // In memory a job that threw is not retried: it is given up at once, as a Redis job is
     // once its attempts ran out, so that its run does not wait for it forever.
@@ -204,17 +206,24 @@ class MemoryBackend implements RunBackend {
   async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
     const marks = this.#marks(runId, iteration);
     if (marks.has(callKey)) return false;
-    marks.set(callKey, "started");
+    marks.set(callKey, { started: true });
     return true;
   }
 
-  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
-    this.#marks(runId, iteration).set(callKey, "interrupted");
+  async markCallInterrupted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    reason: string,
+  ): Promise<void> {
+    this.#marks(runId, iteration).set(callKey, { started: false, reason });
   }
 
-  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+  async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
     const marks = this.#inFlight.get(roundKey(runId, iteration)) ?? new Map<string, CallMark>();
-    return [...marks].flatMap(([key, mark]) => (mark === "interrupted" ? [key] : []));
+    const waiting = new Map<string, string>();
+    for (const [key, mark] of marks) if (!mark.started) waiting.set(key, mark.reason);
+    return waiting;
   }
 
   async decide(
@@ -246,23 +255,22 @@ class MemoryBackend implements RunBackend {
 
   async requestCancel(runId: string): Promise<void> {
     this.#cancels.add(runId);
+    this.#onCancel?.(runId);
   }
 
   async cancelRequested(runId: string): Promise<boolean> {
     return this.#cancels.has(runId);
   }
 
-  async publish(runId: string, event: RunEvent): Promise<void> {
-    this.#events.publish(runId, event);
-    // As in Redis, a finished run's stream expires counting from its final result.
-    if (event.type === "result" && endsStream(event)) {
-      this.#expireLater(runId, event.result.iterations);
+  async publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void> {
+    for (const event of Array.isArray(events) ? events : [events]) {
+      this.#events.publish(runId, event as RunEvent);
     }
   }
 
   async *events(runId: string): AsyncGenerator<RunEvent> {
     if (!this.#events.has(runId)) {
-      // A finished run whose events expired (or that had none) has only its final result left.
+      // A finished run without a log (none was ever written) has only its final result.
       const record = await this.loadRun(runId);
       if (record !== undefined && isTerminal(record.status) && record.result !== null) {
         yield { type: "result", result: record.result };
@@ -302,7 +310,6 @@ class MemoryBackend implements RunBackend {
         const key = roundKey(runId, iteration);
         for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
       }
-      this.#events.drop(runId);
     }, this.retentionMs);
     timer.unref();
     this.#expiries.set(runId, timer);

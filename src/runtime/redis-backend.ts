@@ -16,7 +16,6 @@ import type {
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
-  endsStream,
   isTerminal,
   RunRecord,
   type RunRecordStatus,
@@ -130,11 +129,11 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
 }
 
 /**
- * In-flight marks of a call attempt: its handler started (`started:<unique id>`), or it was
- * interrupted and waits for a person.
+ * In-flight marks of a call attempt: its handler started (`started:<unique id>`), or it did
+ * not run and waits for a person (`interrupted:<reason>`).
  */
 const STARTED = "started";
-const INTERRUPTED = "interrupted";
+const INTERRUPTED = "interrupted:";
 
 const LeaseReply = z.union([
   z.tuple([z.literal(0), z.number()]),
@@ -164,6 +163,8 @@ class RedisBackend implements RunBackend {
   #logger: Logger = pino({ level: "silent" });
   #queues: { steps: Queue; tools: Queue } | undefined;
   #workers: Worker[] = [];
+  /** Hears cancel requests from every process (workers only). */
+  #cancelSubscriber: Redis | undefined;
   #closed = false;
 
   constructor(options: RedisBackendOptions) {
@@ -220,6 +221,7 @@ class RedisBackend implements RunBackend {
     }
     const { processors } = options;
     if (processors === undefined) return;
+    if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
     const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
     this.#workers = [
       createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
@@ -236,6 +238,7 @@ class RedisBackend implements RunBackend {
       await closeWorkers(this.#workers, options.timeoutMs);
     }
     this.#readers.close();
+    this.#cancelSubscriber?.disconnect();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -407,13 +410,26 @@ class RedisBackend implements RunBackend {
     return (await this.#redis.hget(key, callKey)) === mark;
   }
 
-  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
-    await this.#redis.hset(this.#keys.inFlight(runId, iteration), callKey, INTERRUPTED);
+  async markCallInterrupted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    reason: string,
+  ): Promise<void> {
+    await this.#redis.hset(
+      this.#keys.inFlight(runId, iteration),
+      callKey,
+      `${INTERRUPTED}${reason}`,
+    );
   }
 
-  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+  async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
     const marks = await this.#redis.hgetall(this.#keys.inFlight(runId, iteration));
-    return Object.entries(marks).flatMap(([key, mark]) => (mark === INTERRUPTED ? [key] : []));
+    const waiting = new Map<string, string>();
+    for (const [key, mark] of Object.entries(marks)) {
+      if (mark.startsWith(INTERRUPTED)) waiting.set(key, mark.slice(INTERRUPTED.length));
+    }
+    return waiting;
   }
 
   async decide(
@@ -443,7 +459,7 @@ class RedisBackend implements RunBackend {
     await REQUEST_CANCEL.run(
       this.#redis,
       [this.#keys.cancel(runId), this.#keys.run(runId)],
-      [this.retentionMs],
+      [this.retentionMs, this.#keys.cancelChannel, runId],
     );
   }
 
@@ -451,17 +467,15 @@ class RedisBackend implements RunBackend {
     return (await this.#redis.exists(this.#keys.cancel(runId))) === 1;
   }
 
-  async publish(runId: string, event: RunEvent): Promise<void> {
+  async publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
-    await appendEvents(this.#redis, keys, [event], {
-      maxLength: this.#maxEvents,
-      ...(endsStream(event) ? { expireMs: this.retentionMs } : {}),
-    });
+    const list = Array.isArray(events) ? (events as readonly RunEvent[]) : [events as RunEvent];
+    await appendEvents(this.#redis, keys, list, { maxLength: this.#maxEvents });
   }
 
   async *events(runId: string): AsyncGenerator<RunEvent> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
-    // A finished run whose events expired (or that never had any) has only its final result left.
+    // A finished run without a log (none was ever written) has only its final result.
     const finalEvent = async (): Promise<RunEvent | undefined> => {
       const record = await this.loadRun(runId);
       return record !== undefined && isTerminal(record.status) && record.result !== null
@@ -484,6 +498,16 @@ class RedisBackend implements RunBackend {
     await this.#queue("tools").add("tool", job, {
       jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
     });
+  }
+
+  /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
+  async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
+    const subscriber = this.#redis.duplicate({ enableAutoPipelining: false, lazyConnect: true });
+    subscriber.on("error", (error) => this.#logger.warn({ err: error }, "cancel subscriber error"));
+    subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
+    this.#cancelSubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(this.#keys.cancelChannel);
   }
 
   #queue(name: "steps" | "tools"): Queue {

@@ -47,13 +47,9 @@ if #ARGV >= ${first} then
 end
 `;
 
-/**
- * KEYS: events, run. ARGV: max length, expiry ms ("" for none), then each event's JSON.
- * With an expiry (a finished run's last event) the list expires that long after.
- */
+/** KEYS: events, run. ARGV: max length, then each event's JSON. */
 export const APPEND_EVENTS = new LuaScript(`
-${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 3)}
-if ARGV[2] ~= "" then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 2)}
 return 1
 `);
 
@@ -152,13 +148,15 @@ return cancelled
 `);
 
 /**
- * KEYS: cancel, run. ARGV: retentionMs.
- * Records a cancel request; on a run that finished meanwhile it expires with the run's keys.
+ * KEYS: cancel, run. ARGV: retentionMs, the cancel channel, runId.
+ * Records a cancel request (on a run that finished meanwhile it expires with the run's keys)
+ * and announces it on the channel, so the worker holding the run aborts at once.
  */
 export const REQUEST_CANCEL = new LuaScript(`
 redis.call("SET", KEYS[1], "1")
 local status = redis.call("HGET", KEYS[2], "status")
-if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
+if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1])
+else redis.call("PUBLISH", ARGV[2], ARGV[3]) end
 return 1
 `);
 

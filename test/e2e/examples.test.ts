@@ -31,7 +31,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   "durable-runs.ts": [
     "event: tool_start",
     "event: result completed",
-    "checkpoints: beforeLlm → provider → afterLlm → toolValidate → permission → permissionRecheck → dispatch → afterTool → compose → beforeLlm → provider → afterLlm → done",
+    "checkpoints: afterLlm → dispatch → compose → afterLlm → done",
     "refund run: awaiting_approval refund_order",
     "after approval: Done: Refunded order 7.",
     "after denial: Done: Denied by reviewer: not eligible.",
