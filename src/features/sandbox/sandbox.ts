@@ -5,7 +5,6 @@ import { ConfigError } from "../../core/errors.js";
 import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
 import { emitHook, type HookRegistry } from "../../hooks/registry.js";
-import { describeIssues } from "../../tools/validate.js";
 import { bubblewrapArgs, readSystemLayout } from "./bubblewrap.js";
 import {
   parseSandboxConfig,
@@ -117,7 +116,7 @@ export class Sandbox {
     const language = SandboxLanguage.safeParse(options?.language);
     if (!language.success) {
       throw new ConfigError(
-        `Invalid execute options: language: ${describeIssues(language.error.issues)}`,
+        `Invalid execute options: language: expected one of ${SandboxLanguage.options.join(", ")}, got ${JSON.stringify(options?.language)}`,
       );
     }
     const command =

@@ -200,6 +200,8 @@ describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier)
       .execute("puts 1", { language: "ruby" as "bash" })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
-    expect((failure as Error).message).toMatch(/language/);
+    expect((failure as Error).message).toBe(
+      'Invalid execute options: language: expected one of javascript, bash, python, got "ruby"',
+    );
   });
 });
