@@ -71,7 +71,7 @@ describe("new Agent({ sandbox })", () => {
   });
 
   it("gives a timed-out command an error result with what it printed", async () => {
-    const sandbox = new Sandbox({ tier: "process", cwd: folder.path, timeoutMs: 500 });
+    const sandbox = new Sandbox({ tier: "process", cwd: folder.path, timeoutMs: 2_000 });
     const provider = new ScriptedProvider([
       toolCallResponse([{ name: "bash", input: { command: "echo started; sleep 60" } }]),
       textResponse("It hung."),
@@ -83,7 +83,7 @@ describe("new Agent({ sandbox })", () => {
         type: "tool_result",
         toolCallId: "call_1",
         content:
-          "The command timed out after 500 ms and was killed.\n" +
+          "The command timed out after 2000 ms and was killed.\n" +
           "exit code: none (killed by a signal)\nstdout:\nstarted\n",
         isError: true,
       },

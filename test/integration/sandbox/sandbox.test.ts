@@ -117,7 +117,7 @@ describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier)
 
   it("kills the whole process group at the timeout: no grandchild survives", async () => {
     const short = new Sandbox(
-      { tier, cwd: folder.path, timeoutMs: 700 },
+      { tier, cwd: folder.path, timeoutMs: 2_000 },
       { hooks: recorded.hooks },
     );
     const token = `${300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
