@@ -6,9 +6,11 @@ import { z } from "zod";
 import {
   Agent,
   type AgentOptions,
+  AgentRuntime,
   ConfigError,
   HOOK_PAYLOADS,
   HookEvent,
+  memoryBackend,
   Sandbox,
   type SandboxExecData,
   ToolDefinitionError,
@@ -161,6 +163,38 @@ describe("new Agent({ sandbox })", () => {
     expect(toolResults(result.messages)).toEqual([
       { type: "tool_result", toolCallId: "call_1", content: "1024", isError: false },
     ]);
+  });
+
+  it("runs the bash tool in a durable run (embedded runtime) too", async () => {
+    const sandbox = new Sandbox({ tier: "process", cwd: folder.path });
+    const provider = new ScriptedProvider([
+      toolCallResponse([
+        { name: "bash", input: { command: "echo durable > durable.txt; echo ok" } },
+      ]),
+      textResponse("Done."),
+    ]);
+    const agent = makeAgent({ provider, sandbox, config: { name: "shell" } });
+    const runtime = new AgentRuntime({
+      agents: [agent],
+      backend: memoryBackend(),
+      logger: pino({ level: "silent" }),
+    });
+    await runtime.start();
+    try {
+      const result = await (await runtime.submit("shell", "Write it down")).result();
+      expect(result.status).toBe("completed");
+      expect(toolResults(result.messages)).toEqual([
+        {
+          type: "tool_result",
+          toolCallId: "call_1",
+          content: "exit code: 0\nstdout:\nok\n",
+          isError: false,
+        },
+      ]);
+      await expect(readFile(join(folder.path, "durable.txt"), "utf8")).resolves.toBe("durable\n");
+    } finally {
+      await runtime.close();
+    }
   });
 
   it("adds no tool without a sandbox, and refuses what is not a Sandbox", () => {
