@@ -42,6 +42,21 @@ export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
 export { ApprovalDecision, ParkedRun } from "./engine/parked-run.js";
 export type { RunEvent } from "./engine/run-events.js";
+// Sandbox
+export {
+  type ResolvedSandboxConfig,
+  SandboxConfig,
+  SandboxLanguage,
+  SandboxTier,
+} from "./features/sandbox/config.js";
+export { SandboxError, SandboxUnavailableError } from "./features/sandbox/errors.js";
+export {
+  Sandbox,
+  type SandboxCommandOptions,
+  type SandboxExecuteOptions,
+  type SandboxOptions,
+  type SandboxResult,
+} from "./features/sandbox/sandbox.js";
 export { HookEvent } from "./hooks/events.js";
 export {
   AgentEndData,

@@ -7,6 +7,8 @@ import { ApprovalError, ConfigError, ProviderMissingError } from "../core/errors
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { Message, type RunResult } from "../core/values.js";
+import { sandboxTools } from "../features/sandbox/bash-tool.js";
+import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { HookEvent } from "../hooks/events.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
 import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
@@ -37,8 +39,8 @@ export interface AgentOptions {
   hooks?: HookRegistry<Agent>;
   /** @defaultValue a manager that allows every call */
   permissions?: PermissionManager;
-  /** Lent to tool handlers as `ctx.sandbox`. */
-  sandbox?: unknown;
+  /** Adds the `bash` tool, lends the agent's hooks to it if it has none, and is `ctx.sandbox`. */
+  sandbox?: Sandbox;
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
   logger?: Logger;
   /**
@@ -90,7 +92,7 @@ export class Agent implements AsyncDisposable {
   readonly hooks: HookRegistry<Agent>;
   readonly permissions: PermissionManager;
   readonly logger: Logger;
-  readonly sandbox: unknown;
+  readonly sandbox: Sandbox | undefined;
   readonly #deps: RuntimeDeps;
   readonly #parked = new Map<string, ParkedRun>();
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
@@ -114,6 +116,7 @@ export class Agent implements AsyncDisposable {
     this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
+    for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
     this.#approvalKey = options.approvalKey;
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../core/deps.js";
 import type { Provider } from "../core/provider.js";
+import type { Sandbox } from "../features/sandbox/sandbox.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookPayloads } from "../hooks/payloads.js";
 import type { PipelineSnapshot } from "../middleware/pipeline.js";
@@ -32,7 +33,7 @@ export interface RunEnv {
   stream: boolean;
   /** Receives stream events; absent for `run()`. */
   emit: ((event: RunEvent) => void) | undefined;
-  sandbox: unknown;
+  sandbox: Sandbox | undefined;
   /** Keys the hashes that bind approvals to calls (see `AgentOptions.approvalKey`). */
   approvalKey: string | undefined;
 }

@@ -64,6 +64,18 @@ const EXPECTED: Record<string, readonly string[]> = {
     "error: MiddlewareError in beforeToolExecution: RequireQuery.beforeToolExecution threw: Search query must not be blank",
     "real query: status completed: Durable runs survive a crash.",
   ],
+  "sandbox.ts": [
+    "javascript: 2",
+    "python: 45",
+    "bash: hi from harnessx-example",
+    "command: secret=unset (exit code 3)",
+    "capped: [output truncated at 64 bytes]",
+    "  SANDBOX_EXEC command exit=null timedOut=true",
+    "timed out: true, exit code null",
+    'bash tool: "exit code: 0\\nstdout:\\n42\\n"',
+    "answer.txt: 42",
+    "agent: completed: The answer is in answer.txt.",
+  ],
   "streaming.ts": [
     'text_delta "Lisbon i"',
     'text_delta "s sunny "',
