@@ -1,9 +1,9 @@
-import { createActor } from "xstate";
-import { ProviderMissingError, RunCancelledError } from "../core/errors.js";
+import { RunCancelledError } from "../core/errors.js";
 import type { ToolResult } from "../core/values.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
+import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
 import {
@@ -11,7 +11,6 @@ import {
   type FinalPhase,
   isEffectBoundary,
   type Phase,
-  runMachine,
   runsHandler,
 } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
@@ -53,10 +52,8 @@ export async function advanceRun(
   opened?: OpenedRun,
 ): Promise<void> {
   await withStep(deps, runId, token, opened, async (step, starting) => {
-    if (starting && step.env.provider === undefined) {
-      step.actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
-      await persist(step);
-    }
+    // A run that failed as it started (it has no provider) is saved as such.
+    if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
     await proceed(step);
   });
 }
@@ -139,21 +136,14 @@ async function withStep(
   }
 }
 
-async function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
-  const { runId, sessionId } = record;
-  await notify(env, HookEvent.AGENT_START, () => ({
-    runId,
-    sessionId,
+function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
+  return startRun(env, {
+    runId: record.runId,
+    sessionId: record.sessionId,
     input: record.input.text ?? record.input.messages,
-  }));
-  return createActor(runMachine, {
-    input: {
-      runId,
-      sessionId,
-      messages: record.input.messages,
-      maxIterations: record.input.maxIterations,
-    },
-  }).start();
+    messages: record.input.messages,
+    maxIterations: record.input.maxIterations,
+  });
 }
 
 async function proceed(step: Step): Promise<void> {
@@ -232,10 +222,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
     const stored = state.status === "asked" ? recorded[callKey(state)] : undefined;
     if (stored === undefined) continue;
     // The decision binds the input a person saw; the stored call must still hash to it.
-    const bound =
-      state.inputHash === approvalHash(context.runId, state.call, step.env.approvalKey) &&
-      (stored.inputHash === undefined || stored.inputHash === state.inputHash);
-    if (!bound) {
+    if (!decisionApplies(context.runId, state, stored.inputHash, step.env.approvalKey)) {
       step.deps.logger.warn(
         { runId: context.runId, toolCallId: state.call.id },
         "a recorded decision does not match the pending input; ignored",
@@ -325,14 +312,5 @@ function outcomeEvents(record: RunRecord): RunEvent[] {
 /** After a step that moved the run to its end: tell the hooks. */
 async function announce(step: Step): Promise<void> {
   const { result } = step.record;
-  if (result === null || !isTerminal(step.record.status)) return;
-  const { error } = result;
-  if (result.status === "failed" && error !== null) {
-    await notify(step.env, HookEvent.ERROR, () => ({
-      runId: result.runId,
-      error,
-      phase: error.phase ?? "run",
-    }));
-  }
-  await notify(step.env, HookEvent.AGENT_END, () => ({ result }));
+  if (result !== null && isTerminal(step.record.status)) await finishRun(step.env, result);
 }
