@@ -261,9 +261,12 @@ export const runMachine = setup({
       on: {
         PROVIDER_RESPONDED: {
           target: "afterLlm",
+          // The request is spent: nothing after the provider reads it, and a durable run's
+          // save after the response then holds no second copy of the conversation.
           actions: assign({
             response: ({ event }) => event.response,
             responseMs: ({ event }) => event.durationMs,
+            request: null,
           }),
         },
       },

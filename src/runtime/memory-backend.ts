@@ -12,13 +12,14 @@ import { BackendError, LeaseLostError } from "../store/errors.js";
 import { callKey } from "../store/run-view.js";
 import {
   isTerminal,
-  RunRecord,
+  type RunRecord,
   type RunRecordStatus,
   type StepJob,
   StoredDecision,
   stepJob,
   type ToolJob,
 } from "../store/schemas.js";
+import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
 
@@ -66,7 +67,7 @@ class MemoryBackend implements RunBackend {
   readonly lockDurationMs: number;
   readonly retentionMs: number;
   // Records are kept as JSON so that no caller shares objects with the store.
-  readonly #records = new Map<string, string>();
+  readonly #records = new Map<string, StoredRun>();
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
   readonly #wakes = new Set<string>();
@@ -132,18 +133,21 @@ class MemoryBackend implements RunBackend {
 
   async createRun(record: RunRecord): Promise<boolean> {
     if (this.#records.has(record.runId)) return false;
-    this.#records.set(record.runId, JSON.stringify(record));
+    this.#records.set(record.runId, {
+      document: recordDocument(record),
+      messages: conversationOf(record).map((message) => JSON.stringify(message)),
+    });
     return true;
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     const stored = this.#records.get(runId);
-    return stored === undefined ? undefined : parseRecord(stored);
+    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
   }
 
   async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
     return [...this.#records.values()]
-      .map(parseRecord)
+      .map((stored) => joinRecord(stored.document, stored.messages))
       .filter((record) => statuses.includes(record.status))
       .sort((first, second) => first.createdAt - second.createdAt);
   }
@@ -174,9 +178,21 @@ class MemoryBackend implements RunBackend {
     token: number,
     record: RunRecord,
     events: readonly RunEvent[] = [],
+    storedMessages?: number,
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
-    this.#records.set(runId, JSON.stringify(record));
+    const conversation = conversationOf(record);
+    const kept = this.#records.get(runId)?.messages ?? [];
+    if (storedMessages !== undefined && storedMessages !== kept.length) {
+      throw new BackendError(
+        `Run "${runId}" has ${kept.length} stored messages, not ${storedMessages}: refusing a save that would misplace the conversation.`,
+      );
+    }
+    const messages = [
+      ...(storedMessages === undefined ? [] : kept),
+      ...conversation.slice(storedMessages ?? 0).map((message) => JSON.stringify(message)),
+    ];
+    this.#records.set(runId, { document: recordDocument(record), messages });
     for (const event of events) this.#events.publish(runId, event);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
@@ -316,10 +332,8 @@ class MemoryBackend implements RunBackend {
   }
 }
 
-function parseRecord(json: string): RunRecord {
-  const parsed = RunRecord.safeParse(JSON.parse(json));
-  if (!parsed.success) {
-    throw new BackendError(`A stored run record does not parse: ${parsed.error.message}`);
-  }
-  return parsed.data;
+/** A run as kept: the record without its conversation, and the conversation's messages. */
+interface StoredRun {
+  document: string;
+  messages: string[];
 }

@@ -17,13 +17,14 @@ import { BackendError, LeaseLostError } from "../store/errors.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
   isTerminal,
-  RunRecord,
+  type RunRecord,
   type RunRecordStatus,
   StepJob,
   StoredDecision,
   stepJob,
   ToolJob,
 } from "../store/schemas.js";
+import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { describeIssues } from "../tools/validate.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
 import {
@@ -137,7 +138,14 @@ const INTERRUPTED = "interrupted:";
 
 const LeaseReply = z.union([
   z.tuple([z.literal(0), z.number()]),
-  z.tuple([z.literal(1), z.number(), z.number(), z.string(), z.array(z.string())]),
+  z.tuple([
+    z.literal(1),
+    z.number(),
+    z.number(),
+    z.string(),
+    z.array(z.string()),
+    z.array(z.string()),
+  ]),
 ]);
 const StatusReply = z.tuple([z.string(), z.string()]);
 
@@ -252,15 +260,29 @@ class RedisBackend implements RunBackend {
   async createRun(record: RunRecord): Promise<boolean> {
     const created = await CREATE_RUN.run(
       this.#redis,
-      [this.#keys.run(record.runId), this.#keys.byStatus(record.status)],
-      [JSON.stringify(record), record.status, record.createdAt, record.runId],
+      [
+        this.#keys.run(record.runId),
+        this.#keys.byStatus(record.status),
+        this.#keys.messages(record.runId),
+      ],
+      [
+        recordDocument(record),
+        record.status,
+        record.createdAt,
+        record.runId,
+        ...conversationOf(record).map((message) => JSON.stringify(message)),
+      ],
     );
     return created === 1;
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const json = await this.#redis.hget(this.#keys.run(runId), "record");
-    return json === null ? undefined : parseRecord(json);
+    // Issued together: the auto-pipelined connection sends them in one write.
+    const [document, messages] = await Promise.all([
+      this.#redis.hget(this.#keys.run(runId), "record"),
+      this.#redis.lrange(this.#keys.messages(runId), 0, -1),
+    ]);
+    return document === null ? undefined : joinRecord(document, messages);
   }
 
   async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
@@ -280,14 +302,22 @@ class RedisBackend implements RunBackend {
     ids.sort((first, second) => first.createdAt - second.createdAt);
     if (ids.length === 0) return [];
     const loaded = this.#redis.pipeline();
-    for (const { runId } of ids) loaded.hmget(this.#keys.run(runId), "record", "status");
+    for (const { runId } of ids) {
+      loaded.hmget(this.#keys.run(runId), "record", "status");
+      loaded.lrange(this.#keys.messages(runId), 0, -1);
+    }
+    const replies2 = (await loaded.exec()) ?? [];
     const records: RunRecord[] = [];
-    for (const [error, reply] of (await loaded.exec()) ?? []) {
-      if (error) throw new BackendError("Loading runs failed.", { cause: error });
+    for (let index = 0; index + 1 < replies2.length; index += 2) {
+      const [error, reply] = replies2[index] ?? [null, null];
+      const [messagesError, messages] = replies2[index + 1] ?? [null, null];
+      if (error || messagesError) {
+        throw new BackendError("Loading runs failed.", { cause: error ?? messagesError });
+      }
       const found = StatusReply.safeParse(reply);
       // A run can move between statuses while it is listed: keep it only where it is now.
       if (found.success && statuses.includes(found.data[1] as RunRecordStatus)) {
-        records.push(parseRecord(found.data[0]));
+        records.push(joinRecord(found.data[0], z.array(z.string()).parse(messages)));
       }
     }
     return records;
@@ -303,13 +333,14 @@ class RedisBackend implements RunBackend {
           this.#keys.wake(runId),
           this.#keys.run(runId),
           this.#keys.cancel(runId),
+          this.#keys.messages(runId),
         ],
         [this.lockDurationMs, this.retentionMs],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
-    const [, token, cancelled, json, flatRaw] = reply;
-    const record = json === "" ? undefined : parseRecord(json);
+    const [, token, cancelled, document, flatRaw, messages] = reply;
+    const record = document === "" ? undefined : joinRecord(document, messages);
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const results: Record<string, ToolResult> = {};
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
@@ -342,8 +373,12 @@ class RedisBackend implements RunBackend {
     token: number,
     record: RunRecord,
     events: readonly RunEvent[] = [],
+    storedMessages?: number,
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
+    const newMessages = conversationOf(record)
+      .slice(storedMessages ?? 0)
+      .map((message) => JSON.stringify(message));
     const reply = await SAVE_RUN.run(
       this.#redis,
       [
@@ -352,11 +387,12 @@ class RedisBackend implements RunBackend {
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
         this.#keys.events(runId),
+        this.#keys.messages(runId),
         ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
       ],
       [
         token,
-        JSON.stringify(record),
+        recordDocument(record),
         record.status,
         record.createdAt,
         runId,
@@ -367,10 +403,18 @@ class RedisBackend implements RunBackend {
         record.phase === "dispatch"
           ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0)
           : "",
+        storedMessages ?? "",
+        newMessages.length,
+        ...newMessages,
         ...events.map((event) => JSON.stringify(event)),
       ],
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
+    if (reply === -2) {
+      throw new BackendError(
+        `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
+      );
+    }
     return { cancelRequested: reply === 1 };
   }
 
@@ -565,13 +609,3 @@ class RedisBackend implements RunBackend {
 }
 
 const loadQueues = () => import("./redis-queues.js");
-
-function parseRecord(json: string): RunRecord {
-  const parsed = RunRecord.safeParse(JSON.parse(json));
-  if (!parsed.success) {
-    throw new BackendError(
-      `A stored run record does not parse: ${describeIssues(parsed.error.issues)}`,
-    );
-  }
-  return parsed.data;
-}

@@ -19,6 +19,8 @@ export function redisKeys(prefix: string) {
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
     inFlight: (runId: string, iteration: number) => `${prefix}:inflight:${runId}:${iteration}`,
     events: (runId: string) => `${prefix}:events:${runId}`,
+    /** The run's conversation: one JSON message an entry, appended, never rewritten. */
+    messages: (runId: string) => `${prefix}:msgs:${runId}`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
     cancelChannel: `${prefix}:cancels`,
   };

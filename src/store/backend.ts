@@ -107,14 +107,17 @@ export interface RunBackend {
   /**
    * Writes the record, refused (throws `LeaseLostError`) when a newer token was issued since
    * `token`: a worker that lost its lease can never overwrite its successor's progress.
-   * `events` (emitted since the previous save) are appended to the run's stream in the same
-   * atomic write, so the stream never runs ahead of the saved state; none when it is refused.
+   * `events` are appended to the run's log in the same atomic write (none when it is refused).
+   * `storedMessages`: how many of the conversation's messages are stored already (the record
+   * was loaded or saved with them); only the ones after them are written. Without it, the
+   * conversation is written anew.
    */
   saveRun(
     runId: string,
     token: number,
     record: RunRecord,
     events?: readonly RunEvent[],
+    storedMessages?: number,
   ): Promise<SaveOutcome>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;

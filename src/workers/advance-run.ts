@@ -19,6 +19,7 @@ import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import { callKey } from "../store/run-view.js";
 import { isTerminal, type PersistedSnapshot, type RunRecord } from "../store/schemas.js";
+import { conversationOf } from "../store/stored-record.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
@@ -200,6 +201,9 @@ async function persist(step: Step): Promise<void> {
     step.token,
     record,
     outcomeEvents(record),
+    // The record was loaded (or last saved) with its whole conversation: only later messages
+    // are new.
+    conversationOf(step.record).length,
   );
   step.record = record;
   step.prefetched = undefined;

@@ -147,8 +147,13 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("awaiting_approval");
 
     const parked = await runKeys(prefix, handle.runId);
-    expect(Object.keys(parked).sort()).toEqual(["events:<run>", "fence:<run>", "run:<run>"]);
-    expect(Object.values(parked)).toEqual([-1, -1, -1]);
+    expect(Object.keys(parked).sort()).toEqual([
+      "events:<run>",
+      "fence:<run>",
+      "msgs:<run>",
+      "run:<run>",
+    ]);
+    expect(Object.values(parked)).toEqual([-1, -1, -1, -1]);
 
     await runtime.approve(handle.runId, "call_1");
     expect((await handle.result()).status).toBe("completed");
@@ -160,13 +165,14 @@ describe("retention on redisBackend(), key by key", () => {
       "events:<run>",
       "fence:<run>",
       "inflight:<run>:1",
+      "msgs:<run>",
       "raw:<run>:1",
       "run:<run>",
     ]);
-    expect(kept["run:<run>"]).toBe(-1);
-    expect(kept["events:<run>"]).toBe(-1);
+    const history = ["run:<run>", "msgs:<run>", "events:<run>"];
+    for (const key of history) expect({ key, ttl: kept[key] }).toEqual({ key, ttl: -1 });
     for (const [key, ttl] of Object.entries(kept)) {
-      if (key === "run:<run>" || key === "events:<run>") continue;
+      if (history.includes(key)) continue;
       expect({ key, expires: ttl > 0 && ttl <= 60_000 }).toEqual({ key, expires: true });
     }
     // The lease, if the last step has not released it yet, expires on its own.
@@ -234,7 +240,7 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("cancelled");
     await until("the cancelled run's keys to expire", async () => {
       const keys = await runKeys(prefix, handle.runId);
-      return Object.keys(keys).sort().join() === "events:<run>,run:<run>";
+      return Object.keys(keys).sort().join() === "events:<run>,msgs:<run>,run:<run>";
     });
 
     const stray = released.next(handle.runId);
