@@ -8,19 +8,22 @@ import type {
   RunBackend,
   SaveOutcome,
 } from "../store/backend.js";
-import { BackendError, LeaseLostError } from "../store/errors.js";
+import { LeaseLostError } from "../store/errors.js";
+import { parseStoredRecord } from "../store/record-codec.js";
+import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
   endsStream,
   isTerminal,
-  RunRecord,
-  type RunRecordStatus,
+  type RunRecord,
   type StepJob,
   StoredDecision,
   stepJob,
   type ToolJob,
 } from "../store/schemas.js";
+import { DecisionRecord, summarize } from "../store/summary.js";
 import { MemoryEventLog } from "./memory-event-log.js";
+import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
 
 export interface MemoryBackendOptions {
@@ -67,6 +70,9 @@ class MemoryBackend implements RunBackend {
   readonly retentionMs: number;
   // Records are kept as JSON so that no caller shares objects with the store.
   readonly #records = new Map<string, string>();
+  readonly #runIndex = new MemoryRunIndex();
+  /** Audit trails by run: each decision's JSON, oldest first. Not expired with the run's data. */
+  readonly #audit = new Map<string, string[]>();
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
   readonly #wakes = new Set<string>();
@@ -131,19 +137,37 @@ class MemoryBackend implements RunBackend {
   async createRun(record: RunRecord): Promise<boolean> {
     if (this.#records.has(record.runId)) return false;
     this.#records.set(record.runId, JSON.stringify(record));
+    this.#runIndex.put(summarize(record));
     return true;
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     const stored = this.#records.get(runId);
-    return stored === undefined ? undefined : parseRecord(stored);
+    return stored === undefined ? undefined : parseStoredRecord(stored);
   }
 
-  async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
-    return [...this.#records.values()]
-      .map(parseRecord)
-      .filter((record) => statuses.includes(record.status))
-      .sort((first, second) => first.createdAt - second.createdAt);
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    return this.#runIndex.page(query);
+  }
+
+  async auditTrail(runId: string): Promise<DecisionRecord[]> {
+    return (this.#audit.get(runId) ?? []).map((json) => DecisionRecord.parse(JSON.parse(json)));
+  }
+
+  async pruneRuns(finishedBefore: number): Promise<number> {
+    const pruned = this.#runIndex.finishedBefore(finishedBefore);
+    for (const runId of pruned) {
+      const stored = this.#records.get(runId);
+      const iterations =
+        stored === undefined ? 0 : (parseStoredRecord(stored).result?.iterations ?? 0);
+      clearTimeout(this.#expiries.get(runId));
+      this.#expiries.delete(runId);
+      this.#dropRunData(runId, iterations);
+      this.#records.delete(runId);
+      this.#runIndex.remove(runId);
+      this.#audit.delete(runId);
+    }
+    return pruned.length;
   }
 
   async acquireLease(runId: string): Promise<LeaseOutcome> {
@@ -175,6 +199,7 @@ class MemoryBackend implements RunBackend {
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     this.#records.set(runId, JSON.stringify(record));
+    this.#runIndex.put(summarize(record));
     for (const event of events) this.#events.publish(runId, event);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
@@ -222,6 +247,7 @@ class MemoryBackend implements RunBackend {
     iteration: number,
     callKey: string,
     decision: StoredDecision,
+    audit: DecisionRecord,
   ): Promise<boolean> {
     const key = roundKey(runId, iteration);
     const recorded = this.#decisions.get(key) ?? new Map<string, string>();
@@ -231,6 +257,9 @@ class MemoryBackend implements RunBackend {
     if (existing !== undefined)
       return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
     recorded.set(callKey, JSON.stringify(decision));
+    const trail = this.#audit.get(runId) ?? [];
+    trail.push(JSON.stringify(audit));
+    this.#audit.set(runId, trail);
     return true;
   }
 
@@ -296,23 +325,20 @@ class MemoryBackend implements RunBackend {
     clearTimeout(this.#expiries.get(runId));
     const timer = setTimeout(() => {
       this.#expiries.delete(runId);
-      for (const map of [this.#fences, this.#leases]) map.delete(runId);
-      for (const set of [this.#wakes, this.#cancels]) set.delete(runId);
-      for (let iteration = 1; iteration <= iterations; iteration += 1) {
-        const key = roundKey(runId, iteration);
-        for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
-      }
-      this.#events.drop(runId);
+      this.#dropRunData(runId, iterations);
     }, this.retentionMs);
     timer.unref();
     this.#expiries.set(runId, timer);
   }
-}
 
-function parseRecord(json: string): RunRecord {
-  const parsed = RunRecord.safeParse(JSON.parse(json));
-  if (!parsed.success) {
-    throw new BackendError(`A stored run record does not parse: ${parsed.error.message}`);
+  /** Drops a run's per-run data: all but its record, summary, index entries and audit trail. */
+  #dropRunData(runId: string, iterations: number): void {
+    for (const map of [this.#fences, this.#leases]) map.delete(runId);
+    for (const set of [this.#wakes, this.#cancels]) set.delete(runId);
+    for (let iteration = 1; iteration <= iterations; iteration += 1) {
+      const key = roundKey(runId, iteration);
+      for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
+    }
+    this.#events.drop(runId);
   }
-  return parsed.data;
 }

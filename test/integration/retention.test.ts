@@ -78,7 +78,7 @@ for (const [name, create] of Object.entries(backends)) {
       ]);
       expect(await runtime.handle(handle.runId).result()).toEqual(result);
       expect((await handle.record()).status).toBe("completed");
-      expect((await runtime.list({ status: "completed" })).map((run) => run.runId)).toEqual([
+      expect((await runtime.list({ status: "completed" })).runs.map((run) => run.runId)).toEqual([
         handle.runId,
       ]);
       const error = await rejection(runtime.approve(handle.runId, "call_1"));
@@ -188,7 +188,7 @@ describe("retention on redisBackend(), key by key", () => {
     });
     // The run finished, and its stream expired before the reader saw the final result.
     await backend.createRun({
-      schemaVersion: 1,
+      schemaVersion: 2,
       runId: "run-x",
       sessionId: "session-x",
       agent: "support",

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 const record: RunRecord = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   runId: "run-1",
   sessionId: "session-1",
   agent: "support",
