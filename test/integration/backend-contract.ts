@@ -39,6 +39,7 @@ import {
   searchTool,
   silent,
 } from "./fixtures.js";
+import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -53,6 +54,7 @@ const withoutDeltas = (events: readonly RunEvent[]) =>
 export function describeBackendContract(name: string, factory: BackendFactory): void {
   describePrimitives(name, factory);
   describeRecovery(name, factory);
+  describeRunStoreContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
