@@ -64,6 +64,16 @@ const EXPECTED: Record<string, readonly string[]> = {
     "error: MiddlewareError in beforeToolExecution: RequireQuery.beforeToolExecution threw: Search query must not be blank",
     "real query: status completed: Durable runs survive a crash.",
   ],
+  "run-store.ts": [
+    "page 1: awaiting_approval, completed, completed",
+    "page 2: completed, completed, completed",
+    "page 3: completed",
+    "alice's completed runs: 6",
+    "waiting for a person: refund_order",
+    "refund run: completed, 4 messages, 2 iterations",
+    "  decision: refund_order allow by ops-lead (a loyal customer)",
+    "pruned 6 finished runs; left: awaiting_approval",
+  ],
   "streaming.ts": [
     'text_delta "Lisbon i"',
     'text_delta "s sunny "',
