@@ -10,16 +10,16 @@ export const MAX_LIST_LIMIT = 500;
 
 /** What `runtime.list()` accepts. */
 export interface ListOptions {
-  status?: RunRecordStatus;
-  agent?: string;
-  sessionId?: string;
+  status?: RunRecordStatus | undefined;
+  agent?: string | undefined;
+  sessionId?: string | undefined;
   /**
    * Runs per page, at most 500.
    * @defaultValue 50
    */
-  limit?: number;
-  /** The `nextCursor` of the previous page. */
-  cursor?: string;
+  limit?: number | undefined;
+  /** The `nextCursor` of the previous page; none (or null) for the first page. */
+  cursor?: string | null | undefined;
 }
 
 /** One page of `runtime.list()`: newest first; `nextCursor` is null on the last page. */
@@ -128,7 +128,7 @@ const ListOptionsSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   sessionId: z.string().min(1).optional(),
   limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  cursor: z.string().min(1).optional(),
+  cursor: z.string().min(1).nullish(),
 });
 
 /** Parses `list()` options; throws `ConfigError` naming the bad path (a bad cursor too). */
@@ -143,7 +143,7 @@ export function parseListOptions(options: unknown): RunQuery {
     ...(agent === undefined ? {} : { agent }),
     ...(sessionId === undefined ? {} : { sessionId }),
     limit: limit ?? DEFAULT_LIST_LIMIT,
-    ...(cursor === undefined ? {} : { after: decodeCursor(cursor) }),
+    ...(cursor === undefined || cursor === null ? {} : { after: decodeCursor(cursor) }),
   };
 }
 

@@ -39,6 +39,7 @@ describe("list queries", () => {
 
   it("parses options with defaults and bounds", () => {
     expect(parseListOptions(undefined)).toEqual({ limit: 50 });
+    expect(parseListOptions({ cursor: null, agent: undefined })).toEqual({ limit: 50 });
     expect(parseListOptions({ status: "failed", agent: "a", limit: 500 })).toEqual({
       status: "failed",
       agent: "a",
