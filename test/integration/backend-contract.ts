@@ -23,6 +23,7 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
+import { storedRun } from "../support/run-records.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -487,22 +488,8 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   });
 }
 
-const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord => ({
-  schemaVersion: 2,
-  runId,
-  sessionId: `session-${runId}`,
-  agent: "support",
-  status,
-  phase: "compose",
-  input: {
-    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    maxIterations: 5,
-  },
-  snapshot: null,
-  result: null,
-  createdAt,
-  updatedAt: createdAt,
-});
+const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord =>
+  storedRun(runId, { status, createdAt });
 
 const audit = (decision: "allow" | "deny", at: number): DecisionRecord => ({
   toolCallId: "call_1",

@@ -10,32 +10,9 @@ import {
   type RunResult,
   type RunSummary,
 } from "../../src/index.js";
+import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
 import { approvalAgent, Runtimes, rejection } from "./fixtures.js";
-
-interface Shape {
-  createdAt: number;
-  agent?: string;
-  sessionId?: string;
-  status?: RunRecord["status"];
-}
-
-const stored = (runId: string, shape: Shape): RunRecord => ({
-  schemaVersion: 2,
-  runId,
-  sessionId: shape.sessionId ?? `session-${runId}`,
-  agent: shape.agent ?? "support",
-  status: shape.status ?? "queued",
-  phase: "compose",
-  input: {
-    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    maxIterations: 5,
-  },
-  snapshot: null,
-  result: null,
-  createdAt: shape.createdAt,
-  updatedAt: shape.createdAt,
-});
 
 const finalResult = (record: RunRecord, status: RunResult["status"]): RunResult => ({
   runId: record.runId,
@@ -95,7 +72,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
     it("pages through many runs newest first, ties by run id, each run once", async () => {
       // 130 runs over 40 distinct milliseconds: many share their createdAt.
       const records = Array.from({ length: 130 }, (_, index) =>
-        stored(`run-${String((index * 37) % 130).padStart(3, "0")}`, {
+        storedRun(`run-${String((index * 37) % 130).padStart(3, "0")}`, {
           createdAt: 1_000 + (index % 40),
         }),
       );
@@ -113,7 +90,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
     it("filters by status, agent and session, alone and combined", async () => {
       const statuses = ["queued", "running", "completed", "awaiting_approval"] as const;
       const records = Array.from({ length: 48 }, (_, index) =>
-        stored(`run-${String(index).padStart(2, "0")}`, {
+        storedRun(`run-${String(index).padStart(2, "0")}`, {
           createdAt: 5_000 + index,
           agent: index % 3 === 0 ? "billing" : "support",
           sessionId: `session-${index % 4}`,
@@ -154,13 +131,15 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
 
     it("keeps a cursor's place while new runs arrive; they head the next first page", async () => {
       const records = Array.from({ length: 30 }, (_, index) =>
-        stored(`old-${String(index).padStart(2, "0")}`, { createdAt: 100 + Math.floor(index / 3) }),
+        storedRun(`old-${String(index).padStart(2, "0")}`, {
+          createdAt: 100 + Math.floor(index / 3),
+        }),
       );
       const { backend, runtime } = await storeWith(records);
       const first = await runtime.list({ limit: 10 });
 
       const arrivals = Array.from({ length: 7 }, (_, index) =>
-        stored(`new-${index}`, { createdAt: 500 + index }),
+        storedRun(`new-${index}`, { createdAt: 500 + index }),
       );
       for (const record of arrivals) await backend.createRun(record);
       const rest = await allPages((options) => runtime.list(options), {
@@ -175,8 +154,8 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
     });
 
     it("moves a run between status indexes as it is saved, with a fresh summary", async () => {
-      const queued = stored("run-1", { createdAt: 10, agent: "billing", sessionId: "s-1" });
-      const { backend, runtime } = await storeWith([queued, stored("run-0", { createdAt: 5 })]);
+      const queued = storedRun("run-1", { createdAt: 10, agent: "billing", sessionId: "s-1" });
+      const { backend, runtime } = await storeWith([queued, storedRun("run-0", { createdAt: 5 })]);
       const lease = await backend.acquireLease("run-1");
       if (!lease.acquired) throw new Error("expected the lease");
 
@@ -217,7 +196,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
     });
 
     it("refuses a bad cursor, limit or filter with ConfigError naming it", async () => {
-      const { runtime } = await storeWith([stored("run-1", { createdAt: 1 })]);
+      const { runtime } = await storeWith([storedRun("run-1", { createdAt: 1 })]);
       const forged = Buffer.from(JSON.stringify([1, "x", 2])).toString("base64url");
       for (const options of [
         { cursor: "not-a-cursor" },
@@ -235,7 +214,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
 
     it("prunes the runs that finished before a time, with their index entries", async () => {
       const records = ["old-done", "old-failed", "new-done", "still-queued"].map((runId, index) =>
-        stored(runId, { createdAt: index + 1, sessionId: "shared" }),
+        storedRun(runId, { createdAt: index + 1, sessionId: "shared" }),
       );
       const { backend, runtime } = await storeWith(records);
       const finish = async (record: RunRecord, status: RunResult["status"], at: number) => {
