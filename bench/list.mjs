@@ -46,6 +46,7 @@ async function main() {
       firstPage: () => ({}),
       middlePage: (store) => ({ cursor: store.middleCursor }),
       byStatus: () => ({ status: "completed" }),
+      byAgent: () => ({ agent: "support" }),
       byAgentAndStatus: () => ({ agent: "billing", status: "failed" }),
       bySession: (store) => ({ sessionId: store.sessionId }),
     };

@@ -271,11 +271,12 @@ class RedisBackend implements RunBackend {
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
-    const { index, filter } = indexFor(query);
+    const plan = indexFor(query);
+    const filter = "session" in plan ? plan.filter : {};
     const { after } = query;
     const reply = await LIST_RUNS.run(
       this.#redis,
-      [this.#keys.index(index)],
+      "session" in plan ? [this.#keys.index(plan.session)] : plan.merge.map(this.#keys.index),
       [
         query.limit,
         after === undefined ? "" : String(after.createdAt),

@@ -70,10 +70,14 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
     };
 
     it("pages through many runs newest first, ties by run id, each run once", async () => {
-      // 130 runs over 40 distinct milliseconds: many share their createdAt.
+      // 130 runs over 40 distinct milliseconds (many share their createdAt), in three statuses:
+      // the pages merge three indexes, ties included.
+      const statuses = ["queued", "running", "awaiting_approval"] as const;
       const records = Array.from({ length: 130 }, (_, index) =>
         storedRun(`run-${String((index * 37) % 130).padStart(3, "0")}`, {
           createdAt: 1_000 + (index % 40),
+          status: statuses[index % 3] as RunRecord["status"],
+          agent: index % 2 === 0 ? "support" : "billing",
         }),
       );
       const { runtime } = await storeWith(records);
@@ -82,6 +86,11 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
 
       expect(pages.map((page) => page.length)).toEqual([50, 50, 30]);
       expect(pages.flat()).toEqual(newestFirst(records));
+      const support = await allPages((options) => runtime.list(options), {
+        limit: 7,
+        agent: "support",
+      });
+      expect(support.flat()).toEqual(newestFirst(records.filter((run) => run.agent === "support")));
       const firstPage = await runtime.list();
       expect(firstPage.runs).toHaveLength(50);
       expect(firstPage.runs.map((run) => run.runId)).toEqual(pages[0]);

@@ -9,6 +9,7 @@ import {
   pageOf,
   parseListOptions,
 } from "../../../src/store/run-query.js";
+import { RUN_RECORD_STATUSES } from "../../../src/store/schemas.js";
 import type { RunSummary } from "../../../src/store/summary.js";
 import { thrown } from "../../support/thrown.js";
 
@@ -50,14 +51,19 @@ describe("list queries", () => {
     }
   });
 
-  it("reads the narrowest index, filtering only a session's", () => {
-    expect(indexFor({ limit: 1 })).toEqual({ index: { kind: "all" }, filter: {} });
+  it("merges indexes holding exactly the runs asked for, filtering only a session's", () => {
+    const all = indexFor({ limit: 1 });
+    expect(all).toEqual({
+      merge: RUN_RECORD_STATUSES.map((status) => ({ kind: "status", status })),
+    });
+    expect(indexFor({ limit: 1, agent: "a" })).toEqual({
+      merge: RUN_RECORD_STATUSES.map((status) => ({ kind: "agentStatus", agent: "a", status })),
+    });
     expect(indexFor({ limit: 1, status: "failed", agent: "a" })).toEqual({
-      index: { kind: "agentStatus", agent: "a", status: "failed" },
-      filter: {},
+      merge: [{ kind: "agentStatus", agent: "a", status: "failed" }],
     });
     expect(indexFor({ limit: 1, status: "failed", sessionId: "s" })).toEqual({
-      index: { kind: "session", sessionId: "s" },
+      session: { kind: "session", sessionId: "s" },
       filter: { status: "failed" },
     });
     expect(indexName({ kind: "agentStatus", agent: "a:b", status: "queued" })).toBe(
