@@ -1,4 +1,5 @@
 import {
+  type IndexedQuery,
   indexFor,
   indexName,
   matchesFilter,
@@ -16,7 +17,7 @@ import { RunSummary } from "../store/summary.js";
 
 /**
  * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets
- * (see `RunIndex`), each an array kept newest first, so a page is binary searches and walks.
+ * (see `RunIndex`), each an array kept newest first, so a page is a binary search and a walk.
  */
 export class MemoryRunIndex {
   /** Summaries as JSON, so that no caller shares objects with the store. */
@@ -58,35 +59,18 @@ export class MemoryRunIndex {
   }
 
   page(query: RunQuery): RunPage {
-    const plan = indexFor(query);
-    const { after, limit } = query;
-    const from = (positions: readonly RunPosition[]) =>
-      after === undefined ? 0 : firstAfter(positions, after);
+    const { index, filter }: IndexedQuery = indexFor(query);
+    const positions = this.#indexes.get(indexName(index)) ?? [];
+    const { after } = query;
     const summaries: RunSummary[] = [];
-    if ("session" in plan) {
-      const positions = this.#indexes.get(indexName(plan.session)) ?? [];
-      for (let at = from(positions); at < positions.length && summaries.length <= limit; at += 1) {
-        const summary = this.#summary((positions[at] as RunPosition).runId);
-        if (summary !== undefined && matchesFilter(summary, plan.filter)) summaries.push(summary);
-      }
-      return pageOf(summaries, limit);
+    let at = after === undefined ? 0 : firstAfter(positions, after);
+    for (; at < positions.length && summaries.length <= query.limit; at += 1) {
+      const stored = this.#summaries.get((positions[at] as RunPosition).runId);
+      if (stored === undefined) continue;
+      const summary = RunSummary.parse(JSON.parse(stored));
+      if (matchesFilter(summary, filter)) summaries.push(summary);
     }
-    // Up to limit + 1 from each index, newest first across them.
-    const candidates = plan.merge.flatMap((index) => {
-      const positions = this.#indexes.get(indexName(index)) ?? [];
-      const start = from(positions);
-      return positions.slice(start, start + limit + 1);
-    });
-    for (const position of candidates.sort(newestFirst).slice(0, limit + 1)) {
-      const summary = this.#summary(position.runId);
-      if (summary !== undefined) summaries.push(summary);
-    }
-    return pageOf(summaries, limit);
-  }
-
-  #summary(runId: string): RunSummary | undefined {
-    const stored = this.#summaries.get(runId);
-    return stored === undefined ? undefined : RunSummary.parse(JSON.parse(stored));
+    return pageOf(summaries, query.limit);
   }
 
   #insert(index: RunIndex, position: RunPosition): void {

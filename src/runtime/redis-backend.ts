@@ -271,12 +271,11 @@ class RedisBackend implements RunBackend {
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
-    const plan = indexFor(query);
-    const filter = "session" in plan ? plan.filter : {};
+    const { index, filter } = indexFor(query);
     const { after } = query;
     const reply = await LIST_RUNS.run(
       this.#redis,
-      "session" in plan ? [this.#keys.index(plan.session)] : plan.merge.map(this.#keys.index),
+      [this.#keys.index(index)],
       [
         query.limit,
         after === undefined ? "" : String(after.createdAt),

@@ -7,8 +7,8 @@ export const finishedLua = (status: string) =>
 
 /**
  * The Lua block that writes the `summary` (JSON) of run hash `run` and keeps the run in the
- * indexes under `indexPrefix` (`RunIndex`): on its first write in its session's, and on its
- * first write and every status change out of the old status's indexes into the new one's, and in the finished set (scored by its
+ * indexes under `indexPrefix`: on its first write in all of them, then on a status change out
+ * of the old status's indexes into the new one's, and in the finished set (scored by its
  * `updatedAt`, under the index prefix) while it is finished. Reads the run's previous summary, so it runs before
  * anything else of the script changes the hash. Shared by CREATE_RUN and SAVE_RUN.
  */
@@ -21,7 +21,9 @@ do
   if previous then
     old = cjson.decode(previous).status
   else
-    redis.call("ZADD", ${indexPrefix} .. "session:" .. summary.sessionId, summary.createdAt, id)
+    for _, name in ipairs({"all", "agent:" .. agent, "session:" .. summary.sessionId}) do
+      redis.call("ZADD", ${indexPrefix} .. name, summary.createdAt, id)
+    end
   end
   if old ~= status then
     if old then

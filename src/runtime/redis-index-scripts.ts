@@ -6,18 +6,30 @@ import { LuaScript } from "./redis-scripts.js";
 // braces every one of them is in the run's cluster slot.
 
 /**
- * KEYS: the indexes to read. ARGV: limit, cursor's createdAt ("" for the first page), cursor's
- * run id, run-key prefix, status filter ("" for none), agent filter ("" for none).
+ * KEYS: the index. ARGV: limit, cursor's createdAt ("" for the first page), cursor's run id,
+ * run-key prefix, status filter ("" for none), agent filter ("" for none).
  * Returns up to limit + 1 summaries (JSON), newest first: by score, then by run id bytewise, as
  * a sorted set orders its members. Entries at the cursor's score are taken when their id sorts
  * below the cursor's, so a page never repeats or skips a run, even when runs arrive meanwhile.
- * Without filters it merges the indexes, reading limit + 1 entries (and the cursor's ties) of
- * each; with filters (one session's index) it reads on until the page is full or the index ends.
+ * Without filters it reads only the page; with them (a session's index) it reads on until the
+ * page is full or the index ends.
  */
 export const LIST_RUNS = new LuaScript(`
 local limit = tonumber(ARGV[1])
-local cursorScore, cursorId = ARGV[2], ARGV[3]
 local runPrefix, status, agent = ARGV[4], ARGV[5], ARGV[6]
+local found = {}
+local function take(id)
+  local summary = redis.call("HGET", runPrefix .. id, "summary")
+  if not summary then return false end
+  if status ~= "" or agent ~= "" then
+    local fields = cjson.decode(summary)
+    if (status ~= "" and fields.status ~= status) or (agent ~= "" and fields.agent ~= agent) then
+      return false
+    end
+  end
+  found[#found + 1] = summary
+  return #found > limit
+end
 local function below(first, second)
   local length = math.min(#first, #second)
   for at = 1, length do
@@ -27,59 +39,22 @@ local function below(first, second)
   return #first < #second
 end
 local max = "+inf"
-if cursorScore ~= "" then max = "(" .. cursorScore end
--- The entries of an index at the cursor's score that come after it.
-local function ties(key)
-  if cursorScore == "" then return {} end
-  local after = {}
-  for _, id in ipairs(redis.call("ZRANGE", key, cursorScore, cursorScore, "BYSCORE", "REV")) do
-    if below(id, cursorId) then after[#after + 1] = id end
+if ARGV[2] ~= "" then
+  local ties = redis.call("ZRANGE", KEYS[1], ARGV[2], ARGV[2], "BYSCORE", "REV")
+  for _, id in ipairs(ties) do
+    if below(id, ARGV[3]) and take(id) then return found end
   end
-  return after
+  max = "(" .. ARGV[2]
 end
-local found = {}
-if status ~= "" or agent ~= "" then
-  local function take(id)
-    local summary = redis.call("HGET", runPrefix .. id, "summary")
-    if not summary then return false end
-    local fields = cjson.decode(summary)
-    if (status ~= "" and fields.status ~= status) or (agent ~= "" and fields.agent ~= agent) then
-      return false
-    end
-    found[#found + 1] = summary
-    return #found > limit
-  end
-  for _, id in ipairs(ties(KEYS[1])) do
+local offset, chunk = 0, limit + 1
+while true do
+  local ids = redis.call("ZRANGE", KEYS[1], max, "-inf", "BYSCORE", "REV", "LIMIT", offset, chunk)
+  for _, id in ipairs(ids) do
     if take(id) then return found end
   end
-  local offset, chunk = 0, limit + 1
-  while true do
-    local ids = redis.call("ZRANGE", KEYS[1], max, "-inf", "BYSCORE", "REV", "LIMIT", offset, chunk)
-    for _, id in ipairs(ids) do
-      if take(id) then return found end
-    end
-    if #ids < chunk then return found end
-    offset = offset + chunk
-  end
+  if #ids < chunk then return found end
+  offset = offset + chunk
 end
-local candidates = {}
-for _, key in ipairs(KEYS) do
-  local score = tonumber(cursorScore)
-  for _, id in ipairs(ties(key)) do candidates[#candidates + 1] = {score, id} end
-  local entries = redis.call("ZRANGE", key, max, "-inf", "BYSCORE", "REV", "LIMIT", 0, limit + 1, "WITHSCORES")
-  for at = 1, #entries, 2 do
-    candidates[#candidates + 1] = {tonumber(entries[at + 1]), entries[at]}
-  end
-end
-table.sort(candidates, function(first, second)
-  if first[1] ~= second[1] then return first[1] > second[1] end
-  return below(second[2], first[2])
-end)
-for at = 1, math.min(#candidates, limit + 1) do
-  local summary = redis.call("HGET", runPrefix .. candidates[at][2], "summary")
-  if summary then found[#found + 1] = summary end
-end
-return found
 `);
 
 /**

@@ -79,9 +79,8 @@ export interface SaveOutcome {
  * its final result only.
  *
  * Summaries and indexes: `createRun` and every `saveRun` write the run's summary (`summarize`)
- * beside the record and keep it in the time indexes `RunIndex` names (its status's, its agent ×
- * status's, its session's), so `listRuns` reads one page of summaries at a cost that does not
- * grow with the runs stored (`indexFor` says what each query reads).
+ * beside the record and keep it in the time indexes `RunIndex` names, so `listRuns` reads one
+ * page of summaries at a cost that does not grow with the runs stored.
  *
  * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
  * interruptions that asked a person again. In-flight markers and decisions are kept by key.

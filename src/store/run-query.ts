@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { describeIssues } from "../tools/validate.js";
-import { RUN_RECORD_STATUSES, RunRecordStatus } from "./schemas.js";
+import { RunRecordStatus } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
 
 /** Runs per `list()` page. */
@@ -45,14 +45,16 @@ export interface RunQuery {
 }
 
 /**
- * A time index of runs (creation time, then run id): one per status, one per agent × status,
- * one per session. There is no index of all runs nor one per agent: those lists merge the
- * indexes of the seven statuses (SPEC's statuses are a fixed set), which keeps every run in
- * three indexes instead of five (about 290 bytes less per run on Redis) at the price of seven
- * short reads per page instead of one.
+ * The index a query reads and the filter applied to what it yields. Every index is ordered by
+ * creation time: one of all runs, one per status, per agent, per agent × status, per session.
+ * A query with a session reads that session's index and filters it by status and agent, so its
+ * cost grows with the session's runs, never with the runs stored; any other query reads an
+ * index holding exactly the runs it wants, at a cost of the page alone.
  */
 export type RunIndex =
+  | { kind: "all" }
   | { kind: "status"; status: RunRecordStatus }
+  | { kind: "agent"; agent: string }
   | { kind: "agentStatus"; agent: string; status: RunRecordStatus }
   | { kind: "session"; sessionId: string };
 
@@ -62,8 +64,12 @@ export type RunIndex =
  */
 export function indexName(index: RunIndex): string {
   switch (index.kind) {
+    case "all":
+      return "all";
     case "status":
       return `status:${index.status}`;
+    case "agent":
+      return `agent:${index.agent}`;
     case "agentStatus":
       return `agent-status:${index.status}:${index.agent}`;
     case "session":
@@ -81,51 +87,39 @@ export const statusIndexes = (run: Indexed): RunIndex[] => [
 
 /** Every index a run is in. */
 export const runIndexes = (run: Indexed): RunIndex[] => [
+  { kind: "all" },
+  { kind: "agent", agent: run.agent },
   { kind: "session", sessionId: run.sessionId },
   ...statusIndexes(run),
 ];
 
-/**
- * What a query reads: either the indexes to merge (newest first across them), each holding
- * only runs the query wants; or one session's index, with a filter on what it yields.
- */
-export type IndexedQuery =
-  | { merge: RunIndex[] }
-  | { session: RunIndex; filter: { status?: RunRecordStatus; agent?: string } };
+export interface IndexedQuery {
+  index: RunIndex;
+  /** Set only when reading a session's index. */
+  filter: { status?: RunRecordStatus; agent?: string };
+}
 
-/**
- * The indexes a query reads. A query with a session reads that session's index and filters it
- * by status and agent, so its cost grows with the session's runs, never with the runs stored;
- * any other query merges indexes that hold exactly the runs it wants (one, or the seven of an
- * agent's or of all statuses), at a cost of the page alone.
- */
 export function indexFor(query: RunQuery): IndexedQuery {
   const { status, agent, sessionId } = query;
   if (sessionId !== undefined) {
     return {
-      session: { kind: "session", sessionId },
+      index: { kind: "session", sessionId },
       filter: {
         ...(status === undefined ? {} : { status }),
         ...(agent === undefined ? {} : { agent }),
       },
     };
   }
-  const statuses = status === undefined ? RUN_RECORD_STATUSES : [status];
-  return {
-    merge: statuses.map(
-      (each): RunIndex =>
-        agent === undefined
-          ? { kind: "status", status: each }
-          : { kind: "agentStatus", agent, status: each },
-    ),
-  };
+  if (agent !== undefined && status !== undefined) {
+    return { index: { kind: "agentStatus", agent, status }, filter: {} };
+  }
+  if (agent !== undefined) return { index: { kind: "agent", agent }, filter: {} };
+  if (status !== undefined) return { index: { kind: "status", status }, filter: {} };
+  return { index: { kind: "all" }, filter: {} };
 }
 
 /** Does a summary pass an index's filter? */
-export const matchesFilter = (
-  summary: RunSummary,
-  filter: { status?: RunRecordStatus; agent?: string },
-): boolean =>
+export const matchesFilter = (summary: RunSummary, filter: IndexedQuery["filter"]): boolean =>
   (filter.status === undefined || summary.status === filter.status) &&
   (filter.agent === undefined || summary.agent === filter.agent);
 

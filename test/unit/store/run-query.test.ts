@@ -9,7 +9,6 @@ import {
   pageOf,
   parseListOptions,
 } from "../../../src/store/run-query.js";
-import { RUN_RECORD_STATUSES } from "../../../src/store/schemas.js";
 import type { RunSummary } from "../../../src/store/summary.js";
 import { thrown } from "../../support/thrown.js";
 
@@ -51,19 +50,14 @@ describe("list queries", () => {
     }
   });
 
-  it("merges indexes holding exactly the runs asked for, filtering only a session's", () => {
-    const all = indexFor({ limit: 1 });
-    expect(all).toEqual({
-      merge: RUN_RECORD_STATUSES.map((status) => ({ kind: "status", status })),
-    });
-    expect(indexFor({ limit: 1, agent: "a" })).toEqual({
-      merge: RUN_RECORD_STATUSES.map((status) => ({ kind: "agentStatus", agent: "a", status })),
-    });
+  it("reads the narrowest index, filtering only a session's", () => {
+    expect(indexFor({ limit: 1 })).toEqual({ index: { kind: "all" }, filter: {} });
     expect(indexFor({ limit: 1, status: "failed", agent: "a" })).toEqual({
-      merge: [{ kind: "agentStatus", agent: "a", status: "failed" }],
+      index: { kind: "agentStatus", agent: "a", status: "failed" },
+      filter: {},
     });
     expect(indexFor({ limit: 1, status: "failed", sessionId: "s" })).toEqual({
-      session: { kind: "session", sessionId: "s" },
+      index: { kind: "session", sessionId: "s" },
       filter: { status: "failed" },
     });
     expect(indexName({ kind: "agentStatus", agent: "a:b", status: "queued" })).toBe(
