@@ -124,7 +124,7 @@ async function harnessxGroup(processes, name) {
     logger: silent,
   });
   await runtime.start({ workers: false });
-  const status = (value) => `${prefix}:runs:${value}`;
+  const status = (value) => `${prefix}:idx:status:${value}`;
   const jobCounts = async () => {
     const replies = await Promise.all(workers.map((worker) => worker.request("counts")));
     return {

@@ -37,5 +37,5 @@ await runtime.deny(second.runId, waiting.pending[0]?.toolCallId ?? "", {
 console.log("after denial:", (await second.result()).output);
 
 const completed = await runtime.list({ status: "completed" });
-console.log("completed runs:", completed.length);
+console.log("completed runs:", completed.runs.length);
 await runtime.close();

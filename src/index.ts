@@ -94,7 +94,7 @@ export {
 export {
   AgentRuntime,
   type AgentRuntimeOptions,
-  type RunSummary,
+  type PruneOptions,
   type StartOptions,
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
@@ -112,20 +112,32 @@ export type {
   RunBackend,
   SaveOutcome,
 } from "./store/backend.js";
+// The run store: list, get and prune (SPEC §8), audit trail, stored versions
 export {
   BackendError,
   LeaseLostError,
   RunNotFoundError,
   RuntimeStateError,
+  StoreVersionError,
   UnknownAgentError,
 } from "./store/errors.js";
 export {
+  DEFAULT_LIST_LIMIT,
+  type ListOptions,
+  MAX_LIST_LIMIT,
+  type RunPage,
+  type RunPosition,
+  type RunQuery,
+} from "./store/run-query.js";
+export {
+  RUN_RECORD_VERSION,
   RunRecord,
   RunRecordStatus,
   StepJob,
   StoredDecision,
   ToolJob,
 } from "./store/schemas.js";
+export { DecisionRecord, RunDetail, RunSummary } from "./store/summary.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   type RecoveryPolicy,

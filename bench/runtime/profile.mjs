@@ -336,7 +336,7 @@ async function cpu(runs, directory) {
     logger: pino({ level: "silent" }),
   });
   await runtime.start({ workers: false });
-  const completed = `${prefix}:runs:completed`;
+  const completed = `${prefix}:idx:status:completed`;
   const throughput = async (count) => {
     const target = (await redis.zcard(completed)) + count;
     const begin = now();

@@ -72,7 +72,7 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions = {}): Promise<
       `${completed}/${total} runs completed in ${seconds.toFixed(2)} s (${(total / seconds).toFixed(0)} runs/s), one approved by a person`,
     );
     const listed = await runtime.list({ status: "completed" });
-    print(`runtime.list({ status: "completed" }) → ${listed.length} runs`);
+    print(`runtime.list({ status: "completed" }) → ${listed.runs.length} runs`);
     if (completed !== total) throw new Error(`${total - completed} run(s) did not complete`);
   } finally {
     await runtime.close({ timeoutMs: 5_000 });

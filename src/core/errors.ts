@@ -17,7 +17,8 @@ export type HarnessErrorCode =
   | "approval_tampered"
   | "backend_failed"
   | "sandbox_unavailable"
-  | "sandbox_failed";
+  | "sandbox_failed"
+  | "store_version";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */

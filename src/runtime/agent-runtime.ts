@@ -3,7 +3,7 @@ import { type Logger, pino } from "pino";
 import { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
-import type { Message, PendingApproval } from "../core/values.js";
+import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
@@ -13,12 +13,9 @@ import {
   RuntimeStateError,
   UnknownAgentError,
 } from "../store/errors.js";
-import {
-  isTerminal,
-  RUN_RECORD_STATUSES,
-  type RunRecord,
-  type RunRecordStatus,
-} from "../store/schemas.js";
+import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
+import { isTerminal, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
+import { type RunDetail, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
@@ -57,18 +54,12 @@ export interface SubmitOptions {
   sessionId?: string;
 }
 
-/** A stored run, as `list()` shows it. */
-export interface RunSummary {
-  runId: string;
-  sessionId: string;
-  agent: string;
-  status: RunRecordStatus;
-  phase: string;
-  /** The calls waiting for a person (non-empty exactly when awaiting approval). */
-  pending: PendingApproval[];
-  createdAt: number;
-  updatedAt: number;
+export interface PruneOptions {
+  /** Deletes the runs that finished (completed, failed or cancelled) before this time (ms). */
+  finishedBefore: number;
 }
+
+const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
 
 const Options = z.object({
   agents: z.array(z.instanceof(Agent)),
@@ -171,7 +162,7 @@ export class AgentRuntime implements AsyncDisposable {
     const messages = toMessages(input);
     const now = this.#deps.clock.now();
     const record: RunRecord = {
-      schemaVersion: 1,
+      schemaVersion: RUN_RECORD_VERSION,
       runId: this.#deps.generateId(),
       sessionId: options.sessionId ?? this.#deps.generateId(),
       agent: agentName,
@@ -224,28 +215,44 @@ export class AgentRuntime implements AsyncDisposable {
     await this.backend.enqueueStep(runId);
   }
 
-  /** Stored runs with `status` (all when absent), oldest first. */
-  async list(
-    options: { status?: RunRecordStatus | readonly RunRecordStatus[] } = {},
-  ): Promise<RunSummary[]> {
+  /**
+   * One page of stored runs' summaries, newest first, filtered by `status`, `agent` and
+   * `sessionId`; pass `nextCursor` back as `cursor` for the next page. Its cost does not grow
+   * with the runs stored. A bad option or cursor is refused with `ConfigError`.
+   * @example
+   * const page = await runtime.list({ status: "awaiting_approval", limit: 20 });
+   * const next = page.nextCursor && (await runtime.list({ status: "awaiting_approval", limit: 20, cursor: page.nextCursor }));
+   */
+  async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
-    const statuses =
-      options.status === undefined
-        ? RUN_RECORD_STATUSES
-        : typeof options.status === "string"
-          ? [options.status]
-          : options.status;
-    const records = await this.backend.listRuns(statuses);
-    return records.map((record) => ({
-      runId: record.runId,
-      sessionId: record.sessionId,
-      agent: record.agent,
-      status: record.status,
-      phase: record.phase,
-      pending: record.result?.pending ?? [],
-      createdAt: record.createdAt,
-      updatedAt: record.updatedAt,
-    }));
+    return this.backend.listRuns(parseListOptions(options));
+  }
+
+  /**
+   * A stored run in full: its summary, its conversation and its audit trail of decisions.
+   * Throws `RunNotFoundError` for an unknown run.
+   */
+  async get(runId: string): Promise<RunDetail> {
+    this.#requireStarted("get");
+    const [record, decisions] = await Promise.all([
+      this.backend.loadRun(runId),
+      this.backend.auditTrail(runId),
+    ]);
+    if (record === undefined) throw new RunNotFoundError(runId);
+    return runDetail(record, decisions);
+  }
+
+  /**
+   * Deletes the runs that finished before `finishedBefore` (ms since the epoch): their records,
+   * summaries, index entries, audit trails and every other key. Runs still going are kept.
+   */
+  async prune(options: PruneOptions): Promise<{ deleted: number }> {
+    this.#requireStarted("prune");
+    const parsed = PruneOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new ConfigError(`Invalid prune options: ${describeIssues(parsed.error.issues)}`);
+    }
+    return { deleted: await this.backend.pruneRuns(parsed.data.finishedBefore) };
   }
 
   /**

@@ -4,6 +4,7 @@ import { Message } from "../core/values.js";
 import type { RunBackend } from "../store/backend.js";
 import { callKey, contextView } from "../store/run-view.js";
 import { isTerminal, type RunRecord, type StoredDecision } from "../store/schemas.js";
+import type { DecisionRecord } from "../store/summary.js";
 
 export interface DecisionOptions {
   /** Who decided, recorded on the call. */
@@ -14,8 +15,9 @@ export interface DecisionOptions {
 /**
  * Records a person's decision on one pending call of a parked run; exactly one of two racing
  * decisions wins (the backend's first-write-wins), the other is refused with `already_decided`.
- * Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`, `already_decided`) and changes
- * nothing when the decision cannot apply.
+ * The winning decision joins the run's audit trail (`RunDetail.decisions`), which is kept for as
+ * long as the run's record. Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`,
+ * `already_decided`) and changes nothing when the decision cannot apply.
  */
 export async function recordDecision(
   backend: RunBackend,
@@ -57,7 +59,16 @@ export async function recordDecision(
     ...(state.inputHash === undefined ? {} : { inputHash: state.inputHash }),
     decidedAt: request.now,
   };
-  const won = await backend.decide(runId, context.iteration, callKey(state), stored);
+  const audit: DecisionRecord = {
+    toolCallId,
+    name: state.call.name,
+    decision: request.decision,
+    reason: request.options.reason ?? null,
+    by: request.options.by ?? null,
+    inputHash: state.inputHash ?? null,
+    at: request.now,
+  };
+  const won = await backend.decide(runId, context.iteration, callKey(state), stored, audit);
   if (!won) throw alreadyDecided();
 }
 

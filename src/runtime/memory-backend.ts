@@ -9,18 +9,20 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
   isTerminal,
   type RunRecord,
-  type RunRecordStatus,
   type StepJob,
   StoredDecision,
   stepJob,
   type ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
+import { DecisionRecord, summarize } from "../store/summary.js";
 import { MemoryEventLog } from "./memory-event-log.js";
+import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
 
 export interface MemoryBackendOptions {
@@ -68,6 +70,9 @@ class MemoryBackend implements RunBackend {
   readonly retentionMs: number;
   // Records are kept as JSON so that no caller shares objects with the store.
   readonly #records = new Map<string, StoredRun>();
+  readonly #runIndex = new MemoryRunIndex();
+  /** Audit trails by run: each decision's JSON, oldest first. Not expired with the run's data. */
+  readonly #audit = new Map<string, string[]>();
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
   readonly #wakes = new Set<string>();
@@ -137,6 +142,7 @@ class MemoryBackend implements RunBackend {
       document: recordDocument(record),
       messages: conversationOf(record).map((message) => JSON.stringify(message)),
     });
+    this.#runIndex.put(summarize(record));
     return true;
   }
 
@@ -145,11 +151,27 @@ class MemoryBackend implements RunBackend {
     return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
   }
 
-  async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
-    return [...this.#records.values()]
-      .map((stored) => joinRecord(stored.document, stored.messages))
-      .filter((record) => statuses.includes(record.status))
-      .sort((first, second) => first.createdAt - second.createdAt);
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    return this.#runIndex.page(query);
+  }
+
+  async auditTrail(runId: string): Promise<DecisionRecord[]> {
+    return (this.#audit.get(runId) ?? []).map((json) => DecisionRecord.parse(JSON.parse(json)));
+  }
+
+  async pruneRuns(finishedBefore: number): Promise<number> {
+    const pruned = this.#runIndex.finishedBefore(finishedBefore);
+    for (const runId of pruned) {
+      const iterations = (await this.loadRun(runId))?.result?.iterations ?? 0;
+      clearTimeout(this.#expiries.get(runId));
+      this.#expiries.delete(runId);
+      this.#dropRunData(runId, iterations);
+      this.#events.drop(runId);
+      this.#records.delete(runId);
+      this.#runIndex.remove(runId);
+      this.#audit.delete(runId);
+    }
+    return pruned.length;
   }
 
   async acquireLease(runId: string): Promise<LeaseOutcome> {
@@ -193,6 +215,7 @@ class MemoryBackend implements RunBackend {
       ...conversation.slice(storedMessages ?? 0).map((message) => JSON.stringify(message)),
     ];
     this.#records.set(runId, { document: recordDocument(record), messages });
+    this.#runIndex.put(summarize(record));
     for (const event of events) this.#events.publish(runId, event);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
@@ -247,6 +270,7 @@ class MemoryBackend implements RunBackend {
     iteration: number,
     callKey: string,
     decision: StoredDecision,
+    audit: DecisionRecord,
   ): Promise<boolean> {
     const key = roundKey(runId, iteration);
     const recorded = this.#decisions.get(key) ?? new Map<string, string>();
@@ -256,6 +280,9 @@ class MemoryBackend implements RunBackend {
     if (existing !== undefined)
       return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
     recorded.set(callKey, JSON.stringify(decision));
+    const trail = this.#audit.get(runId) ?? [];
+    trail.push(JSON.stringify(audit));
+    this.#audit.set(runId, trail);
     return true;
   }
 
@@ -320,15 +347,23 @@ class MemoryBackend implements RunBackend {
     clearTimeout(this.#expiries.get(runId));
     const timer = setTimeout(() => {
       this.#expiries.delete(runId);
-      for (const map of [this.#fences, this.#leases]) map.delete(runId);
-      for (const set of [this.#wakes, this.#cancels]) set.delete(runId);
-      for (let iteration = 1; iteration <= iterations; iteration += 1) {
-        const key = roundKey(runId, iteration);
-        for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
-      }
+      this.#dropRunData(runId, iterations);
     }, this.retentionMs);
     timer.unref();
     this.#expiries.set(runId, timer);
+  }
+
+  /**
+   * Drops a run's working data: all but its record, conversation, summary, index entries,
+   * audit trail and event log.
+   */
+  #dropRunData(runId: string, iterations: number): void {
+    for (const map of [this.#fences, this.#leases]) map.delete(runId);
+    for (const set of [this.#wakes, this.#cancels]) set.delete(runId);
+    for (let iteration = 1; iteration <= iterations; iteration += 1) {
+      const key = roundKey(runId, iteration);
+      for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
+    }
   }
 }
 

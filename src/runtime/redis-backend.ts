@@ -14,19 +14,21 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
   isTerminal,
   type RunRecord,
-  type RunRecordStatus,
   StepJob,
   StoredDecision,
   stepJob,
   ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
+import { DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
   jobIdPart,
   type RedisKeys,
@@ -147,7 +149,9 @@ const LeaseReply = z.union([
     z.array(z.string()),
   ]),
 ]);
-const StatusReply = z.tuple([z.string(), z.string()]);
+const Replies = z.array(z.string());
+/** Runs pruned per round trip. */
+const PRUNE_BATCH = 100;
 
 class RedisBackend implements RunBackend {
   readonly kind = "redis" as const;
@@ -260,16 +264,12 @@ class RedisBackend implements RunBackend {
   async createRun(record: RunRecord): Promise<boolean> {
     const created = await CREATE_RUN.run(
       this.#redis,
-      [
-        this.#keys.run(record.runId),
-        this.#keys.byStatus(record.status),
-        this.#keys.messages(record.runId),
-      ],
+      [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
       [
         recordDocument(record),
         record.status,
-        record.createdAt,
-        record.runId,
+        this.#keys.indexPrefix,
+        JSON.stringify(summarize(record)),
         ...conversationOf(record).map((message) => JSON.stringify(message)),
       ],
     );
@@ -285,42 +285,69 @@ class RedisBackend implements RunBackend {
     return document === null ? undefined : joinRecord(document, messages);
   }
 
-  async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
-    const pipeline = this.#redis.pipeline();
-    for (const status of statuses) {
-      pipeline.zrange(this.#keys.byStatus(status), 0, -1, "WITHSCORES");
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    const { index, filter } = indexFor(query);
+    const { after } = query;
+    const reply = await LIST_RUNS.run(
+      this.#redis,
+      [this.#keys.index(index)],
+      [
+        query.limit,
+        after === undefined ? "" : String(after.createdAt),
+        after?.runId ?? "",
+        this.#keys.runPrefix,
+        filter.status ?? "",
+        filter.agent ?? "",
+      ],
+    );
+    const summaries = Replies.parse(reply).map((json) => RunSummary.parse(JSON.parse(json)));
+    return pageOf(summaries, query.limit);
+  }
+
+  async auditTrail(runId: string): Promise<DecisionRecord[]> {
+    const entries = await this.#redis.lrange(this.#keys.audit(runId), 0, -1);
+    return entries.map((json) => DecisionRecord.parse(JSON.parse(json)));
+  }
+
+  async pruneRuns(finishedBefore: number): Promise<number> {
+    let pruned = 0;
+    for (;;) {
+      const runIds = await this.#redis.zrangebyscore(
+        this.#keys.finished,
+        "-inf",
+        `(${finishedBefore}`,
+        "LIMIT",
+        0,
+        PRUNE_BATCH,
+      );
+      if (runIds.length === 0) return pruned;
+      const summaries = await Promise.all(
+        runIds.map((runId) => this.#redis.hget(this.#keys.run(runId), "summary")),
+      );
+      const outcomes = await Promise.all(
+        runIds.map((runId, at) => this.#pruneRun(runId, summaries[at] ?? null)),
+      );
+      pruned += outcomes.filter(Boolean).length;
     }
-    const replies = (await pipeline.exec()) ?? [];
-    const ids: Array<{ runId: string; createdAt: number }> = [];
-    for (const [error, reply] of replies) {
-      if (error) throw new BackendError("Listing runs failed.", { cause: error });
-      const flat = z.array(z.string()).parse(reply);
-      for (let index = 0; index + 1 < flat.length; index += 2) {
-        ids.push({ runId: flat[index] as string, createdAt: Number(flat[index + 1]) });
-      }
-    }
-    ids.sort((first, second) => first.createdAt - second.createdAt);
-    if (ids.length === 0) return [];
-    const loaded = this.#redis.pipeline();
-    for (const { runId } of ids) {
-      loaded.hmget(this.#keys.run(runId), "record", "status");
-      loaded.lrange(this.#keys.messages(runId), 0, -1);
-    }
-    const replies2 = (await loaded.exec()) ?? [];
-    const records: RunRecord[] = [];
-    for (let index = 0; index + 1 < replies2.length; index += 2) {
-      const [error, reply] = replies2[index] ?? [null, null];
-      const [messagesError, messages] = replies2[index + 1] ?? [null, null];
-      if (error || messagesError) {
-        throw new BackendError("Loading runs failed.", { cause: error ?? messagesError });
-      }
-      const found = StatusReply.safeParse(reply);
-      // A run can move between statuses while it is listed: keep it only where it is now.
-      if (found.success && statuses.includes(found.data[1] as RunRecordStatus)) {
-        records.push(joinRecord(found.data[0], z.array(z.string()).parse(messages)));
-      }
-    }
-    return records;
+  }
+
+  /** Deletes one finished run, given its stored summary (null when it has none). */
+  async #pruneRun(runId: string, json: string | null): Promise<boolean> {
+    const summary = json === null ? undefined : RunSummary.parse(JSON.parse(json));
+    const indexes = summary === undefined ? [] : runIndexes(summary).map(this.#keys.index);
+    const others = [
+      this.#keys.audit(runId),
+      this.#keys.messages(runId),
+      this.#keys.events(runId),
+      this.#keys.lease(runId),
+      ...retainedKeys(this.#keys, runId, summary?.iterations ?? 0),
+    ];
+    const reply = await PRUNE_RUN.run(
+      this.#redis,
+      [this.#keys.run(runId), this.#keys.finished, ...indexes, ...others],
+      [runId, indexes.length],
+    );
+    return reply === 1;
   }
 
   async acquireLease(runId: string): Promise<LeaseOutcome> {
@@ -394,10 +421,10 @@ class RedisBackend implements RunBackend {
         token,
         recordDocument(record),
         record.status,
-        record.createdAt,
+        JSON.stringify(summarize(record)),
         runId,
         this.lockDurationMs,
-        this.#keys.statusPrefix,
+        this.#keys.indexPrefix,
         finished ? this.retentionMs : "",
         this.#maxEvents,
         record.phase === "dispatch"
@@ -481,12 +508,17 @@ class RedisBackend implements RunBackend {
     iteration: number,
     callKey: string,
     decision: StoredDecision,
+    audit: DecisionRecord,
   ): Promise<boolean> {
-    const key = this.#keys.decisions(runId, iteration);
-    if ((await this.#redis.hsetnx(key, callKey, JSON.stringify(decision))) === 1) return true;
-    // A reply lost and re-sent by ioredis answers 0 for our own write: compare the stored id.
-    const stored = await this.#redis.hget(key, callKey);
-    return stored !== null && StoredDecision.parse(JSON.parse(stored)).id === decision.id;
+    const reply = await DECIDE.run(
+      this.#redis,
+      [this.#keys.decisions(runId, iteration), this.#keys.audit(runId)],
+      [callKey, JSON.stringify(decision), JSON.stringify(audit)],
+    );
+    if (reply === 1) return true;
+    // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
+    const stored = z.string().parse(reply);
+    return StoredDecision.parse(JSON.parse(stored)).id === decision.id;
   }
 
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {

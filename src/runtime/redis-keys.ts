@@ -1,16 +1,27 @@
-import type { RunRecordStatus } from "../store/schemas.js";
+import { indexName, type RunIndex } from "../store/run-query.js";
 
 /** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
 export const STEP_QUEUE = "steps";
 export const TOOL_QUEUE = "tools";
 
-/** The Redis keys of the run store, all under one prefix so a prefix is one installation. */
+/**
+ * The Redis keys of the run store, all under one prefix so a prefix is one installation. Every
+ * key starts with the prefix, so a prefix in braces (`{hx}`) puts them all in one cluster slot.
+ */
 export function redisKeys(prefix: string) {
-  const statusPrefix = `${prefix}:runs:`;
+  const runPrefix = `${prefix}:run:`;
+  const indexPrefix = `${prefix}:idx:`;
   return {
-    statusPrefix,
-    run: (runId: string) => `${prefix}:run:${runId}`,
-    byStatus: (status: RunRecordStatus) => `${statusPrefix}${status}`,
+    /** The run hash: `record`, `status`, `summary` (`RunSummary` JSON), `raw`, `etrim`. */
+    run: (runId: string) => `${runPrefix}${runId}`,
+    runPrefix,
+    /** Sorted sets of run ids scored by `createdAt`, one per `RunIndex` (see `indexName`). */
+    index: (index: RunIndex) => `${indexPrefix}${indexName(index)}`,
+    indexPrefix,
+    /** Finished runs scored by when they finished (their last `updatedAt`), for pruning. */
+    finished: `${indexPrefix}finished`,
+    /** A run's audit trail: a list of `DecisionRecord` JSON, never expired with its data. */
+    audit: (runId: string) => `${prefix}:audit:${runId}`,
     lease: (runId: string) => `${prefix}:lease:${runId}`,
     fence: (runId: string) => `${prefix}:fence:${runId}`,
     wake: (runId: string) => `${prefix}:wake:${runId}`,
@@ -28,7 +39,8 @@ export function redisKeys(prefix: string) {
 
 /**
  * The keys of a finished run that expire after the retention period: its working data. Its
- * record, its place in the indexes and its event log stay: they are the run's history.
+ * record (with its summary), conversation, index entries, audit trail and event log stay until
+ * it is pruned: they are the run's history.
  */
 export function retainedKeys(keys: RedisKeys, runId: string, iterations: number): string[] {
   const perRun = [keys.fence(runId), keys.cancel(runId), keys.wake(runId)];

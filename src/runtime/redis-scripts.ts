@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { indexRunLua } from "./redis-index-lua.js";
 
 /** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
 export class LuaScript {
@@ -121,7 +122,7 @@ return 0
 /**
  * KEYS: run, fence, cancel, lease, events, messages, then the keys to expire when the run
  * finished.
- * ARGV: token, record document, new status, createdAt, runId, ttlMs, status-set key prefix,
+ * ARGV: token, record document, new status, summary JSON, runId, ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
@@ -129,9 +130,10 @@ return 0
  * messages, then the JSON of each event to append.
  * Fenced write: refused (-1) unless `token` is the newest issued; refused (-2) when the stored
  * conversation is not as long as the caller says. Appends the new messages and the events
- * (waking their readers), moves the run between status sets (keys built from the prefix: a
- * standalone-Redis script), extends the lease, sets the retention expiry of a finished run's
- * working keys, and returns 1 when a cancel was requested, else 0.
+ * (waking their readers), writes the run's summary and moves it between the indexes
+ * (`indexRunLua`; keys built from the prefix, in the run's slot when the prefix is in braces),
+ * extends the lease, sets the retention expiry of a finished run's working keys, and returns 1
+ * when a cancel was requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
@@ -141,15 +143,11 @@ elseif redis.call("LLEN", KEYS[6]) ~= tonumber(ARGV[11]) then return -2 end
 for index = 13, 12 + count do redis.call("RPUSH", KEYS[6], ARGV[index]) end
 local firstEvent = 13 + count
 ${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", "firstEvent")}
-local old = redis.call("HGET", KEYS[1], "status")
+${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]")}
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
 else
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
   redis.call("HDEL", KEYS[1], "raw")
-end
-if old ~= ARGV[3] then
-  if old then redis.call("ZREM", ARGV[7] .. old, ARGV[5]) end
-  redis.call("ZADD", ARGV[7] .. ARGV[3], ARGV[4], ARGV[5])
 end
 if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[3])
@@ -173,14 +171,15 @@ return 1
 `);
 
 /**
- * KEYS: run, status set, messages. ARGV: record document, status, createdAt, runId, then the
- * JSON of each message of the conversation. 0 when the run exists.
+ * KEYS: run, messages. ARGV: record document, status, index key prefix, summary JSON, then
+ * the JSON of each message of the conversation. 0 when the run exists.
+ * Stores the record, its conversation, its summary and its index entries (`indexRunLua`).
  */
 export const CREATE_RUN = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
+${indexRunLua("KEYS[1]", "ARGV[3]", "ARGV[4]")}
 redis.call("HSET", KEYS[1], "record", ARGV[1], "status", ARGV[2])
-redis.call("ZADD", KEYS[2], ARGV[3], ARGV[4])
-redis.call("DEL", KEYS[3])
-for index = 5, #ARGV do redis.call("RPUSH", KEYS[3], ARGV[index]) end
+redis.call("DEL", KEYS[2])
+for index = 5, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
 return 1
 `);

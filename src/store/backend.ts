@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import type { RunRecord, RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+import type { RunPage, RunQuery } from "./run-query.js";
+import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+import type { DecisionRecord } from "./summary.js";
 
 /** How a job reached the worker. */
 export interface JobDelivery {
@@ -75,9 +77,14 @@ export interface SaveOutcome {
  *
  * Retention: when a run finishes (completed, failed or cancelled), its working data — raw
  * results, decisions, in-flight markers, fencing, cancel and wake-up flags — is kept for
- * `retentionMs`, then dropped. The run record (with its final `RunResult`), its place in the
- * indexes and its event log are not expired: they are the run's history, so `list()`,
- * `handle(runId).result()` and `events()` keep answering until the run is pruned.
+ * `retentionMs`, then dropped. The run record (with its final `RunResult` and conversation),
+ * its summary, its places in the indexes, its audit trail of decisions and its event log are
+ * not expired: they are the run's history, so `list()`, `get()`, `handle(runId).result()` and
+ * `events()` keep answering until an operator prunes the run (`pruneRuns`).
+ *
+ * Summaries and indexes: `createRun` and every `saveRun` write the run's summary (`summarize`)
+ * beside the record and keep it in the time indexes `RunIndex` names, so `listRuns` reads one
+ * page of summaries at a cost that does not grow with the runs stored.
  *
  * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
  * interruptions that asked a person again. In-flight markers and decisions are kept by key.
@@ -94,11 +101,20 @@ export interface RunBackend {
   /** Stops taking jobs, waits up to `timeoutMs` for active ones, then closes everything. */
   close(options: { timeoutMs: number }): Promise<void>;
 
-  /** Stores a new run; false when `runId` exists already. */
+  /** Stores a new run, its summary and its index entries; false when `runId` exists already. */
   createRun(record: RunRecord): Promise<boolean>;
+  /** The run's record; throws `StoreVersionError` for a record of another `schemaVersion`. */
   loadRun(runId: string): Promise<RunRecord | undefined>;
-  /** Runs with one of `statuses`, oldest first. */
-  listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]>;
+  /** One page of run summaries, newest first (by `createdAt`, then run id). */
+  listRuns(query: RunQuery): Promise<RunPage>;
+  /** The run's audit trail: every decision recorded with `decide`, oldest first. */
+  auditTrail(runId: string): Promise<DecisionRecord[]>;
+  /**
+   * Deletes every run that finished (completed, failed or cancelled) before `finishedBefore`
+   * (ms since the epoch): its record, summary, index entries, audit trail and per-run data.
+   * Returns how many runs it deleted.
+   */
+  pruneRuns(finishedBefore: number): Promise<number>;
 
   /** Takes the run's lease with a fresh fencing token, or leaves a wake-up for its holder. */
   acquireLease(runId: string): Promise<LeaseOutcome>;
@@ -144,12 +160,16 @@ export interface RunBackend {
   ): Promise<void>;
   /** The iteration's call attempts recorded as waiting for a person: call key → reason. */
   interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>>;
-  /** Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won. */
+  /**
+   * Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won.
+   * The winning decision's `audit` entry joins the run's audit trail in the same write.
+   */
   decide(
     runId: string,
     iteration: number,
     callKey: string,
     decision: StoredDecision,
+    audit: DecisionRecord,
   ): Promise<boolean>;
   /** The iteration's decisions by call key. */
   decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;

@@ -47,3 +47,21 @@ export class RuntimeStateError extends HarnessError {
     super("config_invalid", message);
   }
 }
+
+/**
+ * A stored run was written by a version of harnessx whose stored shape this one does not
+ * read (its `schemaVersion` differs): it is refused, never misread.
+ */
+export class StoreVersionError extends HarnessError {
+  override name = "StoreVersionError";
+  readonly found: unknown;
+  readonly expected: number;
+  constructor(runId: string, found: unknown, expected: number) {
+    super(
+      "store_version",
+      `Run "${runId}" was stored with schemaVersion ${JSON.stringify(found)}; this version of harnessx reads schemaVersion ${expected} only.`,
+    );
+    this.found = found;
+    this.expected = expected;
+  }
+}

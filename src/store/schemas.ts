@@ -43,11 +43,18 @@ export const PersistedSnapshot = z.looseObject({
 export type PersistedSnapshot = z.infer<typeof PersistedSnapshot>;
 
 /**
+ * The version of what a backend stores of a run. 2: a summary kept beside the record, time
+ * indexes per status, agent and session, and an audit trail of decisions (1 had none of these,
+ * so its runs would be missing from `list()`). Bump it whenever the stored shape changes.
+ */
+export const RUN_RECORD_VERSION = 2;
+
+/**
  * One durable run as stored by a backend. `snapshot` is null until a worker has started it.
- * Bump `schemaVersion` (and keep a reader for the old one) whenever this shape changes.
+ * A record of another `schemaVersion` is refused (`StoreVersionError`, see `parseStoredRecord`).
  */
 export const RunRecord = z.object({
-  schemaVersion: z.literal(1),
+  schemaVersion: z.literal(RUN_RECORD_VERSION),
   runId: z.string().min(1),
   sessionId: z.string().min(1),
   agent: z.string().min(1),

@@ -1,7 +1,7 @@
 import type { Message } from "../core/values.js";
-import { describeIssues } from "../tools/validate.js";
 import { BackendError } from "./errors.js";
-import { RunRecord } from "./schemas.js";
+import { parseRecordValue } from "./record-codec.js";
+import type { RunRecord } from "./schemas.js";
 
 // A run record is stored in two parts, so that storage grows with the conversation and not with
 // its square: the conversation as an append-only list of messages (each written once), and the
@@ -65,11 +65,5 @@ export function joinRecord(document: string, conversation: readonly string[]): R
     result:
       stored.result == null ? null : { ...stored.result, messages: prefix(stored.result.messages) },
   };
-  const parsed = RunRecord.safeParse(joined);
-  if (!parsed.success) {
-    throw new BackendError(
-      `A stored run record does not parse: ${describeIssues(parsed.error.issues)}`,
-    );
-  }
-  return parsed.data;
+  return parseRecordValue(joined);
 }

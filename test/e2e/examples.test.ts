@@ -76,6 +76,16 @@ const EXPECTED: Record<string, readonly string[]> = {
     "answer.txt: 42",
     "agent: completed: The answer is in answer.txt.",
   ],
+  "run-store.ts": [
+    "page 1: awaiting_approval, completed, completed",
+    "page 2: completed, completed, completed",
+    "page 3: completed",
+    "alice's completed runs: 6",
+    "waiting for a person: refund_order",
+    "refund run: completed, 4 messages, 2 iterations",
+    "  decision: refund_order allow by ops-lead (a loyal customer)",
+    "pruned 6 finished runs; left: awaiting_approval",
+  ],
   "streaming.ts": [
     'text_delta "Lisbon i"',
     'text_delta "s sunny "',

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   ApprovalError,
+  type DecisionRecord,
   HarnessError,
   HookEvent,
   LeaseLostError,
@@ -14,6 +15,7 @@ import {
   type RunBackend,
   type RunEvent,
   RunNotFoundError,
+  type RunQuery,
   type RunRecord,
   type RunResult,
   tool,
@@ -21,6 +23,7 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
+import { storedRun } from "../support/run-records.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -38,6 +41,7 @@ import {
   silent,
   withoutDeltas,
 } from "./fixtures.js";
+import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -49,6 +53,7 @@ export interface BackendFactory {
 export function describeBackendContract(name: string, factory: BackendFactory): void {
   describePrimitives(name, factory);
   describeRecovery(name, factory);
+  describeRunStoreContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
@@ -102,7 +107,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
         Object.fromEntries(queries.map((query) => [query, 1])),
       );
       const listed = await runtime.list({ status: "completed" });
-      expect(listed.map((run) => run.runId).sort()).toEqual(
+      expect(listed.runs.map((run) => run.runId).sort()).toEqual(
         results.map((result) => result.runId).sort(),
       );
     });
@@ -124,9 +129,9 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       ]);
       expect(deleted).toEqual([]);
       const waiting = await runtime.list({ status: "awaiting_approval" });
-      expect(waiting.map((run) => [run.runId, run.pending.map((each) => each.toolCallId)])).toEqual(
-        [[parked.runId, ["call_1"]]],
-      );
+      expect(
+        waiting.runs.map((run) => [run.runId, run.pending.map((each) => each.toolCallId)]),
+      ).toEqual([[parked.runId, ["call_1"]]]);
 
       await runtime.approve(parked.runId, "call_1", { by: "ops-lead" });
       const finished = await handle.result();
@@ -134,7 +139,10 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect(finished.status).toBe("completed");
       expect(finished.output).toBe("Answer: deleted old.log");
       expect(deleted).toEqual(["old.log"]);
-      expect(await runtime.list({ status: "awaiting_approval" })).toEqual([]);
+      expect(await runtime.list({ status: "awaiting_approval" })).toEqual({
+        runs: [],
+        nextCursor: null,
+      });
     });
 
     it("applies a decision on a run of an agent with an approvalKey", async () => {
@@ -410,7 +418,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect(result.status).toBe("cancelled");
       expect(result.error?.name).toBe("RunCancelledError");
       expect(search.total).toBe(0);
-      expect((await runtime.list({ status: "cancelled" })).map((run) => run.runId)).toEqual([
+      expect((await runtime.list({ status: "cancelled" })).runs.map((run) => run.runId)).toEqual([
         handle.runId,
       ]);
     });
@@ -442,7 +450,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect(error).toBeInstanceOf(UnknownAgentError);
       expect(HarnessError.isHarnessError(error) && error.code).toBe("config_invalid");
       expect((error as Error).message).toContain('"billing"');
-      expect(await runtime.list()).toEqual([]);
+      expect(await runtime.list()).toEqual({ runs: [], nextCursor: null });
     });
 
     it("fails a runaway model at maxIterations", async () => {
@@ -519,22 +527,21 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   });
 }
 
-const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord => ({
-  schemaVersion: 1,
-  runId,
-  sessionId: `session-${runId}`,
-  agent: "support",
-  status,
-  phase: "compose",
-  input: {
-    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    maxIterations: 5,
-  },
-  snapshot: null,
-  result: null,
-  createdAt,
-  updatedAt: createdAt,
+const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord =>
+  storedRun(runId, { status, createdAt });
+
+const audit = (decision: "allow" | "deny", at: number): DecisionRecord => ({
+  toolCallId: "call_1",
+  name: "delete_file",
+  decision,
+  reason: null,
+  by: "ops-lead",
+  inputHash: "hash",
+  at,
 });
+
+const listedIds = async (backend: RunBackend, query: Omit<RunQuery, "limit">) =>
+  (await backend.listRuns({ limit: 50, ...query })).runs.map((each) => each.runId);
 
 function describePrimitives(name: string, factory: BackendFactory): void {
   describe(`RunBackend primitives of ${name}`, () => {
@@ -550,19 +557,15 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       await factory.cleanup();
     });
 
-    it("stores records once and lists them by status, oldest first", async () => {
+    it("stores records once and lists them by status, newest first", async () => {
       const backend = await start();
       expect(await backend.createRun(record("b", "queued", 2))).toBe(true);
       expect(await backend.createRun(record("a", "queued", 1))).toBe(true);
       expect(await backend.createRun(record("c", "running", 3))).toBe(true);
       expect(await backend.createRun(record("a", "running", 9))).toBe(false);
 
-      expect((await backend.listRuns(["queued"])).map((each) => each.runId)).toEqual(["a", "b"]);
-      expect((await backend.listRuns(["queued", "running"])).map((each) => each.runId)).toEqual([
-        "a",
-        "b",
-        "c",
-      ]);
+      expect(await listedIds(backend, { status: "queued" })).toEqual(["b", "a"]);
+      expect(await listedIds(backend, {})).toEqual(["c", "b", "a"]);
       expect(await backend.loadRun("a")).toEqual(record("a", "queued", 1));
       expect(await backend.loadRun("missing")).toBeUndefined();
     });
@@ -588,8 +591,8 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect(await backend.renewLease("run", first.token)).toBe(false);
       expect(await backend.renewLease("run", second.token)).toBe(true);
       expect((await backend.loadRun("run"))?.status).toBe("running");
-      expect((await backend.listRuns(["running"])).map((each) => each.runId)).toEqual(["run"]);
-      expect(await backend.listRuns(["queued"])).toEqual([]);
+      expect(await listedIds(backend, { status: "running" })).toEqual(["run"]);
+      expect(await listedIds(backend, { status: "queued" })).toEqual([]);
 
       await backend.requestCancel("run");
       expect(await backend.saveRun("run", second.token, record("run", "running", 1))).toEqual({
@@ -621,8 +624,8 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       const backend = await start();
       const allow = { id: "d-1", decision: "allow" as const, decidedAt: 1 };
       const deny = { id: "d-2", decision: "deny" as const, decidedAt: 2 };
-      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true);
-      expect(await backend.decide("run", 1, "call_1#1", deny)).toBe(true);
+      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
+      expect(await backend.decide("run", 1, "call_1#1", deny, audit("deny", 2))).toBe(true);
       expect(await backend.decisions("run", 1)).toEqual({ call_1: allow, "call_1#1": deny });
     });
 
@@ -638,12 +641,21 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       });
 
       const allow = { id: "d-1", decision: "allow" as const, by: "a", decidedAt: 1 };
-      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true);
+      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
       expect(
-        await backend.decide("run", 1, "call_1", { id: "d-2", decision: "deny", decidedAt: 2 }),
+        await backend.decide(
+          "run",
+          1,
+          "call_1",
+          { id: "d-2", decision: "deny", decidedAt: 2 },
+          audit("deny", 2),
+        ),
       ).toBe(false);
-      expect(await backend.decide("run", 1, "call_1", allow)).toBe(true); // our own write, re-sent
+      // Our own write, re-sent: it wins again, and joins the audit trail once.
+      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
       expect(await backend.decisions("run", 1)).toEqual({ call_1: allow });
+      expect(await backend.auditTrail("run")).toEqual([audit("allow", 1)]);
+      expect(await backend.auditTrail("other")).toEqual([]);
       expect(await backend.decisions("run", 2)).toEqual({});
     });
 
@@ -781,9 +793,9 @@ function describeRecovery(name: string, factory: BackendFactory): void {
         },
       ]);
       expect(operation.executions).toBe(0);
-      expect((await runtime.list({ status: "awaiting_approval" })).map((run) => run.runId)).toEqual(
-        [handle.runId],
-      );
+      expect(
+        (await runtime.list({ status: "awaiting_approval" })).runs.map((run) => run.runId),
+      ).toEqual([handle.runId]);
       const events = await collectUntil(handle.events(), "approval_required");
       expect(events.at(-1)).toEqual({ type: "approval_required", pending: parked.pending });
 

@@ -68,7 +68,7 @@ describe("memoryBackend(): a job that throws is given up", () => {
     const events = [];
     for await (const event of handle.events()) events.push(event);
     expect(events.at(-1)).toEqual({ type: "result", result });
-    expect((await runtime.list({ status: "failed" })).map((run) => run.runId)).toEqual([
+    expect((await runtime.list({ status: "failed" })).runs.map((run) => run.runId)).toEqual([
       result.runId,
     ]);
   });

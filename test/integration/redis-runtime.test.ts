@@ -12,6 +12,7 @@ import {
   type RunBackend,
   type RunEvent,
   redisBackend,
+  StoreVersionError,
 } from "../../src/index.js";
 import {
   collect,
@@ -131,7 +132,7 @@ describe("redisBackend() queue hygiene", () => {
     expect(search.calls.get("after")).toBe(1);
   });
 
-  it("refuses a run record it cannot parse (a newer schemaVersion)", async () => {
+  it("refuses a run record of another schemaVersion with StoreVersionError", async () => {
     const prefix = freshPrefix();
     const runtime = await runtimes.start([supportAgent()], backendOn(prefix));
     const handle = await runtime.submit("support", "cats");
@@ -142,13 +143,15 @@ describe("redisBackend() queue hygiene", () => {
     });
     const key = `${prefix}:run:${handle.runId}`;
     const stored = JSON.parse((await redis.hget(key, "record")) ?? "{}") as Record<string, unknown>;
-    expect(stored.schemaVersion).toBe(1);
-    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: 2 }));
+    expect(stored.schemaVersion).toBe(2);
+    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: 3 }));
 
     const error = await rejection(runtime.handle(handle.runId).result());
 
-    expect(error).toBeInstanceOf(BackendError);
-    expect((error as Error).message).toMatch(/does not parse: schemaVersion/);
+    expect(error).toBeInstanceOf(StoreVersionError);
+    expect(HarnessError.isHarnessError(error) && error.code).toBe("store_version");
+    expect((error as Error).message).toContain("schemaVersion 3");
+    await expect(runtime.get(handle.runId)).rejects.toBeInstanceOf(StoreVersionError);
   });
 });
 

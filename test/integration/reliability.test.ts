@@ -284,7 +284,7 @@ describe("a Redis restart with append-only persistence", { timeout: SLOW_TEST_MS
     expect(await test.runtime.handle(done.runId).result()).toEqual(done);
     expect(await test.runtime.handle(parked.runId).result()).toEqual(parked);
     const waiting = await test.runtime.list({ status: "awaiting_approval" });
-    expect(waiting.map((run) => run.runId)).toEqual([parked.runId]);
+    expect(waiting.runs.map((run) => run.runId)).toEqual([parked.runId]);
     await test.runtime.approve(parked.runId, "call_1", { by: "ops-lead" });
     const approved = await parkedHandle.result();
 

@@ -88,8 +88,20 @@ for (const [name, create] of Object.entries(backends)) {
       expect(timeline.at(-1)).toEqual({ type: "result", result });
       expect(await runtime.handle(handle.runId).result()).toEqual(result);
       expect((await handle.record()).status).toBe("completed");
-      expect((await runtime.list({ status: "completed" })).map((run) => run.runId)).toEqual([
+      expect((await runtime.list({ status: "completed" })).runs.map((run) => run.runId)).toEqual([
         handle.runId,
+      ]);
+      // The audit trail is the record's, not working data: it outlives the retention.
+      expect((await runtime.get(handle.runId)).decisions).toEqual([
+        {
+          toolCallId: "call_1",
+          name: "delete_file",
+          decision: "allow",
+          reason: null,
+          by: "ops-lead",
+          inputHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+          at: expect.any(Number),
+        },
       ]);
       const error = await rejection(runtime.approve(handle.runId, "call_1"));
       expect((error as ApprovalError).code).toBe("already_decided");
@@ -161,6 +173,7 @@ describe("retention on redisBackend(), key by key", () => {
     const { "lease:<run>": lease, ...kept } = finished;
 
     expect(Object.keys(kept).sort()).toEqual([
+      "audit:<run>",
       "decisions:<run>:1",
       "events:<run>",
       "fence:<run>",
@@ -169,7 +182,7 @@ describe("retention on redisBackend(), key by key", () => {
       "raw:<run>:1",
       "run:<run>",
     ]);
-    const history = ["run:<run>", "msgs:<run>", "events:<run>"];
+    const history = ["run:<run>", "msgs:<run>", "events:<run>", "audit:<run>"];
     for (const key of history) expect({ key, ttl: kept[key] }).toEqual({ key, ttl: -1 });
     for (const [key, ttl] of Object.entries(kept)) {
       if (history.includes(key)) continue;
@@ -177,6 +190,37 @@ describe("retention on redisBackend(), key by key", () => {
     }
     // The lease, if the last step has not released it yet, expires on its own.
     if (lease !== undefined) expect(lease).toBeGreaterThan(0);
+  });
+
+  it("prune deletes every key of a finished run and its index entries", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const { agent } = approvalAgent();
+    const runtime = await runtimes.start([agent], redisOn(prefix, 60_000));
+    const handle = await runtime.submit("ops", "old.log", { sessionId: "s-1" });
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+    expect((await handle.result()).status).toBe("completed");
+    const parked = await runtime.submit("ops", "keep.log", { sessionId: "s-1" });
+    expect((await parked.result()).status).toBe("awaiting_approval");
+    await until("the finished run's lease to be released", async () => {
+      return !("lease:<run>" in (await runKeys(prefix, handle.runId)));
+    });
+
+    expect(await runtime.prune({ finishedBefore: Date.now() + 1 })).toEqual({ deleted: 1 });
+
+    expect(await runKeys(prefix, handle.runId)).toEqual({});
+    const redis = new Redis(redisUrl());
+    clients.push(redis);
+    const indexes = await redis.keys(`${prefix}:idx:*`);
+    expect(indexes.length).toBeGreaterThan(0);
+    for (const index of indexes) {
+      expect({ index, score: await redis.zscore(index, handle.runId) }).toEqual({
+        index,
+        score: null,
+      });
+    }
+    expect((await runtime.list()).runs.map((run) => run.runId)).toEqual([parked.runId]);
   });
 
   it("a reader whose stream expires while it waits ends with the run's final result", async () => {
@@ -205,7 +249,7 @@ describe("retention on redisBackend(), key by key", () => {
     });
     // The run finished, and its stream expired before the reader saw the final result.
     await backend.createRun({
-      schemaVersion: 1,
+      schemaVersion: 2,
       runId: "run-x",
       sessionId: "session-x",
       agent: "support",

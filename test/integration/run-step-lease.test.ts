@@ -7,6 +7,7 @@ import { memoryBackend, type RunBackend, type RunRecord } from "../../src/index.
 import { ActiveRuns } from "../../src/store/active-runs.js";
 import { runStep } from "../../src/workers/run-step.js";
 import { withOverrides } from "../support/backend-overrides.js";
+import { storedRun } from "../support/run-records.js";
 import { silent } from "./fixtures.js";
 
 const backends: RunBackend[] = [];
@@ -15,22 +16,7 @@ afterEach(async () => {
   await Promise.all(backends.splice(0).map((backend) => backend.close({ timeoutMs: 1000 })));
 });
 
-const record: RunRecord = {
-  schemaVersion: 1,
-  runId: "run-1",
-  sessionId: "session-1",
-  agent: "support",
-  status: "running",
-  phase: "compose",
-  input: {
-    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    maxIterations: 5,
-  },
-  snapshot: null,
-  result: null,
-  createdAt: 1,
-  updatedAt: 1,
-};
+const record: RunRecord = storedRun("run-1", { createdAt: 1, status: "running" });
 
 /** A backend whose run lease another (maybe dead) worker just took, recording queued steps. */
 async function leaseTakenElsewhere() {

@@ -47,7 +47,7 @@ const result: RunResult = {
 };
 
 const record = (status: RunRecord["status"]): RunRecord => ({
-  schemaVersion: 1,
+  schemaVersion: 2,
   runId: "run",
   sessionId: "session-run",
   agent: "support",

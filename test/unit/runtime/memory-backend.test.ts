@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { LeaseLostError, memoryBackend, type RunRecord } from "../../../src/index.js";
 
 const record = (status: RunRecord["status"]): RunRecord => ({
-  schemaVersion: 1,
+  schemaVersion: 2,
   runId: "run",
   sessionId: "session",
   agent: "support",

@@ -3,7 +3,7 @@ import { RunRecord, StepJob, StoredDecision, ToolJob } from "../../../src/index.
 import { endsStream, RunEventSchema } from "../../../src/store/schemas.js";
 
 const stored = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   runId: "run",
   sessionId: "session",
   agent: "support",
@@ -20,14 +20,14 @@ const stored = {
 };
 
 describe("persisted shapes", () => {
-  it("reads a version-1 run record, keeping the snapshot's own fields", () => {
+  it("reads a version-2 run record, keeping the snapshot's own fields", () => {
     const parsed = RunRecord.parse(stored);
     expect(parsed.snapshot).toEqual(stored.snapshot);
     expect(parsed.status).toBe("awaiting_approval");
   });
 
   it("refuses a record of another schema version or with an unknown status", () => {
-    expect(RunRecord.safeParse({ ...stored, schemaVersion: 2 }).success).toBe(false);
+    expect(RunRecord.safeParse({ ...stored, schemaVersion: 1 }).success).toBe(false);
     expect(RunRecord.safeParse({ ...stored, status: "sleeping" }).success).toBe(false);
     expect(
       RunRecord.safeParse({ ...stored, input: { messages: [], maxIterations: 3 } }).success,

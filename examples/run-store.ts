@@ -1,0 +1,60 @@
+// The run store: list runs a page at a time, newest first and filtered; read one run in full with
+// its audit trail of decisions; prune finished runs. The same calls work on redisBackend({ url }),
+// where a page costs the same with a thousand runs stored or a hundred thousand.
+import { pino } from "pino";
+import { AgentRuntime, memoryBackend } from "../src/index.js";
+import { demoSupportAgent } from "../src/testing.js";
+
+const logger = pino({ level: "silent" });
+const runtime = new AgentRuntime({
+  agents: [demoSupportAgent({ logger })], // scripted model: searches, asks before refunds
+  backend: memoryBackend(),
+  logger,
+});
+await runtime.start();
+
+for (const order of [1, 2, 3, 4, 5]) {
+  await (
+    await runtime.submit("support", `Where is order ${order}?`, { sessionId: "alice" })
+  ).result();
+}
+const refund = await runtime.submit("support", "Refund order 7", { sessionId: "alice" });
+const parked = await refund.result();
+await runtime.approve(refund.runId, parked.pending[0]?.toolCallId ?? "", {
+  by: "ops-lead",
+  reason: "a loyal customer",
+});
+await refund.result();
+const waiting = await runtime.submit("support", "Refund order 8", { sessionId: "bob" });
+await waiting.result(); // parked: waits for a person
+
+// Newest first, a page at a time: pass nextCursor back until it is null.
+let cursor: string | undefined;
+let pageNumber = 0;
+do {
+  const page = await runtime.list({ limit: 3, ...(cursor === undefined ? {} : { cursor }) });
+  pageNumber += 1;
+  console.log(`page ${pageNumber}: ${page.runs.map((run) => run.status).join(", ")}`);
+  cursor = page.nextCursor ?? undefined;
+} while (cursor !== undefined);
+
+const alice = await runtime.list({ sessionId: "alice", status: "completed" });
+console.log(`alice's completed runs: ${alice.runs.length}`);
+const inbox = await runtime.list({ status: "awaiting_approval" });
+console.log(`waiting for a person: ${inbox.runs.map((run) => run.pending[0]?.name).join(", ")}`);
+
+const detail = await runtime.get(refund.runId);
+console.log(
+  `refund run: ${detail.status}, ${detail.messages.length} messages, ${detail.iterations} iterations`,
+);
+for (const decision of detail.decisions) {
+  console.log(
+    `  decision: ${decision.name} ${decision.decision} by ${decision.by} (${decision.reason})`,
+  );
+}
+
+const { deleted } = await runtime.prune({ finishedBefore: Date.now() + 1 });
+console.log(
+  `pruned ${deleted} finished runs; left: ${(await runtime.list()).runs.map((run) => run.status).join(", ")}`,
+);
+await runtime.close();

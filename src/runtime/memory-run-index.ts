@@ -1,0 +1,103 @@
+import {
+  type IndexedQuery,
+  indexFor,
+  indexName,
+  matchesFilter,
+  newestFirst,
+  pageOf,
+  type RunIndex,
+  type RunPage,
+  type RunPosition,
+  type RunQuery,
+  runIndexes,
+  statusIndexes,
+} from "../store/run-query.js";
+import { isTerminal } from "../store/schemas.js";
+import { RunSummary } from "../store/summary.js";
+
+/**
+ * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets
+ * (see `RunIndex`), each an array kept newest first, so a page is a binary search and a walk.
+ */
+export class MemoryRunIndex {
+  /** Summaries as JSON, so that no caller shares objects with the store. */
+  readonly #summaries = new Map<string, string>();
+  readonly #indexes = new Map<string, RunPosition[]>();
+  /** Finished runs by id: when they finished. */
+  readonly #finished = new Map<string, number>();
+
+  /** Writes a run's summary and moves it between the indexes its status change implies. */
+  put(summary: RunSummary): void {
+    const stored = this.#summaries.get(summary.runId);
+    const previous = stored === undefined ? undefined : RunSummary.parse(JSON.parse(stored));
+    this.#summaries.set(summary.runId, JSON.stringify(summary));
+    const position = { createdAt: summary.createdAt, runId: summary.runId };
+    if (previous === undefined) {
+      for (const index of runIndexes(summary)) this.#insert(index, position);
+    } else if (previous.status !== summary.status) {
+      for (const index of statusIndexes(previous)) this.#remove(index, position);
+      for (const index of statusIndexes(summary)) this.#insert(index, position);
+    }
+    if (isTerminal(summary.status)) this.#finished.set(summary.runId, summary.updatedAt);
+    else this.#finished.delete(summary.runId);
+  }
+
+  /** Forgets a run: its summary and its place in every index. */
+  remove(runId: string): void {
+    const stored = this.#summaries.get(runId);
+    if (stored === undefined) return;
+    const summary = RunSummary.parse(JSON.parse(stored));
+    const position = { createdAt: summary.createdAt, runId };
+    for (const index of runIndexes(summary)) this.#remove(index, position);
+    this.#summaries.delete(runId);
+    this.#finished.delete(runId);
+  }
+
+  /** The ids of the runs that finished before `time`. */
+  finishedBefore(time: number): string[] {
+    return [...this.#finished].flatMap(([runId, at]) => (at < time ? [runId] : []));
+  }
+
+  page(query: RunQuery): RunPage {
+    const { index, filter }: IndexedQuery = indexFor(query);
+    const positions = this.#indexes.get(indexName(index)) ?? [];
+    const { after } = query;
+    const summaries: RunSummary[] = [];
+    let at = after === undefined ? 0 : firstAfter(positions, after);
+    for (; at < positions.length && summaries.length <= query.limit; at += 1) {
+      const stored = this.#summaries.get((positions[at] as RunPosition).runId);
+      if (stored === undefined) continue;
+      const summary = RunSummary.parse(JSON.parse(stored));
+      if (matchesFilter(summary, filter)) summaries.push(summary);
+    }
+    return pageOf(summaries, query.limit);
+  }
+
+  #insert(index: RunIndex, position: RunPosition): void {
+    const key = indexName(index);
+    const positions = this.#indexes.get(key) ?? [];
+    this.#indexes.set(key, positions);
+    positions.splice(firstAfter(positions, position), 0, position);
+  }
+
+  #remove(index: RunIndex, position: RunPosition): void {
+    const key = indexName(index);
+    const positions = this.#indexes.get(key);
+    if (positions === undefined) return;
+    const at = firstAfter(positions, position) - 1;
+    if (at >= 0 && positions[at]?.runId === position.runId) positions.splice(at, 1);
+    if (positions.length === 0) this.#indexes.delete(key);
+  }
+}
+
+/** The first index of `positions` (newest first) holding a position after `position`. */
+function firstAfter(positions: readonly RunPosition[], position: RunPosition): number {
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (newestFirst(positions[middle] as RunPosition, position) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

@@ -1,0 +1,194 @@
+import { z } from "zod";
+import { ConfigError } from "../core/errors.js";
+import { describeIssues } from "../tools/validate.js";
+import { RunRecordStatus } from "./schemas.js";
+import type { RunSummary } from "./summary.js";
+
+/** Runs per `list()` page. */
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 500;
+
+/** What `runtime.list()` accepts. */
+export interface ListOptions {
+  status?: RunRecordStatus | undefined;
+  agent?: string | undefined;
+  sessionId?: string | undefined;
+  /**
+   * Runs per page, at most 500.
+   * @defaultValue 50
+   */
+  limit?: number | undefined;
+  /** The `nextCursor` of the previous page; none (or null) for the first page. */
+  cursor?: string | null | undefined;
+}
+
+/** One page of `runtime.list()`: newest first; `nextCursor` is null on the last page. */
+export interface RunPage {
+  runs: RunSummary[];
+  nextCursor: string | null;
+}
+
+/** Where a run stands in every index: by creation time, then by run id (bytewise). */
+export interface RunPosition {
+  createdAt: number;
+  runId: string;
+}
+
+/** A parsed `list()` request, as the backends take it. */
+export interface RunQuery {
+  status?: RunRecordStatus;
+  agent?: string;
+  sessionId?: string;
+  limit: number;
+  /** Only runs that come after this one (older, or as old with a smaller id). */
+  after?: RunPosition;
+}
+
+/**
+ * The index a query reads and the filter applied to what it yields. Every index is ordered by
+ * creation time: one of all runs, one per status, per agent, per agent × status, per session.
+ * A query with a session reads that session's index and filters it by status and agent, so its
+ * cost grows with the session's runs, never with the runs stored; any other query reads an
+ * index holding exactly the runs it wants, at a cost of the page alone.
+ */
+export type RunIndex =
+  | { kind: "all" }
+  | { kind: "status"; status: RunRecordStatus }
+  | { kind: "agent"; agent: string }
+  | { kind: "agentStatus"; agent: string; status: RunRecordStatus }
+  | { kind: "session"; sessionId: string };
+
+/**
+ * An index's name, the tail of its Redis key. A status holds no ":", so a status before an
+ * agent's or a session's name keeps every name unambiguous. Redis scripts build the same names.
+ */
+export function indexName(index: RunIndex): string {
+  switch (index.kind) {
+    case "all":
+      return "all";
+    case "status":
+      return `status:${index.status}`;
+    case "agent":
+      return `agent:${index.agent}`;
+    case "agentStatus":
+      return `agent-status:${index.status}:${index.agent}`;
+    case "session":
+      return `session:${index.sessionId}`;
+  }
+}
+
+type Indexed = Pick<RunSummary, "agent" | "sessionId" | "status">;
+
+/** The indexes a run leaves when its status changes. */
+export const statusIndexes = (run: Indexed): RunIndex[] => [
+  { kind: "status", status: run.status },
+  { kind: "agentStatus", agent: run.agent, status: run.status },
+];
+
+/** Every index a run is in. */
+export const runIndexes = (run: Indexed): RunIndex[] => [
+  { kind: "all" },
+  { kind: "agent", agent: run.agent },
+  { kind: "session", sessionId: run.sessionId },
+  ...statusIndexes(run),
+];
+
+export interface IndexedQuery {
+  index: RunIndex;
+  /** Set only when reading a session's index. */
+  filter: { status?: RunRecordStatus; agent?: string };
+}
+
+export function indexFor(query: RunQuery): IndexedQuery {
+  const { status, agent, sessionId } = query;
+  if (sessionId !== undefined) {
+    return {
+      index: { kind: "session", sessionId },
+      filter: {
+        ...(status === undefined ? {} : { status }),
+        ...(agent === undefined ? {} : { agent }),
+      },
+    };
+  }
+  if (agent !== undefined && status !== undefined) {
+    return { index: { kind: "agentStatus", agent, status }, filter: {} };
+  }
+  if (agent !== undefined) return { index: { kind: "agent", agent }, filter: {} };
+  if (status !== undefined) return { index: { kind: "status", status }, filter: {} };
+  return { index: { kind: "all" }, filter: {} };
+}
+
+/** Does a summary pass an index's filter? */
+export const matchesFilter = (summary: RunSummary, filter: IndexedQuery["filter"]): boolean =>
+  (filter.status === undefined || summary.status === filter.status) &&
+  (filter.agent === undefined || summary.agent === filter.agent);
+
+const ListOptionsSchema = z.strictObject({
+  status: RunRecordStatus.optional(),
+  agent: z.string().min(1).optional(),
+  sessionId: z.string().min(1).optional(),
+  limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+  cursor: z.string().min(1).nullish(),
+});
+
+/** Parses `list()` options; throws `ConfigError` naming the bad path (a bad cursor too). */
+export function parseListOptions(options: unknown): RunQuery {
+  const parsed = ListOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid list options: ${describeIssues(parsed.error.issues)}`);
+  }
+  const { status, agent, sessionId, limit, cursor } = parsed.data;
+  return {
+    ...(status === undefined ? {} : { status }),
+    ...(agent === undefined ? {} : { agent }),
+    ...(sessionId === undefined ? {} : { sessionId }),
+    limit: limit ?? DEFAULT_LIST_LIMIT,
+    ...(cursor === undefined || cursor === null ? {} : { after: decodeCursor(cursor) }),
+  };
+}
+
+const CursorPayload = z.tuple([z.literal(1), z.number(), z.string().min(1)]);
+
+/** The opaque cursor of a page ending at `position`. */
+export function encodeCursor(position: RunPosition): string {
+  return Buffer.from(JSON.stringify([1, position.createdAt, position.runId])).toString("base64url");
+}
+
+/** Reads a cursor made by `encodeCursor`; throws `ConfigError` for anything else. */
+export function decodeCursor(cursor: string): RunPosition {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    payload = undefined;
+  }
+  const parsed = CursorPayload.safeParse(payload);
+  if (!parsed.success) {
+    throw new ConfigError(
+      "Invalid list options: cursor: not a cursor returned by list() (pass its nextCursor as is).",
+    );
+  }
+  return { createdAt: parsed.data[1], runId: parsed.data[2] };
+}
+
+/**
+ * Orders positions newest first: later creation first, then the larger run id (compared
+ * bytewise, as Redis orders the members of a sorted set).
+ */
+export function newestFirst(first: RunPosition, second: RunPosition): number {
+  if (first.createdAt !== second.createdAt) return second.createdAt - first.createdAt;
+  return Buffer.compare(Buffer.from(second.runId), Buffer.from(first.runId));
+}
+
+/** A page from up to `limit + 1` summaries read in order: the extra one says there is more. */
+export function pageOf(summaries: readonly RunSummary[], limit: number): RunPage {
+  const runs = summaries.slice(0, limit);
+  const last = runs.at(-1);
+  return {
+    runs,
+    nextCursor:
+      summaries.length > limit && last !== undefined
+        ? encodeCursor({ createdAt: last.createdAt, runId: last.runId })
+        : null,
+  };
+}

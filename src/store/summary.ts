@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
+import { type RunRecord, RunRecordStatus } from "./schemas.js";
+
+// What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no
+// snapshot, no messages), and a run's audit trail of decisions.
+
+/** A stored run as `runtime.list()` shows it: no snapshot, no messages. */
+export const RunSummary = z.object({
+  runId: z.string().min(1),
+  agent: z.string().min(1),
+  sessionId: z.string().min(1),
+  status: RunRecordStatus,
+  /** The machine phase the run is in (its state value). */
+  phase: z.string(),
+  /** The calls waiting for a person (non-empty exactly when awaiting approval). */
+  pending: z.array(PendingApproval),
+  /** Provider calls started so far. */
+  iterations: z.number().int().nonnegative(),
+  usage: Usage,
+  error: RunError.nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type RunSummary = z.infer<typeof RunSummary>;
+
+/**
+ * One decision on a tool call, as the run's audit trail keeps it for as long as the record:
+ * a person's (`runtime.approve`/`deny`, `by` as given) or the runtime's own.
+ */
+export const DecisionRecord = z.object({
+  toolCallId: z.string().min(1),
+  /** The tool's name. */
+  name: z.string().min(1),
+  decision: z.enum(["allow", "deny"]),
+  reason: z.string().nullable(),
+  by: z.string().nullable(),
+  /** The hash of the call's input the decision was made on. */
+  inputHash: z.string().nullable(),
+  /** When it was decided (ms since the epoch). */
+  at: z.number(),
+});
+export type DecisionRecord = z.infer<typeof DecisionRecord>;
+
+/** A stored run as `runtime.get()` shows it: its summary, conversation and audit trail. */
+export const RunDetail = RunSummary.extend({
+  messages: z.array(Message),
+  /** Every recorded decision, oldest first. */
+  decisions: z.array(DecisionRecord),
+});
+export type RunDetail = z.infer<typeof RunDetail>;
+
+/** What a summary reads of a running run's machine context (the rest stays unparsed). */
+const ContextProgress = z.looseObject({
+  iteration: z.number().int().nonnegative(),
+  usage: Usage,
+});
+const ContextMessages = z.looseObject({ messages: z.array(Message) });
+
+/** The summary of a record: from its result once it has one, else from its snapshot. */
+export function summarize(record: RunRecord): RunSummary {
+  const progress =
+    record.result === null ? ContextProgress.safeParse(record.snapshot?.context) : undefined;
+  return {
+    runId: record.runId,
+    agent: record.agent,
+    sessionId: record.sessionId,
+    status: record.status,
+    phase: record.phase,
+    pending: record.result?.pending ?? [],
+    iterations: record.result?.iterations ?? (progress?.success ? progress.data.iteration : 0),
+    usage: record.result?.usage ?? (progress?.success ? progress.data.usage : emptyUsage()),
+    error: record.result?.error ?? null,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** The conversation of a record: its result's, else its snapshot's, else its input. */
+export function recordMessages(record: RunRecord): Message[] {
+  if (record.result !== null) return record.result.messages;
+  const context = ContextMessages.safeParse(record.snapshot?.context);
+  return context.success ? context.data.messages : record.input.messages;
+}
+
+/** The detail of a run: its summary, conversation and audit trail. */
+export function runDetail(record: RunRecord, decisions: readonly DecisionRecord[]): RunDetail {
+  return { ...summarize(record), messages: recordMessages(record), decisions: [...decisions] };
+}
