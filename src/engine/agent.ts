@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { type Logger, pino } from "pino";
 import { createActor } from "xstate";
-import type { z } from "zod";
+import { systemTimer } from "../core/deadline.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError, ProviderMissingError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
-import { Message, type RunResult } from "../core/values.js";
+import type { Message, RunResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
 import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
@@ -21,9 +22,10 @@ import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
 import { EventChannel } from "./event-channel.js";
-import { type ApprovalDecision, ParkedRun, ResumeDecisions } from "./parked-run.js";
+import { type ApprovalDecision, ParkedRun, parseResumeDecisions } from "./parked-run.js";
 import { notify, type RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
+import { toMessages } from "./run-input.js";
 import { pendingOf, toRunResult } from "./run-result.js";
 
 export interface AgentOptions {
@@ -91,7 +93,7 @@ export class Agent implements AsyncDisposable {
   readonly permissions: PermissionManager;
   readonly logger: Logger;
   readonly sandbox: unknown;
-  readonly #deps: RuntimeDeps;
+  readonly #deps: Required<RuntimeDeps>;
   readonly #parked = new Map<string, ParkedRun>();
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
@@ -118,6 +120,7 @@ export class Agent implements AsyncDisposable {
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
+      timer: options.deps?.timer ?? systemTimer,
     };
   }
 
@@ -357,6 +360,7 @@ export class Agent implements AsyncDisposable {
       promptProviders: this.#promptProviders,
       logger,
       clock,
+      timer: this.#deps.timer,
       signal: run.signal ?? new AbortController().signal,
       stream: run.emit !== undefined,
       emit: run.emit,
@@ -364,16 +368,6 @@ export class Agent implements AsyncDisposable {
       approvalKey: this.#approvalKey,
     };
   }
-}
-
-function toMessages(input: string | Message[]): Message[] {
-  if (typeof input === "string")
-    return [{ role: "user", content: [{ type: "text", text: input }] }];
-  const parsed = Message.array().min(1).safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(`Invalid run input: ${describeIssues(parsed.error.issues)}`);
-  }
-  return input;
 }
 
 function parseParked(run: unknown): ParkedRun {
@@ -390,21 +384,19 @@ function parseParked(run: unknown): ParkedRun {
 /** Validates decisions against what waits; throws before anything changes. */
 function checkDecisions(
   parked: ParkedRun,
-  raw: z.input<typeof ResumeDecisions>,
+  raw: Readonly<Record<string, ApprovalDecision>>,
   key: string | undefined,
 ): Record<string, Decision> {
-  const parsed = ResumeDecisions.safeParse(raw);
-  if (!parsed.success || Object.keys(parsed.data).length === 0) {
+  const parsed = parseResumeDecisions(raw);
+  if (!parsed.ok || parsed.value.length === 0) {
     throw new ApprovalError(
       "approval_invalid",
-      parsed.success
-        ? "Resume needs at least one decision."
-        : `Invalid decisions: ${describeIssues(parsed.error.issues)}`,
+      parsed.ok ? "Resume needs at least one decision." : `Invalid decisions: ${parsed.message}`,
     );
   }
   const context = parked.snapshot.context as RunContext;
-  const decisions: Record<string, Decision> = {};
-  for (const [toolCallId, value] of Object.entries(parsed.data)) {
+  const decisions: Array<readonly [string, Decision]> = [];
+  for (const [toolCallId, value] of parsed.value) {
     const pending = parked.pending.find((each) => each.toolCallId === toolCallId);
     if (pending === undefined) {
       const known = context.calls?.some((each) => each.call.id === toolCallId);
@@ -435,9 +427,12 @@ function checkDecisions(
         `The pending input of tool call "${toolCallId}" does not match what was asked; refusing to resume.`,
       );
     }
-    decisions[toolCallId] = typeof value === "string" ? { decision: value } : dropUndefined(value);
+    decisions.push([
+      toolCallId,
+      typeof value === "string" ? { decision: value } : dropUndefined(value),
+    ]);
   }
-  return decisions;
+  return recordById(decisions);
 }
 
 const dropUndefined = (value: {

@@ -36,13 +36,14 @@ describe("HarnessError", () => {
     expect("cause" in error).toBe(false);
   });
 
-  it("toJSON gives exactly name, message and phase", () => {
+  it("toJSON gives exactly name, code, message and phase", () => {
     const error = new HarnessError("provider_failed", "Model down.", {
       phase: "provider",
       cause: new Error("inner"),
     });
     expect(error.toJSON()).toStrictEqual({
       name: "HarnessError",
+      code: "provider_failed",
       message: "Model down.",
       phase: "provider",
     });
@@ -50,8 +51,8 @@ describe("HarnessError", () => {
 
   it("toJSON leaves phase out entirely when there is none", () => {
     const json = new ConfigError("bad").toJSON();
-    expect(json).toStrictEqual({ name: "ConfigError", message: "bad" });
-    expect(Object.keys(json)).toEqual(["name", "message"]);
+    expect(json).toStrictEqual({ name: "ConfigError", code: "config_invalid", message: "bad" });
+    expect(Object.keys(json)).toEqual(["name", "code", "message"]);
   });
 
   it("serialises through JSON.stringify as RunResult.error", () => {
@@ -79,16 +80,27 @@ describe("HarnessError.isHarnessError", () => {
     for (const error of errors) expect(HarnessError.isHarnessError(error)).toBe(true);
   });
 
-  it("is true for a look-alike from another copy of the package", () => {
+  it("is true for an error of another copy of the package, by its registry-symbol marker", () => {
+    // What another copy's HarnessError looks like: its own class, the same Symbol.for marker.
     class ForeignHarnessError extends Error {
       code = "provider_failed";
-      toJSON() {
-        return { name: this.name, message: this.message };
-      }
     }
+    Object.defineProperty(ForeignHarnessError.prototype, Symbol.for("harnessx.error"), {
+      value: true,
+    });
     const foreign = new ForeignHarnessError("from elsewhere");
     expect(foreign).not.toBeInstanceOf(HarnessError);
     expect(HarnessError.isHarnessError(foreign)).toBe(true);
+  });
+
+  it("is false for a look-alike that has the shape but not the marker", () => {
+    class LookAlike extends Error {
+      code = "provider_failed";
+      toJSON() {
+        return { name: this.name, code: this.code, message: this.message };
+      }
+    }
+    expect(HarnessError.isHarnessError(new LookAlike("an SDK error"))).toBe(false);
   });
 
   it.each([
@@ -134,6 +146,7 @@ describe("error subclasses", () => {
     expect(error.message).toContain("new Agent({ provider })");
     expect(error.toJSON()).toStrictEqual({
       name: "ProviderMissingError",
+      code: "provider_missing",
       message: error.message,
       phase: "provider",
     });
@@ -148,6 +161,7 @@ describe("error subclasses", () => {
   it("RunCancelledError takes an optional phase and cause", () => {
     expect(new RunCancelledError().toJSON()).toStrictEqual({
       name: "RunCancelledError",
+      code: "run_cancelled",
       message: "The run was cancelled.",
     });
     const reason = new Error("user pressed stop");
@@ -173,21 +187,22 @@ describe("toHarnessError", () => {
     expect(toHarnessError(original, asProviderError, "provider")).toBe(original);
   });
 
-  it("wraps an Error with its message, the phase and the cause", () => {
-    const cause = new TypeError("fetch failed");
-    const wrapped = toHarnessError(cause, asProviderError, "provider");
+  it("wraps an Error with its message and the phase, keeping nothing else of it", () => {
+    const thrown = new TypeError("fetch failed");
+    const wrapped = toHarnessError(thrown, asProviderError, "provider");
     expect(wrapped).toBeInstanceOf(ProviderError);
     expect(wrapped.message).toBe("fetch failed");
     expect(wrapped.phase).toBe("provider");
-    expect(wrapped.cause).toBe(cause);
+    expect(wrapped.cause).toBeUndefined();
   });
 
   it("wraps a thrown non-Error as its string form", () => {
     const wrapped = toHarnessError(42, asProviderError, "dispatch");
     expect(wrapped.message).toBe("42");
-    expect(wrapped.cause).toBe(42);
+    expect(wrapped.cause).toBeUndefined();
     expect(wrapped.toJSON()).toStrictEqual({
       name: "ProviderError",
+      code: "provider_failed",
       message: "42",
       phase: "dispatch",
     });

@@ -158,7 +158,10 @@ describe("ToolRegistry.execute", () => {
     expect(contexts[0]?.signal.aborted).toBe(false);
     expect(contexts[1]?.toolCallId).toBe("call-10");
     expect(contexts[1]?.runId).toBe("run-5");
-    expect(contexts[1]?.signal).toBe(controller.signal);
+    // The handler's signal follows the caller's (and its own timeout).
+    expect(contexts[1]?.signal.aborted).toBe(false);
+    controller.abort();
+    expect(contexts[1]?.signal.aborted).toBe(true);
   });
 
   it("returns an error result naming an unknown tool, without throwing", async () => {
