@@ -193,14 +193,19 @@ export function toRunError(error: HarnessError): RunError {
   return typeof error.phase === "string" ? { ...base, phase: error.phase } : base;
 }
 
-/** What a log line may carry of something thrown: name, message and stack, nothing else. */
-export function loggableError(thrown: unknown): { type: string; message: string; stack?: string } {
-  const message = messageOf(thrown);
-  if (!(thrown instanceof Error)) return { type: typeof thrown, message };
-  const type = typeof thrown.name === "string" ? thrown.name : "Error";
-  return typeof thrown.stack === "string"
-    ? { type, message, stack: thrown.stack }
-    : { type, message };
+/**
+ * What a log line may carry of something thrown: a fresh Error with its name, message and stack,
+ * nothing else (an SDK error may carry request headers or config).
+ */
+export function loggableError(thrown: unknown): Error {
+  const copy = new Error(messageOf(thrown));
+  if (thrown instanceof Error) {
+    if (typeof thrown.name === "string") copy.name = thrown.name;
+    copy.stack = typeof thrown.stack === "string" ? thrown.stack : "";
+  } else {
+    copy.stack = "";
+  }
+  return copy;
 }
 
 /** A run's input is not what `agent.run` accepts: not messages, or not plain JSON data. */

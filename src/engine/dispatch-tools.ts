@@ -40,7 +40,7 @@ export async function executeCall(
   if (error !== undefined) {
     // Only the thrown value's name, message and stack: an SDK error may carry request headers.
     env.logger.debug(
-      { error: loggableError(thrown ?? error), tool: call.name, toolCallId: call.id },
+      { err: loggableError(thrown ?? error), tool: call.name, toolCallId: call.id },
       error.code === "tool_timeout" ? "tool handler timed out" : "tool handler threw",
     );
     await notify(env, HookEvent.ERROR, () => ({

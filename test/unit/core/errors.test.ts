@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { toHarnessError } from "../../../src/core/errors.js";
+import { loggableError, messageOf, toHarnessError, toRunError } from "../../../src/core/errors.js";
 import {
   ApprovalError,
   ConfigError,
   HarnessError,
   type HarnessErrorCode,
+  InputInvalidError,
   MaxIterationsError,
   MiddlewareContractError,
   MiddlewareError,
@@ -13,6 +14,8 @@ import {
   RunCancelledError,
   RunError,
   ToolDefinitionError,
+  ToolExecutionError,
+  ToolTimeoutError,
 } from "../../../src/index.js";
 
 describe("HarnessError", () => {
@@ -206,5 +209,96 @@ describe("toHarnessError", () => {
       message: "42",
       phase: "dispatch",
     });
+  });
+});
+
+describe("hardening: codes, foreign errors and what is kept of them", () => {
+  it.each<[string, HarnessError, HarnessErrorCode]>([
+    ["InputInvalidError", new InputInvalidError("bad input"), "input_invalid"],
+    ["ToolExecutionError", new ToolExecutionError("handler broke"), "tool_failed"],
+    ["ToolTimeoutError", new ToolTimeoutError("search", 50), "tool_timeout"],
+  ])("%s has its name and code and is a HarnessError", (name, error, code) => {
+    expect(error).toBeInstanceOf(HarnessError);
+    expect(HarnessError.isHarnessError(error)).toBe(true);
+    expect(error.toJSON()).toMatchObject({ name, code });
+  });
+
+  it("ToolTimeoutError says which tool timed out after how long", () => {
+    expect(new ToolTimeoutError("search", 50).message).toBe('Tool "search" timed out after 50 ms.');
+  });
+
+  it("ProviderError takes a code, provider_failed by default", () => {
+    expect(new ProviderError("slow", { code: "timeout" }).code).toBe("timeout");
+    expect(new ProviderError("down").code).toBe("provider_failed");
+  });
+
+  it("toRunError reads another copy's error field by field, whatever its toJSON says", () => {
+    class OlderCopyError extends Error {
+      override name = "ProviderError";
+      code = "provider_failed";
+      phase = "provider";
+      toJSON() {
+        return { name: this.name, message: this.message, secret: "leaked" };
+      }
+    }
+    Object.defineProperty(OlderCopyError.prototype, Symbol.for("harnessx.error"), {
+      value: true,
+    });
+    const foreign = new OlderCopyError("down");
+    expect(HarnessError.isHarnessError(foreign)).toBe(true);
+    if (!HarnessError.isHarnessError(foreign)) return;
+    expect(toRunError(foreign)).toStrictEqual({
+      name: "ProviderError",
+      code: "provider_failed",
+      message: "down",
+      phase: "provider",
+    });
+  });
+
+  it("toHarnessError keeps nothing of a foreign error but its message", () => {
+    const sdkError = Object.assign(new Error("Request failed with status 401"), {
+      config: { headers: { Authorization: "Bearer canary-7f3a" } },
+      toJSON: () => ({ headers: { Authorization: "Bearer canary-7f3a" } }),
+    });
+    const wrapped = toHarnessError(
+      sdkError,
+      (message, options) => new ProviderError(message, options),
+      "provider",
+    );
+    expect(JSON.stringify(wrapped)).not.toContain("canary-7f3a");
+    expect(JSON.stringify(toRunError(wrapped))).not.toContain("canary-7f3a");
+    expect(wrapped.cause).toBeUndefined();
+    expect(wrapped.message).toBe("Request failed with status 401");
+  });
+
+  it.each<[string, unknown, string]>([
+    ["an Error", new Error("boom"), "boom"],
+    ["a string", "plain text", "plain text"],
+    ["an object with a message", { message: "from an object" }, "from an object"],
+    ["a number", 42, "42"],
+    ["an object without a message", { code: 1 }, "[object Object]"],
+    [
+      "a value whose printing throws",
+      {
+        [Symbol.toPrimitive]() {
+          throw new Error("no");
+        },
+      },
+      "(a value that cannot be printed was thrown)",
+    ],
+  ])("messageOf reads %s", (_label, thrown, message) => {
+    expect(messageOf(thrown)).toBe(message);
+  });
+
+  it("loggableError copies name, message and stack only", () => {
+    const thrown = Object.assign(new TypeError("bad"), {
+      config: { headers: { Authorization: "Bearer canary-7f3a" } },
+    });
+    const copy = loggableError(thrown);
+    expect(copy.name).toBe("TypeError");
+    expect(copy.message).toBe("bad");
+    expect(copy.stack).toBe(thrown.stack);
+    expect(Object.keys(copy)).toEqual(["name"]);
+    expect(loggableError("text").message).toBe("text");
   });
 });
