@@ -242,3 +242,22 @@ describe("ToolRegistry.execute", () => {
     }
   });
 });
+
+describe("ToolRegistry.execute: timeouts", () => {
+  it("gives a handler past its tool's timeoutMs an error result", async () => {
+    const registry = new ToolRegistry([
+      tool({
+        name: "hangs",
+        description: "Never answers.",
+        input: z.object({}),
+        handler: () => new Promise(() => {}),
+        timeoutMs: 20,
+      }),
+    ]);
+    expect(await registry.execute(call("hangs", {}, "call-7"))).toEqual({
+      toolCallId: "call-7",
+      content: 'Tool "hangs" timed out after 20 ms.',
+      isError: true,
+    });
+  });
+});
