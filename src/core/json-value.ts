@@ -1,6 +1,6 @@
 import { messageOf } from "./errors.js";
 
-/** How deeply run input and model data may nest (objects and arrays). */
+/** How deeply run input and provider responses may nest: objects and arrays, from the top. */
 export const MAX_JSON_DEPTH = 100;
 
 class NotJsonError extends Error {}
