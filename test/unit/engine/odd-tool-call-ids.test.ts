@@ -22,6 +22,7 @@ const ODD_IDS: ReadonlyArray<[string, string]> = [
   ["a colon", ":"],
   ["a path", "../"],
   ["unicode", "工具-🔧-é\u0000ü"],
+  ["a lone surrogate", "call_\uD800"],
   ["a 10 KB id", "x".repeat(10 * 1024)],
 ];
 
