@@ -2,7 +2,6 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import {
   Agent,
-  HarnessError,
   InputInvalidError,
   MAX_JSON_DEPTH,
   type Message,
@@ -10,6 +9,7 @@ import {
   type RunEvent,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { harnessRejection } from "../../support/rejection.js";
 
 const makeAgent = (provider: Provider = new ScriptedProvider([textResponse("ok")])): Agent =>
   new Agent({ provider, logger: pino({ level: "silent" }) });
@@ -31,16 +31,6 @@ const withToolInput = (input: unknown): Message[] =>
     },
   ] as Message[];
 
-async function rejectionOf(promise: Promise<unknown>): Promise<HarnessError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(HarnessError.isHarnessError(error)).toBe(true);
-    return error as HarnessError;
-  }
-  throw new Error("expected the run to be refused");
-}
-
 const cyclic = (): Record<string, unknown> => {
   const value: Record<string, unknown> = {};
   value.self = value;
@@ -56,7 +46,7 @@ describe("agent.run refuses input that is not plain JSON messages", () => {
     ["holding a function", { callback: () => 1 }, /contains a function/],
     ["holding a Date", { when: new Date(0) }, /contains a Date/],
   ])("input %s: an InputInvalidError, never a RangeError", async (_label, input, problem) => {
-    const error = await rejectionOf(makeAgent().run(withToolInput(input)));
+    const error = await harnessRejection(makeAgent().run(withToolInput(input)));
     expect(error).toBeInstanceOf(InputInvalidError);
     expect(error.code).toBe("input_invalid");
     expect(error.message).toMatch(/^Invalid run input: it /);
@@ -64,7 +54,7 @@ describe("agent.run refuses input that is not plain JSON messages", () => {
   });
 
   it("messages of the wrong shape: an InputInvalidError naming the path", async () => {
-    const error = await rejectionOf(
+    const error = await harnessRejection(
       makeAgent().run([{ role: "robot", content: [] }] as unknown as Message[]),
     );
     expect(error.code).toBe("input_invalid");
@@ -72,13 +62,13 @@ describe("agent.run refuses input that is not plain JSON messages", () => {
   });
 
   it("an empty conversation is refused", async () => {
-    const error = await rejectionOf(makeAgent().run([]));
+    const error = await harnessRejection(makeAgent().run([]));
     expect(error.code).toBe("input_invalid");
   });
 
   it("runStream refuses it the same way", async () => {
     const events: RunEvent[] = [];
-    const error = await rejectionOf(
+    const error = await harnessRejection(
       (async () => {
         for await (const event of makeAgent().runStream(withToolInput(cyclic()))) {
           events.push(event);
