@@ -1,20 +1,25 @@
 // The public API of harnessx. Names are re-exported one by one; nothing else is public.
 
-export type { Clock, RuntimeDeps } from "./core/deps.js";
+export type { Clock, RuntimeDeps, Timer } from "./core/deps.js";
 export {
   ApprovalError,
   ConfigError,
   HarnessError,
   type HarnessErrorCode,
   type HarnessErrorOptions,
+  InputInvalidError,
   MaxIterationsError,
   MiddlewareContractError,
   MiddlewareError,
   ProviderError,
+  type ProviderErrorCode,
   ProviderMissingError,
   RunCancelledError,
   ToolDefinitionError,
+  ToolExecutionError,
+  ToolTimeoutError,
 } from "./core/errors.js";
+export { MAX_JSON_DEPTH } from "./core/json-value.js";
 export type {
   Provider,
   ProviderCallOptions,

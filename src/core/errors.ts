@@ -3,13 +3,16 @@ import type { RunError } from "./values.js";
 /** Stable codes: match errors by `code` (they cross processes), not only by `instanceof`. */
 export type HarnessErrorCode =
   | "config_invalid"
+  | "input_invalid"
   | "provider_missing"
-  | "provider_failed"
+  | ProviderErrorCode
   | "middleware_failed"
   | "middleware_contract"
   | "max_iterations"
   | "run_cancelled"
   | "tool_invalid"
+  | "tool_failed"
+  | "tool_timeout"
   | "approval_invalid"
   | "run_not_found"
   | "tool_call_not_found"
@@ -26,8 +29,15 @@ export interface HarnessErrorOptions {
   cause?: unknown;
 }
 
+// A registry symbol: every copy of the package (two versions in one node_modules) marks alike.
+const HARNESS_ERROR = Symbol.for("harnessx.error");
+
 /** The root of every error harnessx raises. `toJSON()` gives exactly `RunResult.error`. */
 export class HarnessError extends Error {
+  static {
+    Object.defineProperty(HarnessError.prototype, HARNESS_ERROR, { value: true });
+  }
+
   override name = "HarnessError";
   readonly code: HarnessErrorCode;
   readonly phase: string | undefined;
@@ -40,16 +50,19 @@ export class HarnessError extends Error {
 
   toJSON(): RunError {
     return this.phase === undefined
-      ? { name: this.name, message: this.message }
-      : { name: this.name, message: this.message, phase: this.phase };
+      ? { name: this.name, code: this.code, message: this.message }
+      : { name: this.name, code: this.code, message: this.message, phase: this.phase };
   }
 
-  /** True for any harnessx error, even one from another copy of the package. */
+  /**
+   * True for any harnessx error, even one from another copy of the package: recognised by the
+   * `Symbol.for("harnessx.error")` marker every copy sets, never by its shape.
+   */
   static isHarnessError(value: unknown): value is HarnessError {
     return (
       value instanceof Error &&
-      typeof (value as { code?: unknown }).code === "string" &&
-      typeof (value as { toJSON?: unknown }).toJSON === "function"
+      (value as { [HARNESS_ERROR]?: unknown })[HARNESS_ERROR] === true &&
+      typeof (value as { code?: unknown }).code === "string"
     );
   }
 }
@@ -74,11 +87,14 @@ export class ProviderMissingError extends HarnessError {
   }
 }
 
+/** Why a provider call failed. @defaultValue "provider_failed" */
+export type ProviderErrorCode = "provider_failed" | "timeout";
+
 /** The model provider threw or returned something unusable. */
 export class ProviderError extends HarnessError {
   override name = "ProviderError";
-  constructor(message: string, options?: HarnessErrorOptions) {
-    super("provider_failed", message, options);
+  constructor(message: string, options?: HarnessErrorOptions & { code?: ProviderErrorCode }) {
+    super(options?.code ?? "provider_failed", message, options);
   }
 }
 
@@ -135,13 +151,86 @@ export class ApprovalError extends HarnessError {
   override name = "ApprovalError";
 }
 
-/** Wraps anything thrown into a HarnessError carrying the phase it happened in. */
+/** The message of anything thrown, read defensively: always a string, never the object itself. */
+export function messageOf(thrown: unknown): string {
+  try {
+    if (typeof thrown === "string") return thrown;
+    if (typeof thrown === "object" && thrown !== null) {
+      const message = (thrown as { message?: unknown }).message;
+      if (typeof message === "string") return message;
+      if (thrown instanceof Error) return "";
+    }
+    return String(thrown);
+  } catch {
+    return "(a value that cannot be printed was thrown)";
+  }
+}
+
+/**
+ * Wraps anything thrown into a HarnessError carrying the phase it happened in. A harnessx error
+ * (of any copy of the package) is returned as it is; anything else is rebuilt from its message
+ * alone, so that no foreign object (an SDK error's request, headers or config) is kept, stored
+ * in a run, logged or handed to hooks.
+ */
 export const toHarnessError = (
   error: unknown,
   fallback: (message: string, options: HarnessErrorOptions) => HarnessError,
   phase: string,
 ): HarnessError => {
   if (HarnessError.isHarnessError(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return fallback(message, { phase, cause: error });
+  return fallback(messageOf(error), { phase });
 };
+
+/**
+ * `RunResult.error` for a harnessx error of any copy of the package, read field by field (an
+ * older copy's `toJSON` may lack `code`).
+ */
+export function toRunError(error: HarnessError): RunError {
+  const text = (value: unknown, otherwise: string): string =>
+    typeof value === "string" ? value : otherwise;
+  const base = {
+    name: text(error.name, "HarnessError"),
+    code: text(error.code, "unknown"),
+    message: text(error.message, ""),
+  };
+  return typeof error.phase === "string" ? { ...base, phase: error.phase } : base;
+}
+
+/**
+ * What a log line may carry of something thrown: a fresh Error with its name, message and stack,
+ * nothing else (an SDK error may carry request headers or config).
+ */
+export function loggableError(thrown: unknown): Error {
+  const copy = new Error(messageOf(thrown));
+  if (thrown instanceof Error) {
+    if (typeof thrown.name === "string") copy.name = thrown.name;
+    copy.stack = typeof thrown.stack === "string" ? thrown.stack : "";
+  } else {
+    copy.stack = "";
+  }
+  return copy;
+}
+
+/** A run's input is not what `agent.run` accepts: not messages, or not plain JSON data. */
+export class InputInvalidError extends HarnessError {
+  override name = "InputInvalidError";
+  constructor(message: string) {
+    super("input_invalid", message);
+  }
+}
+
+/** A tool handler threw: what the `ERROR` hook reports (the call gets an error result; the run goes on). */
+export class ToolExecutionError extends HarnessError {
+  override name = "ToolExecutionError";
+  constructor(message: string, options?: HarnessErrorOptions) {
+    super("tool_failed", message, options);
+  }
+}
+
+/** A tool handler ran past its `timeoutMs`: its signal is aborted, the call gets an error result, the run goes on. */
+export class ToolTimeoutError extends HarnessError {
+  override name = "ToolTimeoutError";
+  constructor(toolName: string, timeoutMs: number, options?: HarnessErrorOptions) {
+    super("tool_timeout", `Tool "${toolName}" timed out after ${timeoutMs} ms.`, options);
+  }
+}

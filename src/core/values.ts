@@ -100,6 +100,8 @@ export type PendingApproval = z.infer<typeof PendingApproval>;
 /** The serialised form of a run's error: exactly what `HarnessError.toJSON()` returns. */
 export const RunError = z.object({
   name: z.string(),
+  /** `HarnessError.code`: match on it, it is stable across versions and processes. */
+  code: z.string(),
   message: z.string(),
   phase: z.string().optional(),
 });

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { type Logger, pino } from "pino";
-import type { z } from "zod";
+import { systemTimer } from "../core/deadline.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
-import { Message, type RunResult } from "../core/values.js";
+import type { Message, RunResult } from "../core/values.js";
 import { sandboxTools } from "../features/sandbox/bash-tool.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
@@ -21,9 +22,10 @@ import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
 import { EventChannel } from "./event-channel.js";
-import { type ApprovalDecision, ParkedRun, ResumeDecisions } from "./parked-run.js";
+import { type ApprovalDecision, ParkedRun, parseResumeDecisions } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
+import { toMessages } from "./run-input.js";
 import { decisionApplies, finishRun, startRun } from "./run-lifecycle.js";
 import { pendingOf, toRunResult } from "./run-result.js";
 
@@ -92,7 +94,7 @@ export class Agent implements AsyncDisposable {
   readonly permissions: PermissionManager;
   readonly logger: Logger;
   readonly sandbox: Sandbox | undefined;
-  readonly #deps: RuntimeDeps;
+  readonly #deps: Required<RuntimeDeps>;
   readonly #parked = new Map<string, ParkedRun>();
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
@@ -120,6 +122,7 @@ export class Agent implements AsyncDisposable {
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
+      timer: options.deps?.timer ?? systemTimer,
     };
   }
 
@@ -352,6 +355,7 @@ export class Agent implements AsyncDisposable {
       promptProviders: this.#promptProviders,
       logger,
       clock,
+      timer: this.#deps.timer,
       signal: run.signal ?? new AbortController().signal,
       stream: run.emit !== undefined,
       emit: run.emit,
@@ -359,16 +363,6 @@ export class Agent implements AsyncDisposable {
       approvalKey: this.#approvalKey,
     };
   }
-}
-
-function toMessages(input: string | Message[]): Message[] {
-  if (typeof input === "string")
-    return [{ role: "user", content: [{ type: "text", text: input }] }];
-  const parsed = Message.array().min(1).safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(`Invalid run input: ${describeIssues(parsed.error.issues)}`);
-  }
-  return input;
 }
 
 function parseParked(run: unknown): ParkedRun {
@@ -385,21 +379,19 @@ function parseParked(run: unknown): ParkedRun {
 /** Validates decisions against what waits; throws before anything changes. */
 function checkDecisions(
   parked: ParkedRun,
-  raw: z.input<typeof ResumeDecisions>,
+  raw: Readonly<Record<string, ApprovalDecision>>,
   key: string | undefined,
 ): Record<string, Decision> {
-  const parsed = ResumeDecisions.safeParse(raw);
-  if (!parsed.success || Object.keys(parsed.data).length === 0) {
+  const parsed = parseResumeDecisions(raw);
+  if (!parsed.ok || parsed.value.length === 0) {
     throw new ApprovalError(
       "approval_invalid",
-      parsed.success
-        ? "Resume needs at least one decision."
-        : `Invalid decisions: ${describeIssues(parsed.error.issues)}`,
+      parsed.ok ? "Resume needs at least one decision." : `Invalid decisions: ${parsed.message}`,
     );
   }
   const context = parked.snapshot.context as RunContext;
-  const decisions: Record<string, Decision> = {};
-  for (const [toolCallId, value] of Object.entries(parsed.data)) {
+  const decisions: Array<readonly [string, Decision]> = [];
+  for (const [toolCallId, value] of parsed.value) {
     const pending = parked.pending.find((each) => each.toolCallId === toolCallId);
     if (pending === undefined) {
       const known = context.calls?.some((each) => each.call.id === toolCallId);
@@ -428,9 +420,12 @@ function checkDecisions(
         `The pending input of tool call "${toolCallId}" does not match what was asked; refusing to resume.`,
       );
     }
-    decisions[toolCallId] = typeof value === "string" ? { decision: value } : dropUndefined(value);
+    decisions.push([
+      toolCallId,
+      typeof value === "string" ? { decision: value } : dropUndefined(value),
+    ]);
   }
-  return decisions;
+  return recordById(decisions);
 }
 
 const dropUndefined = (value: {

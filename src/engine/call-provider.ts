@@ -1,9 +1,11 @@
+import { withDeadline } from "../core/deadline.js";
 import {
   ProviderError,
   ProviderMissingError,
   RunCancelledError,
   toHarnessError,
 } from "../core/errors.js";
+import { jsonProblem } from "../core/json-value.js";
 import type { ProviderRequest } from "../core/provider.js";
 import { ProviderResponse } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
@@ -44,22 +46,42 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
   // With afterLlmCall middleware, deltas wait for the processed response (see afterLlm).
   const live =
     env.emit !== undefined && env.pipeline.afterLlmCall.length === 0 ? env.emit : undefined;
+  const timeoutMs = env.config.providerTimeoutMs;
+  const timedOut = () =>
+    new ProviderError(
+      `Provider "${provider.name}" did not answer within ${timeoutMs} ms (config.providerTimeoutMs).`,
+      { code: "timeout" },
+    );
   let response: unknown;
   try {
-    if (env.stream && provider.stream) {
-      for await (const event of provider.stream(request, { signal: env.signal })) {
-        if (event.type === "response") response = event.response;
-        else live?.(event);
-      }
-      if (response === undefined) {
-        throw new ProviderError(`Provider "${provider.name}" ended its stream without a response.`);
-      }
-    } else {
-      response = await provider.complete(request, { signal: env.signal });
-      if (live) emitContentAsDeltas((response as ProviderResponse).content ?? [], live);
-    }
+    const outcome = await withDeadline(
+      async (signal) => {
+        if (!env.stream || !provider.stream) {
+          const answer = await provider.complete(request, { signal });
+          if (live && !signal.aborted) emitContentAsDeltas(answer.content ?? [], live);
+          return answer;
+        }
+        let streamed: unknown;
+        for await (const event of provider.stream(request, { signal })) {
+          // A provider that ignores its signal is no longer heard once the call timed out.
+          if (signal.aborted) break;
+          if (event.type === "response") streamed = event.response;
+          else live?.(event);
+        }
+        signal.throwIfAborted();
+        if (streamed === undefined) {
+          throw new ProviderError(
+            `Provider "${provider.name}" ended its stream without a response.`,
+          );
+        }
+        return streamed;
+      },
+      { ms: timeoutMs, signal: env.signal, timer: env.timer, reason: timedOut },
+    );
+    if (outcome.expired) throw timedOut();
+    response = outcome.value;
   } catch (error) {
-    if (env.signal.aborted) throw new RunCancelledError("provider", error);
+    if (env.signal.aborted) throw new RunCancelledError("provider");
     throw toHarnessError(
       error,
       (message, options) =>
@@ -73,6 +95,13 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
       `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
       { phase: "provider" },
     );
+  }
+  // The response is stored, hashed and sent back: it must be plain JSON data, not too deep.
+  const problem = jsonProblem(parsed.data);
+  if (problem !== undefined) {
+    throw new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
+      phase: "provider",
+    });
   }
   return {
     type: "PROVIDER_RESPONDED",

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { MAX_TIMEOUT_MS } from "../core/deadline.js";
 import { ConfigError } from "../core/errors.js";
+import { DEFAULT_TOOL_TIMEOUT_MS } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
 
 /** Static configuration of an agent. Every field is optional. */
@@ -23,6 +25,10 @@ export const AgentConfig = z.object({
   promptCaching: z.boolean().default(true),
   /** Tokens of conversation kept after trimming (estimated at 4 characters a token). @defaultValue 100000 */
   contextWindow: z.number().int().positive().default(100_000),
+  /** How long a tool call may run unless its tool sets `timeoutMs`. @defaultValue 300000 */
+  toolTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TOOL_TIMEOUT_MS),
+  /** How long one provider call may take; past it the run fails (`ProviderError`, code "timeout"). @defaultValue 600000 */
+  providerTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).default(600_000),
 });
 export type AgentConfig = z.input<typeof AgentConfig>;
 export type ResolvedAgentConfig = z.output<typeof AgentConfig>;

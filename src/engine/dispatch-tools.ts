@@ -1,3 +1,5 @@
+import { loggableError, toRunError } from "../core/errors.js";
+import { entryById, recordById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import {
@@ -24,21 +26,26 @@ export async function executeCall(
     return errorResult(call.id, `Tool "${call.name}" is not available here.`);
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
-  const { result, thrown } = await runHandler(found, input.value, {
-    signal: env.signal,
-    runId: context.runId,
-    toolCallId: call.id,
-    ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
-  });
-  if (thrown !== undefined) {
-    env.logger.debug({ err: thrown, tool: call.name, toolCallId: call.id }, "tool handler threw");
+  const { result, error, thrown } = await runHandler(
+    found,
+    input.value,
+    {
+      signal: env.signal,
+      runId: context.runId,
+      toolCallId: call.id,
+      ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+    },
+    { timeoutMs: found.timeoutMs ?? env.config.toolTimeoutMs, timer: env.timer },
+  );
+  if (error !== undefined) {
+    // Only the thrown value's name, message and stack: an SDK error may carry request headers.
+    env.logger.debug(
+      { err: loggableError(thrown ?? error), tool: call.name, toolCallId: call.id },
+      error.code === "tool_timeout" ? "tool handler timed out" : "tool handler threw",
+    );
     await notify(env, HookEvent.ERROR, () => ({
       runId: context.runId,
-      error: {
-        name: thrown instanceof Error ? thrown.name : "Error",
-        message: result.content,
-        phase: "dispatch",
-      },
+      error: toRunError(error),
       phase: "dispatch",
     }));
   }
@@ -48,10 +55,9 @@ export async function executeCall(
 /** Phase `dispatch`: runs every permitted call whose raw result is not committed yet, concurrently. */
 export async function dispatchTools(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
   const todo = context.calls.filter(
-    (state) => runsHandler(state) && !(state.call.id in context.raw),
+    (state) => runsHandler(state) && entryById(context.raw, state.call.id) === undefined,
   );
   const results = await Promise.all(todo.map((state) => executeCall(context, state, env)));
-  const raw: Record<string, ToolResult> = {};
-  for (const result of results) raw[result.toolCallId] = result;
+  const raw = recordById(results.map((result) => [result.toolCallId, result] as const));
   return { type: "TOOLS_DISPATCHED", raw };
 }

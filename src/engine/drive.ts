@@ -1,5 +1,5 @@
 import { type Actor, createActor, type Snapshot } from "xstate";
-import { HarnessError, RunCancelledError, toHarnessError } from "../core/errors.js";
+import { HarnessError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import {
   type Phase,
   type RunMachine,
@@ -57,7 +57,7 @@ export async function drive(
         actor.send(
           env.signal.aborted || failure.code === "run_cancelled"
             ? cancelledEvent(phase)
-            : { type: "FAIL", error: { ...failure.toJSON(), phase: failure.phase ?? phase } },
+            : { type: "FAIL", error: { ...toRunError(failure), phase: failure.phase ?? phase } },
         );
       }
     }

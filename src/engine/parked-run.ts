@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PendingApproval } from "../core/values.js";
+import { describeIssues, type Validation } from "../tools/validate.js";
 
 /**
  * A run waiting for approval, as plain JSON: the machine snapshot and what waits. Store it
@@ -32,4 +33,27 @@ export const ApprovalDecision = z.union([
 ]);
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
-export const ResumeDecisions = z.record(z.string(), ApprovalDecision);
+/**
+ * Resume decisions by tool-call id, parsed entry by entry: ids are model data, and zod's
+ * `z.record` silently drops a "__proto__" key.
+ */
+export function parseResumeDecisions(
+  raw: unknown,
+): Validation<Array<readonly [string, ApprovalDecision]>> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { ok: false, message: "(decisions): expected an object of decisions by tool call id" };
+  }
+  const entries: Array<readonly [string, ApprovalDecision]> = [];
+  const issues: z.core.$ZodIssue[] = [];
+  for (const [toolCallId, value] of Object.entries(raw)) {
+    const parsed = ApprovalDecision.safeParse(value);
+    if (parsed.success) entries.push([toolCallId, parsed.data]);
+    else
+      issues.push(
+        ...parsed.error.issues.map((issue) => ({ ...issue, path: [toolCallId, ...issue.path] })),
+      );
+  }
+  return issues.length === 0
+    ? { ok: true, value: entries }
+    : { ok: false, message: describeIssues(issues) };
+}

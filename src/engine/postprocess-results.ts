@@ -1,4 +1,5 @@
 import { HarnessError } from "../core/errors.js";
+import { entryById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
@@ -20,7 +21,7 @@ export async function postprocessResults(
     if (state.result !== undefined) {
       result = state.result;
     } else {
-      const raw = context.raw[state.call.id];
+      const raw = entryById(context.raw, state.call.id);
       if (raw === undefined) {
         throw new HarnessError(
           "backend_failed",

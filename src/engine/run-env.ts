@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../core/deps.js";
+import type { Clock, Timer } from "../core/deps.js";
 import type { Provider } from "../core/provider.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
 import type { HookEvent } from "../hooks/events.js";
@@ -28,6 +28,8 @@ export interface RunEnv {
   promptProviders: readonly PromptProvider[];
   logger: Logger;
   clock: Clock;
+  /** Times tool handlers and provider calls out. */
+  timer: Timer;
   signal: AbortSignal;
   /** True for `runStream`: the provider is asked to stream. */
   stream: boolean;

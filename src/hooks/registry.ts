@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { loggableError } from "../core/errors.js";
 import { Registration } from "../core/registration.js";
 import { HookEvent } from "./events.js";
 import type { HookPayloads } from "./payloads.js";
@@ -74,7 +75,11 @@ export async function emitHook<E extends HookEvent, A>(
     try {
       await observer(context as HookContext<HookEvent, A>);
     } catch (error) {
-      logger.warn({ err: error, event: context.event }, "hook observer threw; ignored");
+      // Name, message and stack only: a thrown SDK error may carry request headers.
+      logger.warn(
+        { err: loggableError(error), event: context.event },
+        "hook observer threw; ignored",
+      );
     }
   }
 }

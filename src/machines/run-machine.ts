@@ -1,4 +1,5 @@
 import { assign, not, or, setup, stateIn } from "xstate";
+import { entryById } from "../core/id-record.js";
 import type {
   Message,
   ProviderResponse,
@@ -166,6 +167,7 @@ const applyDecision = (state: CallState, decision: Decision | undefined): CallSt
 
 const maxIterationsError = (maxIterations: number): RunError => ({
   name: "MaxIterationsError",
+  code: "max_iterations",
   message: `The run reached maxIterations (${maxIterations}) and the model still requested tools.`,
   phase: "afterTool",
 });
@@ -191,7 +193,9 @@ export const runMachine = setup({
       event.calls.some(waitsForPerson),
     stillAwaiting: ({ context, event }) =>
       event.type === "DECIDED" &&
-      context.calls.some((each) => waitsForPerson(each) && !event.decisions[each.call.id]),
+      context.calls.some(
+        (each) => waitsForPerson(each) && !entryById(event.decisions, each.call.id),
+      ),
     underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
     interruptsACall: ({ context, event }) =>
       event.type === "INTERRUPTED" &&
@@ -330,14 +334,18 @@ export const runMachine = setup({
             guard: "stillAwaiting",
             actions: assign({
               calls: ({ context, event }) =>
-                context.calls.map((each) => applyDecision(each, event.decisions[each.call.id])),
+                context.calls.map((each) =>
+                  applyDecision(each, entryById(event.decisions, each.call.id)),
+                ),
             }),
           },
           {
             target: "permissionRecheck",
             actions: assign({
               calls: ({ context, event }) =>
-                context.calls.map((each) => applyDecision(each, event.decisions[each.call.id])),
+                context.calls.map((each) =>
+                  applyDecision(each, entryById(event.decisions, each.call.id)),
+                ),
             }),
           },
         ],

@@ -1,8 +1,9 @@
+import { systemTimer } from "../core/deadline.js";
 import { ToolDefinitionError } from "../core/errors.js";
 import { Registration } from "../core/registration.js";
 import type { ToolCall, ToolResult, ToolSchema } from "../core/values.js";
 import { runHandler, unknownToolResult } from "./run-handler.js";
-import type { Tool, ToolContext } from "./tool.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, type Tool, type ToolContext } from "./tool.js";
 
 type AnyTool = Tool<unknown>;
 
@@ -54,17 +55,23 @@ export class ToolRegistry {
 
   /**
    * Runs a handler directly with `call.input` as it is. This does NOT run middleware,
-   * validation or permissions (only the agent engine does); a throw becomes an error result.
+   * validation or permissions (only the agent engine does); a throw becomes an error result, and
+   * so does a handler past the tool's `timeoutMs` (default 300_000).
    */
   async execute(call: ToolCall, context: Partial<ToolContext> = {}): Promise<ToolResult> {
     const found = this.#tools.get(call.name);
     if (found === undefined) return unknownToolResult(call);
-    const { result } = await runHandler(found, call.input, {
-      signal: context.signal ?? new AbortController().signal,
-      runId: context.runId ?? "direct",
-      toolCallId: call.id,
-      ...(context.sandbox === undefined ? {} : { sandbox: context.sandbox }),
-    });
+    const { result } = await runHandler(
+      found,
+      call.input,
+      {
+        signal: context.signal ?? new AbortController().signal,
+        runId: context.runId ?? "direct",
+        toolCallId: call.id,
+        ...(context.sandbox === undefined ? {} : { sandbox: context.sandbox }),
+      },
+      { timeoutMs: found.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, timer: systemTimer },
+    );
     return result;
   }
 }

@@ -1,3 +1,11 @@
+import { withDeadline } from "../core/deadline.js";
+import type { Timer } from "../core/deps.js";
+import {
+  type HarnessError,
+  messageOf,
+  ToolExecutionError,
+  ToolTimeoutError,
+} from "../core/errors.js";
 import type { ToolCall, ToolResult } from "../core/values.js";
 import { stringifyOutput } from "./stringify.js";
 import type { Tool, ToolContext } from "./tool.js";
@@ -14,19 +22,54 @@ export const unknownToolResult = (call: ToolCall): ToolResult =>
 export const invalidInputResult = (call: ToolCall, problems: string): ToolResult =>
   errorResult(call.id, `Invalid input for tool "${call.name}": ${problems}`);
 
-/** The raw outcome of a handler: its stringified return value, or its exception as an error result. */
+/** How long a handler may run, and the timer that measures it. */
+export interface HandlerLimit {
+  timeoutMs: number;
+  timer: Timer;
+}
+
+/** A handler's raw outcome; a failed one names what failed as a HarnessError, built from its message alone. */
+export interface HandlerOutcome {
+  result: ToolResult;
+  error?: HarnessError;
+  /** What the handler threw, for a debug log line (never stored). */
+  thrown?: unknown;
+}
+
+/**
+ * The raw outcome of a handler: its stringified return value, or its exception as an error
+ * result. Past `limit.timeoutMs` the handler's signal is aborted and the call gets an error
+ * result at once, without waiting for the handler to notice.
+ */
 export async function runHandler<Input>(
   tool: Tool<Input>,
   input: Input,
   context: ToolContext,
-): Promise<{ result: ToolResult; thrown?: unknown }> {
+  limit: HandlerLimit,
+): Promise<HandlerOutcome> {
+  const timedOut = () => new ToolTimeoutError(tool.name, limit.timeoutMs, { phase: "dispatch" });
   try {
-    const output: unknown = await tool.handler(input, context);
+    const outcome = await withDeadline(
+      async (signal) => tool.handler(input, { ...context, signal }),
+      { ms: limit.timeoutMs, signal: context.signal, timer: limit.timer, reason: timedOut },
+    );
+    if (outcome.expired) {
+      const error = timedOut();
+      return { result: errorResult(context.toolCallId, error.message), error };
+    }
     return {
-      result: { toolCallId: context.toolCallId, content: stringifyOutput(output), isError: false },
+      result: {
+        toolCallId: context.toolCallId,
+        content: stringifyOutput(outcome.value),
+        isError: false,
+      },
     };
   } catch (thrown) {
-    const message = thrown instanceof Error ? thrown.message : String(thrown);
-    return { result: errorResult(context.toolCallId, message || "The tool failed."), thrown };
+    const message = messageOf(thrown) || "The tool failed.";
+    return {
+      result: errorResult(context.toolCallId, message),
+      error: new ToolExecutionError(message, { phase: "dispatch" }),
+      thrown,
+    };
   }
 }

@@ -1,15 +1,19 @@
 import type { z } from "zod";
+import { MAX_TIMEOUT_MS } from "../core/deadline.js";
 import { ToolDefinitionError } from "../core/errors.js";
 import type { JSONSchema } from "../core/values.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { toJsonSchema } from "./json-schema.js";
+
+/** A call's time limit when neither its tool nor the agent's config sets one. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
 
 /** What a durable run does with a call that was in flight when its worker died. */
 export type RecoveryPolicy = "retry" | "fail" | "ask";
 
 /** What a handler receives besides its input. */
 export interface ToolContext {
-  /** Aborted when the run is cancelled. */
+  /** Aborted when the run is cancelled or the call runs past its timeout. */
   signal: AbortSignal;
   runId: string;
   toolCallId: string;
@@ -31,6 +35,12 @@ export interface ToolOptions<Schema extends z.ZodType> {
    * @defaultValue "retry"
    */
   recovery?: RecoveryPolicy;
+  /**
+   * How long a call may run: past it the handler's `signal` is aborted, the call gets an error
+   * result and the run goes on without waiting for the handler.
+   * @defaultValue the agent's `config.toolTimeoutMs` (300_000)
+   */
+  timeoutMs?: number;
 }
 
 /** A registered tool: schema, handler and recovery policy. */
@@ -42,6 +52,8 @@ export interface Tool<Input = unknown> {
   // Method syntax on purpose: tools of any input type fit in one `Tool[]`.
   handler(input: Input, context: ToolContext): unknown;
   readonly recovery: RecoveryPolicy;
+  /** Absent: the agent's `config.toolTimeoutMs`. */
+  readonly timeoutMs?: number;
 }
 
 // Names the providers accept for functions (OpenAI and Anthropic share this rule).
@@ -68,6 +80,15 @@ export function tool<Schema extends z.ZodType>(
   if (typeof options.handler !== "function") {
     throw new ToolDefinitionError(`Tool "${options.name}" has no handler function.`);
   }
+  const { timeoutMs } = options;
+  if (
+    timeoutMs !== undefined &&
+    !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)
+  ) {
+    throw new ToolDefinitionError(
+      `Tool "${options.name}": timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${String(timeoutMs)}.`,
+    );
+  }
   return Object.freeze({
     name: options.name,
     description: options.description,
@@ -75,5 +96,6 @@ export function tool<Schema extends z.ZodType>(
     inputSchema: toJsonSchema(options.input, options.name),
     handler: options.handler,
     recovery: options.recovery ?? "retry",
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
 }

@@ -93,6 +93,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     'text_delta "LISBON IS SUNNY TODAY, 21 DEGREES."',
     'result completed: "LISBON IS SUNNY TODAY, 21 DEGREES."',
   ],
+  "timeouts-and-errors.ts": [
+    'call_1: Tool "slow_lookup" timed out after 50 ms.',
+    "run: completed: Carried on without it.",
+    "provider: failed, ProviderError code=timeout",
+    "parked: __proto__",
+    "resumed: completed: Skipped it.",
+    "input: InputInvalidError code=input_invalid",
+  ],
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
     'a JSON value, stringified: {"documents":3,"indexed":true}',

@@ -187,6 +187,7 @@ describe("a tool job whose worker dies on every attempt", { timeout: SLOW_TEST_M
     expect(result.status).toBe("failed");
     expect(result.error).toEqual({
       name: "BackendError",
+      code: "backend_failed",
       message:
         "The run's step failed for good and will not be retried: job stalled more than allowable limit.",
       // Nothing is saved before the first provider response: the run stands where it started.

@@ -19,7 +19,10 @@ const finalResult = (record: RunRecord, status: RunResult["status"]): RunResult 
   sessionId: record.sessionId,
   status,
   output: status === "completed" ? "done" : null,
-  error: status === "failed" ? { name: "ProviderError", message: "down" } : null,
+  error:
+    status === "failed"
+      ? { name: "ProviderError", code: "provider_failed", message: "down" }
+      : null,
   pending: [],
   usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
   iterations: 2,
@@ -189,7 +192,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
         pending: [],
         iterations: 2,
         usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        error: { name: "ProviderError", message: "down" },
+        error: { name: "ProviderError", code: "provider_failed", message: "down" },
         createdAt: 10,
         updatedAt: 20,
       };

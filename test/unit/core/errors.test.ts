@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { toHarnessError } from "../../../src/core/errors.js";
+import { loggableError, messageOf, toHarnessError, toRunError } from "../../../src/core/errors.js";
 import {
   ApprovalError,
   ConfigError,
   HarnessError,
   type HarnessErrorCode,
+  InputInvalidError,
   MaxIterationsError,
   MiddlewareContractError,
   MiddlewareError,
@@ -13,6 +14,8 @@ import {
   RunCancelledError,
   RunError,
   ToolDefinitionError,
+  ToolExecutionError,
+  ToolTimeoutError,
 } from "../../../src/index.js";
 
 describe("HarnessError", () => {
@@ -36,13 +39,14 @@ describe("HarnessError", () => {
     expect("cause" in error).toBe(false);
   });
 
-  it("toJSON gives exactly name, message and phase", () => {
+  it("toJSON gives exactly name, code, message and phase", () => {
     const error = new HarnessError("provider_failed", "Model down.", {
       phase: "provider",
       cause: new Error("inner"),
     });
     expect(error.toJSON()).toStrictEqual({
       name: "HarnessError",
+      code: "provider_failed",
       message: "Model down.",
       phase: "provider",
     });
@@ -50,8 +54,8 @@ describe("HarnessError", () => {
 
   it("toJSON leaves phase out entirely when there is none", () => {
     const json = new ConfigError("bad").toJSON();
-    expect(json).toStrictEqual({ name: "ConfigError", message: "bad" });
-    expect(Object.keys(json)).toEqual(["name", "message"]);
+    expect(json).toStrictEqual({ name: "ConfigError", code: "config_invalid", message: "bad" });
+    expect(Object.keys(json)).toEqual(["name", "code", "message"]);
   });
 
   it("serialises through JSON.stringify as RunResult.error", () => {
@@ -79,16 +83,27 @@ describe("HarnessError.isHarnessError", () => {
     for (const error of errors) expect(HarnessError.isHarnessError(error)).toBe(true);
   });
 
-  it("is true for a look-alike from another copy of the package", () => {
+  it("is true for an error of another copy of the package, by its registry-symbol marker", () => {
+    // What another copy's HarnessError looks like: its own class, the same Symbol.for marker.
     class ForeignHarnessError extends Error {
       code = "provider_failed";
-      toJSON() {
-        return { name: this.name, message: this.message };
-      }
     }
+    Object.defineProperty(ForeignHarnessError.prototype, Symbol.for("harnessx.error"), {
+      value: true,
+    });
     const foreign = new ForeignHarnessError("from elsewhere");
     expect(foreign).not.toBeInstanceOf(HarnessError);
     expect(HarnessError.isHarnessError(foreign)).toBe(true);
+  });
+
+  it("is false for a look-alike that has the shape but not the marker", () => {
+    class LookAlike extends Error {
+      code = "provider_failed";
+      toJSON() {
+        return { name: this.name, code: this.code, message: this.message };
+      }
+    }
+    expect(HarnessError.isHarnessError(new LookAlike("an SDK error"))).toBe(false);
   });
 
   it.each([
@@ -134,6 +149,7 @@ describe("error subclasses", () => {
     expect(error.message).toContain("new Agent({ provider })");
     expect(error.toJSON()).toStrictEqual({
       name: "ProviderMissingError",
+      code: "provider_missing",
       message: error.message,
       phase: "provider",
     });
@@ -148,6 +164,7 @@ describe("error subclasses", () => {
   it("RunCancelledError takes an optional phase and cause", () => {
     expect(new RunCancelledError().toJSON()).toStrictEqual({
       name: "RunCancelledError",
+      code: "run_cancelled",
       message: "The run was cancelled.",
     });
     const reason = new Error("user pressed stop");
@@ -173,23 +190,115 @@ describe("toHarnessError", () => {
     expect(toHarnessError(original, asProviderError, "provider")).toBe(original);
   });
 
-  it("wraps an Error with its message, the phase and the cause", () => {
-    const cause = new TypeError("fetch failed");
-    const wrapped = toHarnessError(cause, asProviderError, "provider");
+  it("wraps an Error with its message and the phase, keeping nothing else of it", () => {
+    const thrown = new TypeError("fetch failed");
+    const wrapped = toHarnessError(thrown, asProviderError, "provider");
     expect(wrapped).toBeInstanceOf(ProviderError);
     expect(wrapped.message).toBe("fetch failed");
     expect(wrapped.phase).toBe("provider");
-    expect(wrapped.cause).toBe(cause);
+    expect(wrapped.cause).toBeUndefined();
   });
 
   it("wraps a thrown non-Error as its string form", () => {
     const wrapped = toHarnessError(42, asProviderError, "dispatch");
     expect(wrapped.message).toBe("42");
-    expect(wrapped.cause).toBe(42);
+    expect(wrapped.cause).toBeUndefined();
     expect(wrapped.toJSON()).toStrictEqual({
       name: "ProviderError",
+      code: "provider_failed",
       message: "42",
       phase: "dispatch",
     });
+  });
+});
+
+describe("hardening: codes, foreign errors and what is kept of them", () => {
+  it.each<[string, HarnessError, HarnessErrorCode]>([
+    ["InputInvalidError", new InputInvalidError("bad input"), "input_invalid"],
+    ["ToolExecutionError", new ToolExecutionError("handler broke"), "tool_failed"],
+    ["ToolTimeoutError", new ToolTimeoutError("search", 50), "tool_timeout"],
+  ])("%s has its name and code and is a HarnessError", (name, error, code) => {
+    expect(error).toBeInstanceOf(HarnessError);
+    expect(HarnessError.isHarnessError(error)).toBe(true);
+    expect(error.toJSON()).toMatchObject({ name, code });
+  });
+
+  it("ToolTimeoutError says which tool timed out after how long", () => {
+    expect(new ToolTimeoutError("search", 50).message).toBe('Tool "search" timed out after 50 ms.');
+  });
+
+  it("ProviderError takes a code, provider_failed by default", () => {
+    expect(new ProviderError("slow", { code: "timeout" }).code).toBe("timeout");
+    expect(new ProviderError("down").code).toBe("provider_failed");
+  });
+
+  it("toRunError reads another copy's error field by field, whatever its toJSON says", () => {
+    class OlderCopyError extends Error {
+      override name = "ProviderError";
+      code = "provider_failed";
+      phase = "provider";
+      toJSON() {
+        return { name: this.name, message: this.message, secret: "leaked" };
+      }
+    }
+    Object.defineProperty(OlderCopyError.prototype, Symbol.for("harnessx.error"), {
+      value: true,
+    });
+    const foreign = new OlderCopyError("down");
+    expect(HarnessError.isHarnessError(foreign)).toBe(true);
+    if (!HarnessError.isHarnessError(foreign)) return;
+    expect(toRunError(foreign)).toStrictEqual({
+      name: "ProviderError",
+      code: "provider_failed",
+      message: "down",
+      phase: "provider",
+    });
+  });
+
+  it("toHarnessError keeps nothing of a foreign error but its message", () => {
+    const sdkError = Object.assign(new Error("Request failed with status 401"), {
+      config: { headers: { Authorization: "Bearer canary-7f3a" } },
+      toJSON: () => ({ headers: { Authorization: "Bearer canary-7f3a" } }),
+    });
+    const wrapped = toHarnessError(
+      sdkError,
+      (message, options) => new ProviderError(message, options),
+      "provider",
+    );
+    expect(JSON.stringify(wrapped)).not.toContain("canary-7f3a");
+    expect(JSON.stringify(toRunError(wrapped))).not.toContain("canary-7f3a");
+    expect(wrapped.cause).toBeUndefined();
+    expect(wrapped.message).toBe("Request failed with status 401");
+  });
+
+  it.each<[string, unknown, string]>([
+    ["an Error", new Error("boom"), "boom"],
+    ["a string", "plain text", "plain text"],
+    ["an object with a message", { message: "from an object" }, "from an object"],
+    ["a number", 42, "42"],
+    ["an object without a message", { code: 1 }, "[object Object]"],
+    [
+      "a value whose printing throws",
+      {
+        [Symbol.toPrimitive]() {
+          throw new Error("no");
+        },
+      },
+      "(a value that cannot be printed was thrown)",
+    ],
+  ])("messageOf reads %s", (_label, thrown, message) => {
+    expect(messageOf(thrown)).toBe(message);
+  });
+
+  it("loggableError copies name, message and stack only", () => {
+    const thrown = Object.assign(new TypeError("bad"), {
+      config: { headers: { Authorization: "Bearer canary-7f3a" } },
+    });
+    const copy = loggableError(thrown);
+    expect(copy.name).toBe("TypeError");
+    expect(copy.message).toBe("bad");
+    expect(copy.stack).toBe(thrown.stack);
+    expect(Object.keys(copy)).toEqual(["name"]);
+    expect(loggableError("text").message).toBe("text");
   });
 });

@@ -11,6 +11,8 @@ const DEFAULTS = {
   maxIterations: 20,
   promptCaching: true,
   contextWindow: 100_000,
+  toolTimeoutMs: 300_000,
+  providerTimeoutMs: 600_000,
 };
 
 function configErrorOf(config: unknown): ConfigError {
@@ -59,6 +61,8 @@ describe("parseAgentConfig", () => {
       maxIterations: 5,
       promptCaching: true,
       contextWindow: 8000,
+      toolTimeoutMs: 30_000,
+      providerTimeoutMs: 60_000,
     };
     expect(parseAgentConfig(config)).toEqual(config);
   });
@@ -74,6 +78,9 @@ describe("parseAgentConfig", () => {
     ["zero maxIterations", { maxIterations: 0 }, "maxIterations"],
     ["a string promptCaching", { promptCaching: "yes" }, "promptCaching"],
     ["a negative contextWindow", { contextWindow: -1 }, "contextWindow"],
+    ["zero toolTimeoutMs", { toolTimeoutMs: 0 }, "toolTimeoutMs"],
+    ["a toolTimeoutMs past what timers can wait", { toolTimeoutMs: 2 ** 31 }, "toolTimeoutMs"],
+    ["fractional providerTimeoutMs", { providerTimeoutMs: 1.5 }, "providerTimeoutMs"],
   ])("refuses %s, naming the field", (_label, config, path) => {
     const error = configErrorOf(config);
     expect(problems(error)).toHaveLength(1);

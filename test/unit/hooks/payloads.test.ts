@@ -62,7 +62,7 @@ const SAMPLES: { [E in HookEvent]: HookPayloads[E] } = {
   },
   [HookEvent.ERROR]: {
     runId: "run-1",
-    error: { name: "ProviderError", message: "down", phase: "provider" },
+    error: { name: "ProviderError", code: "provider_failed", message: "down", phase: "provider" },
     phase: "provider",
   },
   [HookEvent.SKILL_INVOKED]: {

@@ -81,7 +81,12 @@ const parkedWithOneAsk = (): RunSnapshot => {
   });
 };
 
-const failure: RunError = { name: "ProviderError", message: "boom", phase: "provider" };
+const failure: RunError = {
+  name: "ProviderError",
+  code: "provider_failed",
+  message: "boom",
+  phase: "provider",
+};
 
 describe("runMachine", () => {
   it("starts in compose with the input in its context", () => {
@@ -396,6 +401,7 @@ describe("runMachine", () => {
     expect(failed.status).toBe("done");
     expect(failed.context.error).toEqual({
       name: "MaxIterationsError",
+      code: "max_iterations",
       message: expect.stringContaining("maxIterations (1)") as string,
       phase: "afterTool",
     });
@@ -468,7 +474,12 @@ describe("runMachine", () => {
       });
 
       it(`CANCEL in ${phase} ends cancelled with the error`, () => {
-        const error: RunError = { name: "RunCancelledError", message: "cancelled", phase };
+        const error: RunError = {
+          name: "RunCancelledError",
+          code: "run_cancelled",
+          message: "cancelled",
+          phase,
+        };
         const cancelled = send(reach(), { type: "CANCEL", error });
         expect(cancelled.value).toBe("cancelled");
         expect(cancelled.status).toBe("done");
@@ -482,11 +493,11 @@ describe("runMachine", () => {
     const failed = send(start(), { type: "FAIL", error: failure });
     const cancelled = send(start(), {
       type: "CANCEL",
-      error: { name: "RunCancelledError", message: "cancelled" },
+      error: { name: "RunCancelledError", code: "run_cancelled", message: "cancelled" },
     });
     const later: RunMachineEvent[] = [
-      { type: "FAIL", error: { name: "Other", message: "later" } },
-      { type: "CANCEL", error: { name: "Other", message: "later" } },
+      { type: "FAIL", error: { name: "Other", code: "other", message: "later" } },
+      { type: "CANCEL", error: { name: "Other", code: "other", message: "later" } },
       { type: "COMPOSED", request: request(start()) },
       { type: "RESPONSE_PROCESSED", response: textResponse("again") },
     ];

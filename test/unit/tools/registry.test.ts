@@ -158,7 +158,10 @@ describe("ToolRegistry.execute", () => {
     expect(contexts[0]?.signal.aborted).toBe(false);
     expect(contexts[1]?.toolCallId).toBe("call-10");
     expect(contexts[1]?.runId).toBe("run-5");
-    expect(contexts[1]?.signal).toBe(controller.signal);
+    // The handler's signal follows the caller's (and its own timeout).
+    expect(contexts[1]?.signal.aborted).toBe(false);
+    controller.abort();
+    expect(contexts[1]?.signal.aborted).toBe(true);
   });
 
   it("returns an error result naming an unknown tool, without throwing", async () => {
@@ -237,5 +240,24 @@ describe("ToolRegistry.execute", () => {
       expect(result.content).toBe(expected[index]);
       expect(result.isError).toBe(false);
     }
+  });
+});
+
+describe("ToolRegistry.execute: timeouts", () => {
+  it("gives a handler past its tool's timeoutMs an error result", async () => {
+    const registry = new ToolRegistry([
+      tool({
+        name: "hangs",
+        description: "Never answers.",
+        input: z.object({}),
+        handler: () => new Promise(() => {}),
+        timeoutMs: 20,
+      }),
+    ]);
+    expect(await registry.execute(call("hangs", {}, "call-7"))).toEqual({
+      toolCallId: "call-7",
+      content: 'Tool "hangs" timed out after 20 ms.',
+      isError: true,
+    });
   });
 });

@@ -122,3 +122,29 @@ describe("tool()", () => {
     expect(define).toThrow(/nohandler/);
   });
 });
+
+describe("tool() timeoutMs", () => {
+  const define = (timeoutMs: number | undefined) =>
+    tool({
+      name: "slow",
+      description: "Takes its time.",
+      input: z.object({}),
+      handler: () => "ok",
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+
+  it("keeps a given timeout and leaves it absent otherwise (the agent's config decides)", () => {
+    expect(define(50).timeoutMs).toBe(50);
+    expect(define(undefined).timeoutMs).toBeUndefined();
+    expect("timeoutMs" in define(undefined)).toBe(false);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])(
+    "refuses timeoutMs %s with a ToolDefinitionError naming the tool",
+    (timeoutMs) => {
+      const error = thrownBy(() => define(timeoutMs));
+      expect(error).toBeInstanceOf(ToolDefinitionError);
+      expect((error as Error).message).toContain('Tool "slow": timeoutMs');
+    },
+  );
+});

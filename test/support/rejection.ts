@@ -1,0 +1,13 @@
+import { expect } from "vitest";
+import { HarnessError } from "../../src/index.js";
+
+/** The HarnessError `promise` rejects with; fails the test when it resolves or rejects otherwise. */
+export async function harnessRejection(promise: Promise<unknown>): Promise<HarnessError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(HarnessError.isHarnessError(error)).toBe(true);
+    return error as HarnessError;
+  }
+  throw new Error("expected a rejection with a HarnessError");
+}
