@@ -1,0 +1,136 @@
+// redisBackend() on a Redis Cluster: the whole backend contract, and what a cluster asks of the
+// options and of the keys (every key of the backend in the one slot of the prefix's hash tag).
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  AgentRuntime,
+  BackendError,
+  ConfigError,
+  type RunBackend,
+  redisBackend,
+} from "../../src/index.js";
+import { describeBackendContract } from "./backend-contract.js";
+import { approvalAgent, Runtimes, rejection, silent } from "./fixtures.js";
+import {
+  clusterClient,
+  clusterKeys,
+  clusterNodes,
+  deleteClusterPrefix,
+  uniqueClusterPrefix,
+} from "./redis-cluster.js";
+
+const prefixes: string[] = [];
+
+function freshPrefix(): string {
+  const prefix = uniqueClusterPrefix();
+  prefixes.push(prefix);
+  return prefix;
+}
+
+const backendOn = (prefix: string): RunBackend =>
+  redisBackend({
+    cluster: clusterNodes(),
+    prefix,
+    lockDurationMs: 2000,
+    stalledIntervalMs: 1000,
+  });
+
+const cleanup = async (): Promise<void> => {
+  await Promise.all(prefixes.splice(0).map((prefix) => deleteClusterPrefix(prefix)));
+};
+
+beforeAll(async () => {
+  const client = await clusterClient();
+  try {
+    expect(await client.cluster("INFO")).toContain("cluster_state:ok");
+  } finally {
+    client.disconnect();
+  }
+});
+
+describeBackendContract("redisBackend() on a Redis Cluster", {
+  create: () => backendOn(freshPrefix()),
+  cleanup,
+});
+
+describe("redisBackend() options for a Redis Cluster", () => {
+  it("refuses a prefix without a hash tag, saying why", () => {
+    for (const prefix of ["hx", "hx{}", "hx}{"]) {
+      const error = (() => {
+        try {
+          redisBackend({ cluster: clusterNodes(), prefix });
+        } catch (thrown) {
+          return thrown;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/prefix.*hash tag.*one hash slot/);
+    }
+  });
+
+  it("refuses url and cluster together", () => {
+    expect(() =>
+      redisBackend({ url: "redis://127.0.0.1:6379", cluster: clusterNodes(), prefix: "{hx}" }),
+    ).toThrow(/cluster: give either url or cluster, not both/);
+  });
+
+  it("accepts a prefix with a hash tag anywhere in it", () => {
+    expect(redisBackend({ cluster: clusterNodes(), prefix: "{tenant-7}-hx" }).kind).toBe("redis");
+  });
+});
+
+describe("redisBackend() on a Redis Cluster, keys and servers", () => {
+  const runtimes = new Runtimes();
+  afterEach(async () => {
+    await runtimes.closeAll();
+    await cleanup();
+  });
+
+  it("keeps every key of a run, and BullMQ's, in the hash slot of the prefix's tag", async () => {
+    const prefix = freshPrefix();
+    const { agent } = approvalAgent();
+    const runtime = await runtimes.start([agent], backendOn(prefix));
+    const handle = await runtime.submit("ops", "old.log");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+    expect((await handle.result()).status).toBe("completed");
+
+    const client = await clusterClient();
+    try {
+      const keys = await clusterKeys(client, prefix);
+      const kinds = new Set(keys.map((key) => key.split(":")[1]));
+      expect([...kinds]).toEqual(
+        expect.arrayContaining(["run", "runs", "events", "steps", "tools"]),
+      );
+      const slot = await client.cluster("KEYSLOT", prefix.slice(1, prefix.indexOf("}")));
+      const slots = await Promise.all(keys.map((key) => client.cluster("KEYSLOT", key)));
+      expect(new Set(slots)).toEqual(new Set([slot]));
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("refuses to start when a master's maxmemory-policy is not noeviction, naming it", async () => {
+    const client = await clusterClient();
+    const master = client.nodes("master").at(-1);
+    if (master === undefined) throw new Error("the test cluster has no master");
+    await master.config("SET", "maxmemory-policy", "allkeys-lru");
+    try {
+      const runtime = new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: backendOn(freshPrefix()),
+        logger: silent,
+      });
+      const error = await rejection(runtime.start());
+      await runtime.close();
+
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as Error).message).toContain(
+        `Redis Cluster node ${master.options.host}:${master.options.port} has maxmemory-policy 'allkeys-lru'`,
+      );
+    } finally {
+      await master.config("SET", "maxmemory-policy", "noeviction");
+      client.disconnect();
+    }
+  });
+});
