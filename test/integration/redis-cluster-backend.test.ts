@@ -1,5 +1,6 @@
 // redisBackend() on a Redis Cluster: the whole backend contract, and what a cluster asks of the
 // options and of the keys (every key of the backend in the one slot of the prefix's hash tag).
+import { Cluster } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   AgentRuntime,
@@ -107,6 +108,45 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
       expect(new Set(slots)).toEqual(new Set([slot]));
     } finally {
       client.disconnect();
+    }
+  });
+
+  it('puts its keys under "{hx}" when no prefix is given on a cluster', async () => {
+    prefixes.push("{hx}");
+    const { agent } = approvalAgent();
+    const runtime = await runtimes.start([agent], redisBackend({ cluster: clusterNodes() }));
+    const handle = await runtime.submit("ops", "old.log");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+
+    const client = await clusterClient();
+    try {
+      expect(await clusterKeys(client, "{hx}")).toContain(`{hx}:run:${handle.runId}`);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("runs on an ioredis Cluster the caller gives, and leaves it open", async () => {
+    const connection = new Cluster(clusterNodes(), {
+      lazyConnect: true,
+      redisOptions: { maxRetriesPerRequest: null },
+    });
+    try {
+      const { agent, deleted } = approvalAgent();
+      const runtime = await runtimes.start(
+        [agent],
+        redisBackend({ connection, prefix: freshPrefix() }),
+      );
+      const handle = await runtime.submit("ops", "old.log");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+      await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+      expect((await handle.result()).status).toBe("completed");
+      expect(deleted).toEqual(["old.log"]);
+      await runtimes.closeAll();
+
+      expect(await connection.ping()).toBe("PONG");
+    } finally {
+      connection.disconnect();
     }
   });
 

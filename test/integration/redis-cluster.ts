@@ -3,13 +3,10 @@
 // none. Tests that need it fail with a clear message when there is none; they never skip.
 import { randomUUID } from "node:crypto";
 import { Cluster } from "ioredis";
+import type { RedisBackendOptions } from "../../src/index.js";
 
-export interface ClusterNode {
-  host: string;
-  port: number;
-}
-
-export function clusterNodes(): ClusterNode[] {
+/** The test cluster's nodes, as `redisBackend({ cluster })` takes them. */
+export function clusterNodes(): NonNullable<RedisBackendOptions["cluster"]> {
   const nodes = process.env.REDIS_CLUSTER_NODES;
   if (!nodes) {
     const why = process.env.REDIS_CLUSTER_SETUP_ERROR;
