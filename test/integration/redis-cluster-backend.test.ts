@@ -9,6 +9,7 @@ import {
   type RunBackend,
   redisBackend,
 } from "../../src/index.js";
+import { freePort } from "../support/free-port.js";
 import { describeBackendContract } from "./backend-contract.js";
 import { approvalAgent, Runtimes, rejection, silent } from "./fixtures.js";
 import {
@@ -148,6 +149,25 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
     } finally {
       connection.disconnect();
     }
+  });
+
+  it("fails to start with a clear error when no startup node answers", async () => {
+    const port = await freePort();
+    const runtime = new AgentRuntime({
+      agents: [approvalAgent().agent],
+      backend: redisBackend({
+        cluster: [{ host: "127.0.0.1", port }],
+        prefix: freshPrefix(),
+        connectTimeoutMs: 1000,
+      }),
+      logger: silent,
+    });
+
+    const error = await rejection(runtime.start());
+    await runtime.close();
+
+    expect(error).toBeInstanceOf(BackendError);
+    expect((error as Error).message).toContain(`Cannot reach Redis Cluster at 127.0.0.1:${port}`);
   });
 
   it("refuses to start when a master's maxmemory-policy is not noeviction, naming it", async () => {
