@@ -70,6 +70,12 @@ describe("redisBackend() options for a Redis Cluster", () => {
     }
   });
 
+  it("refuses a prefix without a hash tag with a Cluster connection too", () => {
+    const connection = new Cluster(clusterNodes(), { lazyConnect: true });
+    expect(() => redisBackend({ connection, prefix: "hx" })).toThrow(ConfigError);
+    expect(redisBackend({ connection, prefix: "{hx}" }).kind).toBe("redis");
+  });
+
   it("refuses url and cluster together", () => {
     expect(() =>
       redisBackend({ url: "redis://127.0.0.1:6379", cluster: clusterNodes(), prefix: "{hx}" }),
