@@ -2,10 +2,13 @@
 // otherwise a redis-server from PATH on a free port; otherwise testcontainers where a Docker
 // engine answers. With none of them, REDIS_URL stays unset and every Redis test fails with a
 // message saying so (test/integration/redis.ts); nothing is skipped.
+// The Redis Cluster tests get REDIS_CLUSTER_NODES ("host:port,…"): when unset (whatever
+// REDIS_URL is), a three-master cluster of redis-servers from PATH started here.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./support/free-port.js";
+import { startRedisCluster } from "./support/redis-cluster.js";
 import { launchRedisServer, stopProcess } from "./support/redis-server.js";
 
 type Stop = () => Promise<void>;
@@ -55,8 +58,13 @@ async function startContainerRedis(): Promise<{ url: string; stop: Stop } | unde
 }
 
 let stopRedis: Stop | undefined;
+let stopCluster: Stop | undefined;
 
 export async function setup(): Promise<void> {
+  await Promise.all([provideRedis(), provideCluster()]);
+}
+
+async function provideRedis(): Promise<void> {
   if (process.env.REDIS_URL) return;
   const redis = (await startLocalRedis()) ?? (await startContainerRedis());
   if (redis === undefined) return;
@@ -64,6 +72,18 @@ export async function setup(): Promise<void> {
   stopRedis = redis.stop;
 }
 
+async function provideCluster(): Promise<void> {
+  if (process.env.REDIS_CLUSTER_NODES) return;
+  try {
+    const cluster = await startRedisCluster();
+    process.env.REDIS_CLUSTER_NODES = cluster.nodes;
+    stopCluster = cluster.stop;
+  } catch (error) {
+    // Told by the cluster tests when they fail for want of a cluster.
+    process.env.REDIS_CLUSTER_SETUP_ERROR = error instanceof Error ? error.message : String(error);
+  }
+}
+
 export async function teardown(): Promise<void> {
-  await stopRedis?.();
+  await Promise.all([stopRedis?.(), stopCluster?.()]);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
@@ -27,6 +27,16 @@ import {
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
+import {
+  type ClusterNode,
+  connectRedis,
+  describeTarget,
+  hasHashTag,
+  mastersOf,
+  type RedisClient,
+  type RedisTarget,
+  subscriberOf,
+} from "./redis-connection.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
@@ -48,11 +58,18 @@ import {
 } from "./redis-scripts.js";
 
 export interface RedisBackendOptions {
-  /** @defaultValue "redis://127.0.0.1:6379" */
+  /** @defaultValue "redis://127.0.0.1:6379" (unless `cluster` is given) */
   url?: string;
   /**
-   * Namespace of every key (runs, leases, event lists and the BullMQ queues).
-   * @defaultValue "hx"
+   * A Redis Cluster's startup nodes, instead of `url`. Every key then lives in the one hash
+   * slot the prefix's hash tag names (see `prefix`).
+   */
+  cluster?: ClusterNode[];
+  /**
+   * Namespace of every key (runs, leases, event lists and the BullMQ queues). On a Redis
+   * Cluster it must contain a hash tag, such as "{hx}": the run store's scripts and BullMQ's
+   * touch several keys at once, which a cluster allows only within one hash slot.
+   * @defaultValue "hx" ("{hx}" on a cluster)
    */
   prefix?: string;
   /**
@@ -65,8 +82,11 @@ export interface RedisBackendOptions {
    * @defaultValue lockDurationMs
    */
   stalledIntervalMs?: number;
-  /** An ioredis client to use instead of connecting to `url` (needs `maxRetriesPerRequest: null`); not closed by the backend. */
-  connection?: Redis;
+  /**
+   * An ioredis client (or `Cluster`) to use instead of connecting to `url` or `cluster` (needs
+   * `maxRetriesPerRequest: null`); not closed by the backend.
+   */
+  connection?: Redis | Cluster;
   /** @defaultValue 1000 */
   maxEventsPerRun?: number;
   /**
@@ -97,6 +117,10 @@ export interface RedisBackendOptions {
 
 const Options = z.object({
   url: z.string().min(1).optional(),
+  cluster: z
+    .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }))
+    .min(1)
+    .optional(),
   prefix: z
     .string()
     .min(1)
@@ -104,7 +128,7 @@ const Options = z.object({
     .optional(),
   lockDurationMs: z.number().int().positive().optional(),
   stalledIntervalMs: z.number().int().positive().optional(),
-  connection: z.instanceof(Redis).optional(),
+  connection: z.union([z.instanceof(Redis), z.instanceof(Cluster)]).optional(),
   maxEventsPerRun: z.number().int().positive().optional(),
   retentionMs: z.number().int().positive().optional(),
   maxStalledCount: z.number().int().positive().optional(),
@@ -117,14 +141,36 @@ const Options = z.object({
   connectTimeoutMs: z.number().int().positive().optional(),
 });
 
+/** What a Redis Cluster asks of the options on top of each one's own shape. */
+const ClusterReadyOptions = Options.superRefine((options, context) => {
+  if (options.url !== undefined && options.cluster !== undefined) {
+    context.addIssue({
+      code: "custom",
+      path: ["cluster"],
+      message: "give either url or cluster, not both",
+    });
+  }
+  const onCluster = options.cluster !== undefined || options.connection instanceof Cluster;
+  if (onCluster && options.prefix !== undefined && !hasHashTag(options.prefix)) {
+    context.addIssue({
+      code: "custom",
+      path: ["prefix"],
+      message:
+        'on a Redis Cluster it must contain a hash tag, such as "{hx}": every key of the ' +
+        "backend (and BullMQ's) must share one hash slot",
+    });
+  }
+});
+
 /**
  * The distributed backend: run records, leases, decisions and run events in Redis, work on
  * BullMQ queues. Any number of processes with the same agents and prefix share the runs.
  * @example
  * const backend = redisBackend({ url: "redis://127.0.0.1:6379", prefix: "hx" });
+ * const onCluster = redisBackend({ cluster: [{ host: "10.0.0.1", port: 6379 }], prefix: "{hx}" });
  */
 export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
-  const parsed = Options.safeParse(options);
+  const parsed = ClusterReadyOptions.safeParse(options);
   if (!parsed.success) {
     throw new ConfigError(`Invalid redisBackend options: ${describeIssues(parsed.error.issues)}`);
   }
@@ -157,7 +203,8 @@ class RedisBackend implements RunBackend {
   readonly kind = "redis" as const;
   readonly lockDurationMs: number;
   readonly retentionMs: number;
-  readonly #url: string;
+  /** Where Redis is, for messages: "Redis at <url>" or "Redis Cluster at <nodes>". */
+  readonly #where: string;
   readonly #prefix: string;
   readonly #stalledIntervalMs: number;
   readonly #maxStalledCount: number;
@@ -168,20 +215,28 @@ class RedisBackend implements RunBackend {
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
   /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   /** BullMQ's queues and workers: a plain connection, as BullMQ expects. */
-  readonly #queueRedis: Redis;
+  readonly #queueRedis: RedisClient;
   readonly #readers: RedisEventReaders;
   #logger: Logger = pino({ level: "silent" });
   #queues: { steps: Queue; tools: Queue } | undefined;
   #workers: Worker[] = [];
   /** Hears cancel requests from every process (workers only). */
-  #cancelSubscriber: Redis | undefined;
+  #cancelSubscriber: RedisClient | undefined;
   #closed = false;
 
   constructor(options: RedisBackendOptions) {
-    this.#url = options.url ?? "redis://127.0.0.1:6379";
-    this.#prefix = options.prefix ?? "hx";
+    const target: RedisTarget =
+      options.cluster === undefined
+        ? { url: options.url ?? "redis://127.0.0.1:6379" }
+        : { cluster: options.cluster };
+    const onCluster = "cluster" in target || options.connection instanceof Cluster;
+    this.#where =
+      options.connection instanceof Cluster && options.cluster === undefined
+        ? "the given Redis Cluster"
+        : describeTarget(target);
+    this.#prefix = options.prefix ?? (onCluster ? "{hx}" : "hx");
     this.lockDurationMs = options.lockDurationMs ?? 30_000;
     this.#stalledIntervalMs = options.stalledIntervalMs ?? this.lockDurationMs;
     this.#maxStalledCount = options.maxStalledCount ?? 3;
@@ -192,12 +247,10 @@ class RedisBackend implements RunBackend {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.#keys = redisKeys(this.#prefix);
     this.#ownsConnection = options.connection === undefined;
-    const connect = (autoPipelining: boolean): Redis =>
-      new Redis(this.#url, {
-        maxRetriesPerRequest: null,
-        lazyConnect: true,
+    const connect = (autoPipelining: boolean): RedisClient =>
+      connectRedis(target, {
         connectionName: options.connectionName ?? "harnessx",
-        enableAutoPipelining: autoPipelining,
+        autoPipelining,
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
@@ -578,7 +631,7 @@ class RedisBackend implements RunBackend {
 
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
   async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
-    const subscriber = this.#redis.duplicate({ enableAutoPipelining: false, lazyConnect: true });
+    const subscriber = subscriberOf(this.#redis);
     subscriber.on("error", (error) => this.#logger.warn({ err: error }, "cancel subscriber error"));
     subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
     this.#cancelSubscriber = subscriber;
@@ -615,27 +668,34 @@ class RedisBackend implements RunBackend {
     } catch (error) {
       if (this.#ownsConnection) for (const redis of connections) redis.disconnect();
       const reason = error instanceof Error ? error.message : String(error);
-      throw new BackendError(`Cannot reach Redis at ${this.#url}: ${reason}`, { cause: error });
+      throw new BackendError(`Cannot reach ${this.#where}: ${reason}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** Every server that holds data (each master of a cluster) must keep it: 'noeviction'. */
   async #checkEvictionPolicy(): Promise<void> {
-    let policy: string | undefined;
-    try {
-      const reply = z.array(z.string()).parse(await this.#redis.config("GET", "maxmemory-policy"));
-      policy = reply[1];
-    } catch (error) {
-      throw new BackendError(
-        "Cannot read Redis's maxmemory-policy (CONFIG GET); harnessx needs 'noeviction' and must be able to check it.",
-        { cause: error },
-      );
-    }
-    if (policy !== "noeviction") {
-      throw new BackendError(
-        `Redis at ${this.#url} has maxmemory-policy '${policy ?? "unknown"}': it may evict run records and queue keys. Set 'maxmemory-policy noeviction'.`,
-      );
+    const onCluster = this.#redis instanceof Cluster;
+    for (const server of mastersOf(this.#redis)) {
+      let policy: string | undefined;
+      try {
+        const reply = z.array(z.string()).parse(await server.config("GET", "maxmemory-policy"));
+        policy = reply[1];
+      } catch (error) {
+        throw new BackendError(
+          "Cannot read Redis's maxmemory-policy (CONFIG GET); harnessx needs 'noeviction' and must be able to check it.",
+          { cause: error },
+        );
+      }
+      if (policy !== "noeviction") {
+        const where = onCluster
+          ? `Redis Cluster node ${server.options.host ?? "?"}:${server.options.port ?? "?"}`
+          : this.#where;
+        throw new BackendError(
+          `${where} has maxmemory-policy '${policy ?? "unknown"}': it may evict run records and queue keys. Set 'maxmemory-policy noeviction'.`,
+        );
+      }
     }
   }
 }

@@ -1,9 +1,9 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RunEvent } from "../engine/run-events.js";
 import { BackendError } from "../store/errors.js";
 import { endsStream, RunEventSchema } from "../store/schemas.js";
+import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
 
 const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string())]);
@@ -20,7 +20,7 @@ export interface EventKeys {
 
 /** Appends events to a run's list and wakes its readers, in one atomic write. */
 export async function appendEvents(
-  redis: Redis,
+  redis: RedisClient,
   keys: EventKeys,
   events: readonly RunEvent[],
   options: { maxLength: number },
@@ -49,16 +49,16 @@ export async function appendEvents(
  * there is one (a finished run that never wrote a log).
  */
 export class RedisEventReaders {
-  readonly #base: Redis;
+  readonly #base: RedisClient;
   readonly #pollMs: number;
   readonly #logger: () => Logger;
   readonly #channels = new Map<string, Channel>();
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   /** Shared by the subscriptions that wait for the subscriber to be ready (one listener pair). */
   #ready: Promise<void> | undefined;
   #closed = false;
 
-  constructor(base: Redis, pollMs: number, logger: () => Logger) {
+  constructor(base: RedisClient, pollMs: number, logger: () => Logger) {
     this.#base = base;
     this.#pollMs = pollMs;
     this.#logger = logger;
@@ -132,11 +132,11 @@ export class RedisEventReaders {
     this.#subscriber = undefined;
   }
 
-  #connection(): Redis {
+  #connection(): RedisClient {
     if (this.#subscriber === undefined) {
       // Connected before the first SUBSCRIBE: a subscribing connection refuses the commands
       // ioredis sends while it connects.
-      const subscriber = this.#base.duplicate({ enableAutoPipelining: false, lazyConnect: true });
+      const subscriber = subscriberOf(this.#base);
       // A duplicate has no listeners: without one, ioredis prints every connection error.
       subscriber.on("error", (error) =>
         this.#logger().warn({ err: error }, "event subscriber error"),
@@ -172,7 +172,7 @@ export class RedisEventReaders {
     return channel;
   }
 
-  #whenReady(redis: Redis): Promise<void> {
+  #whenReady(redis: RedisClient): Promise<void> {
     if (redis.status === "ready") return Promise.resolve();
     this.#ready ??= whenReady(redis).finally(() => {
       this.#ready = undefined;
@@ -232,7 +232,7 @@ function newChannel(subscribed: Promise<unknown>): Channel {
 }
 
 /** Resolves once `redis` is connected and ready; rejects if it is closed first. */
-function whenReady(redis: Redis): Promise<void> {
+function whenReady(redis: RedisClient): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise((resolve, reject) => {
     const ready = (): void => {

@@ -1,12 +1,12 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { JobDelivery } from "../store/backend.js";
 import { describeIssues } from "../tools/validate.js";
+import type { RedisClient } from "./redis-connection.js";
 
 export interface QueueSettings {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   lockDurationMs: number;
   stalledIntervalMs: number;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.js";
 import { indexRunLua } from "./redis-index-lua.js";
 
 /** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
@@ -13,7 +13,7 @@ export class LuaScript {
   }
 
   async run(
-    redis: Redis,
+    redis: RedisClient,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
