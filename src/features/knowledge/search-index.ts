@@ -1,0 +1,70 @@
+import MiniSearch from "minisearch";
+import { makeSnippet } from "./snippet.js";
+
+/** A document to index: its path in the bundle and its text. */
+export interface IndexedDocument {
+  path: string;
+  text: string;
+}
+
+/** One ranked match inside a bundle. */
+export interface BundleHit {
+  path: string;
+  score: number;
+  snippet: string;
+}
+
+interface Entry {
+  id: number;
+  title: string;
+  text: string;
+}
+
+// The first Markdown heading, or the file name without its extension.
+const titleOf = (document: IndexedDocument): string =>
+  /^#{1,6}[ \t]+(.+)$/m.exec(document.text)?.[1]?.trim() ??
+  (document.path.split("/").pop() ?? document.path).replace(/\.[^.]+$/, "");
+
+/**
+ * A BM25 full-text index (MiniSearch) of one bundle. Titles weigh double; query terms of 3+
+ * characters also match as prefixes, and terms of 5+ characters tolerate a typo or two.
+ */
+export class SearchIndex {
+  readonly #search: MiniSearch<Entry>;
+  readonly #documents: readonly IndexedDocument[];
+
+  constructor(documents: readonly IndexedDocument[]) {
+    this.#documents = documents;
+    this.#search = new MiniSearch<Entry>({
+      fields: ["title", "text"],
+      searchOptions: {
+        boost: { title: 2 },
+        prefix: (term) => term.length >= 3,
+        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+        maxFuzzy: 2,
+      },
+    });
+    this.#search.addAll(
+      documents.map((document, id) => ({ id, title: titleOf(document), text: document.text })),
+    );
+  }
+
+  get size(): number {
+    return this.#documents.length;
+  }
+
+  /** The best `limit` matches, best first. */
+  search(query: string, limit: number): BundleHit[] {
+    return this.#search
+      .search(query)
+      .slice(0, limit)
+      .map((result) => {
+        const document = this.#documents[result.id as number] as IndexedDocument;
+        return {
+          path: document.path,
+          score: Math.round(result.score * 1000) / 1000,
+          snippet: makeSnippet(document.text, [...result.queryTerms, ...result.terms]),
+        };
+      });
+  }
+}
