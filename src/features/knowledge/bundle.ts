@@ -64,5 +64,5 @@ async function buildIndex(root: string): Promise<SearchIndex> {
       )),
     );
   }
-  return new SearchIndex(documents);
+  return SearchIndex.build(documents);
 }

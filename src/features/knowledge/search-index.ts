@@ -33,9 +33,17 @@ export class SearchIndex {
   readonly #search: MiniSearch<Entry>;
   readonly #documents: readonly IndexedDocument[];
 
-  constructor(documents: readonly IndexedDocument[]) {
+  private constructor(search: MiniSearch<Entry>, documents: readonly IndexedDocument[]) {
+    this.#search = search;
     this.#documents = documents;
-    this.#search = new MiniSearch<Entry>({
+  }
+
+  /**
+   * Indexes `documents` in chunks, yielding to the event loop between them: building a large
+   * bundle's index does not stall the other runs and the job locks of the same process.
+   */
+  static async build(documents: readonly IndexedDocument[]): Promise<SearchIndex> {
+    const search = new MiniSearch<Entry>({
       fields: ["title", "text"],
       searchOptions: {
         boost: { title: 2 },
@@ -44,9 +52,11 @@ export class SearchIndex {
         maxFuzzy: 2,
       },
     });
-    this.#search.addAll(
+    await search.addAllAsync(
       documents.map((document, id) => ({ id, title: titleOf(document), text: document.text })),
+      { chunkSize: 100 },
     );
+    return new SearchIndex(search, documents);
   }
 
   get size(): number {
