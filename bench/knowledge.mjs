@@ -68,15 +68,34 @@ function documentText(index) {
 }
 
 async function writeCorpus(root) {
-  let bytes = 0;
+  const texts = [];
   for (let index = 0; index < DOCS; index++) {
     const folder = path.join(root, `section-${String(index % 50).padStart(2, "0")}`);
     if (index < 50) await mkdir(folder, { recursive: true });
     const text = documentText(index);
-    bytes += Buffer.byteLength(text);
+    texts.push(text);
     await writeFile(path.join(folder, `doc-${index}.${index % 5 === 0 ? "txt" : "md"}`), text);
   }
-  return bytes;
+  return texts;
+}
+
+/**
+ * A yardstick for the machine's speed at the time: splitting the corpus into words and
+ * counting them in a Map, the least any index must do. Median of 3.
+ */
+function tokenizeBaseline(texts) {
+  const times = [];
+  for (let repetition = 0; repetition < 3; repetition++) {
+    const started = now();
+    const counts = new Map();
+    for (const text of texts) {
+      for (const word of text.toLowerCase().split(/[\s\p{P}]+/u)) {
+        counts.set(word, (counts.get(word) ?? 0) + 1);
+      }
+    }
+    times.push(now() - started);
+  }
+  return median(times);
 }
 
 // Queries of one to three words, from the mid-frequency band (ranks 20–2000) where ranking works.
@@ -103,8 +122,10 @@ async function search(agent, query, limit = 5) {
 const root = await mkdtemp(path.join(tmpdir(), "harnessx-bench-knowledge-"));
 try {
   log(`writing ${DOCS} documents to ${root}`);
-  const corpusBytes = await writeCorpus(root);
+  const texts = await writeCorpus(root);
+  const corpusBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
   const loadStart = loadavg()[0];
+  const baselineMs = tokenizeBaseline(texts);
 
   // The index is built lazily by the first search: a fresh agent per repetition.
   const builds = [];
@@ -156,6 +177,11 @@ try {
           median: round(median(builds)),
           repetitions: builds.map((each) => round(each)),
           note: "wall time of an agent's first knowledge_search: list + read every file + build the MiniSearch index + one search",
+          overTokenizeBaseline: round(median(builds) / baselineMs, 1),
+        },
+        tokenizeBaselineMs: {
+          median: round(baselineMs),
+          note: "split the corpus into lower-cased words and count them in a Map, in this process: a yardstick of the machine's speed during the run",
         },
         searchMs: {
           limit5: summarize(timings),

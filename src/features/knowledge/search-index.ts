@@ -25,9 +25,13 @@ const titleOf = (document: IndexedDocument): string =>
   /^#{1,6}[ \t]+(.+)$/m.exec(document.text)?.[1]?.trim() ??
   (document.path.split("/").pop() ?? document.path).replace(/\.[^.]+$/, "");
 
+// Words of 5+ characters may differ by one edit in five (two at most).
+const FUZZY = { fuzzy: (term: string) => (term.length >= 5 ? 0.2 : false), maxFuzzy: 2 };
+
 /**
  * A BM25 full-text index (MiniSearch) of one bundle. Titles weigh double; query terms of 3+
- * characters also match as prefixes, and terms of 5+ characters tolerate a typo or two.
+ * characters also match as prefixes, and terms of 5+ characters tolerate a typo or two when
+ * there are too few hits without.
  */
 export class SearchIndex {
   readonly #search: MiniSearch<Entry>;
@@ -45,12 +49,7 @@ export class SearchIndex {
   static async build(documents: readonly IndexedDocument[]): Promise<SearchIndex> {
     const search = new MiniSearch<Entry>({
       fields: ["title", "text"],
-      searchOptions: {
-        boost: { title: 2 },
-        prefix: (term) => term.length >= 3,
-        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-        maxFuzzy: 2,
-      },
+      searchOptions: { boost: { title: 2 }, prefix: (term) => term.length >= 3 },
     });
     await search.addAllAsync(
       documents.map((document, id) => ({ id, title: titleOf(document), text: document.text })),
@@ -63,18 +62,20 @@ export class SearchIndex {
     return this.#documents.length;
   }
 
-  /** The best `limit` matches, best first. */
+  /**
+   * The best `limit` matches, best first. Typos are tolerated only when exact and prefix
+   * matches give fewer than `limit` hits: fuzzy matching costs ten times more on a large index.
+   */
   search(query: string, limit: number): BundleHit[] {
-    return this.#search
-      .search(query)
-      .slice(0, limit)
-      .map((result) => {
-        const document = this.#documents[result.id as number] as IndexedDocument;
-        return {
-          path: document.path,
-          score: Math.round(result.score * 1000) / 1000,
-          snippet: makeSnippet(document.text, [...result.queryTerms, ...result.terms]),
-        };
-      });
+    let results = this.#search.search(query);
+    if (results.length < limit) results = this.#search.search(query, FUZZY);
+    return results.slice(0, limit).map((result) => {
+      const document = this.#documents[result.id as number] as IndexedDocument;
+      return {
+        path: document.path,
+        score: Math.round(result.score * 1000) / 1000,
+        snippet: makeSnippet(document.text, [...result.queryTerms, ...result.terms]),
+      };
+    });
   }
 }

@@ -73,6 +73,17 @@ describe("knowledge_search", () => {
     expect(hitsOf(results[1]?.content)[0]?.path).toBe("holidays.md");
   });
 
+  it("tolerates typos only when exact and prefix matches give fewer hits than asked", async () => {
+    await writeFile(path.join(temp, "exact.md"), "Pay with stripe.");
+    await writeFile(path.join(temp, "typo.md"), "Cut the paper into strips.");
+    const { results } = await runToolCalls({ knowledge: [{ name: "kb", path: temp }] }, [
+      search({ query: "stripe", limit: 1 }),
+      search({ query: "stripe", limit: 5 }),
+    ]);
+    expect(hitsOf(results[0]?.content).map((hit) => hit.path)).toEqual(["exact.md"]);
+    expect(hitsOf(results[1]?.content).map((hit) => hit.path)).toEqual(["exact.md", "typo.md"]);
+  });
+
   it("searches one bundle when asked", async () => {
     const { results, events } = await runToolCalls({ knowledge }, [
       search({ query: "release" }),
