@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   Agent,
   AgentRuntime,
+  HOOK_PAYLOADS,
   HookEvent,
   type HookPayloads,
   memoryBackend,
@@ -52,6 +53,7 @@ describe("skills and knowledge in a durable run (memory backend)", () => {
       expect(accesses).toEqual([
         { tool: "knowledge_search", bundle: null, found: true, query: "rollback", hits: 1 },
       ]);
+      expect(HOOK_PAYLOADS[HookEvent.SKILL_INVOKED].parse(skills[0])).toEqual(skills[0]);
     } finally {
       await runtime.close();
     }
