@@ -64,19 +64,15 @@ export function knowledgeSearchTool(
         .describe(`Most hits to return (default ${DEFAULT_SEARCH_LIMIT}).`),
     }),
     handler: async ({ query, bundle, limit }) => {
-      const chosen = bundle === undefined ? [...bundles.values()] : bundles.get(bundle);
-      if (chosen === undefined) {
-        await emit(HookEvent.KNOWLEDGE_ACCESSED, {
-          tool: "knowledge_search",
-          bundle: bundle ?? null,
-          found: false,
-          query,
-          hits: 0,
-        });
-        throw unknownBundle(bundle ?? "", bundles);
-      }
-      const targets = Array.isArray(chosen) ? chosen : [chosen];
-      const hits = await searchBundles(targets, query, limit ?? DEFAULT_SEARCH_LIMIT);
+      const only = bundle === undefined ? undefined : bundles.get(bundle);
+      const unknown = bundle !== undefined && only === undefined;
+      const hits = unknown
+        ? []
+        : await searchBundles(
+            only === undefined ? [...bundles.values()] : [only],
+            query,
+            limit ?? DEFAULT_SEARCH_LIMIT,
+          );
       await emit(HookEvent.KNOWLEDGE_ACCESSED, {
         tool: "knowledge_search",
         bundle: bundle ?? null,
@@ -84,6 +80,7 @@ export function knowledgeSearchTool(
         query,
         hits: hits.length,
       });
+      if (unknown) throw unknownBundle(bundle, bundles);
       return hits;
     },
   });

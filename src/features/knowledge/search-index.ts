@@ -58,10 +58,6 @@ export class SearchIndex {
     return new SearchIndex(search, documents);
   }
 
-  get size(): number {
-    return this.#documents.length;
-  }
-
   /**
    * The best `limit` matches, best first. Typos are tolerated only when exact and prefix
    * matches give fewer than `limit` hits: fuzzy matching costs ten times more on a large index.
