@@ -47,6 +47,13 @@ export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
 export { ApprovalDecision, ParkedRun } from "./engine/parked-run.js";
 export type { RunEvent } from "./engine/run-events.js";
+// Skills and knowledge bundles
+export { KnowledgeBundleOptions, KnowledgeOptions } from "./features/knowledge/knowledge.js";
+export {
+  DEFAULT_SEARCH_LIMIT,
+  type KnowledgeHit,
+  MAX_SEARCH_LIMIT,
+} from "./features/knowledge/knowledge-tools.js";
 // Sandbox
 export {
   type ResolvedSandboxConfig,
@@ -62,6 +69,9 @@ export {
   type SandboxOptions,
   type SandboxResult,
 } from "./features/sandbox/sandbox.js";
+export { SkillDefinitionError } from "./features/skills/errors.js";
+export { SkillFrontMatter } from "./features/skills/skill-file.js";
+export { SkillsOptions } from "./features/skills/skills.js";
 export { HookEvent } from "./hooks/events.js";
 export {
   AgentEndData,

@@ -7,8 +7,12 @@ import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import type { Message, RunResult } from "../core/values.js";
+import { createKnowledge, type KnowledgeOptions } from "../features/knowledge/knowledge.js";
 import { sandboxTools } from "../features/sandbox/bash-tool.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
+import { createSkills, type SkillsOptions } from "../features/skills/skills.js";
+import type { HookEvent } from "../hooks/events.js";
+import type { HookPayloads } from "../hooks/payloads.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
 import type { Decision, RunContext } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
@@ -52,6 +56,10 @@ export interface AgentOptions {
   approvalKey?: string;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;
+  /** Folders of skills (a SKILL.md each): adds the `skill` and `skill_read` tools and lists them in the system prompt. */
+  skills?: SkillsOptions;
+  /** Named folders of .md / .txt documents: adds the `knowledge_search` and `knowledge_read` tools. */
+  knowledge?: KnowledgeOptions;
 }
 
 export interface RunOptions {
@@ -124,6 +132,24 @@ export class Agent implements AsyncDisposable {
       generateId: options.deps?.generateId ?? randomUUID,
       timer: options.deps?.timer ?? systemTimer,
     };
+    this.#addFeatures(options);
+  }
+
+  /** Skills and knowledge: their tools and prompt sections, with hooks emitted on this agent. */
+  #addFeatures(options: AgentOptions): void {
+    const emit = <E extends HookEvent>(event: E, data: HookPayloads[E]) =>
+      emitHook(
+        this.hooks,
+        { event, agent: this, data, timestamp: this.#deps.clock.now() },
+        this.logger,
+      );
+    for (const feature of [
+      createSkills(options.skills, emit),
+      createKnowledge(options.knowledge, emit),
+    ]) {
+      for (const each of feature.tools) this.tools.register(each);
+      if (feature.promptProvider) this.addPromptProvider(feature.promptProvider);
+    }
   }
 
   get name(): string {

@@ -69,15 +69,23 @@ export const SkillInvokedData = z.object({
 });
 export type SkillInvokedData = z.infer<typeof SkillInvokedData>;
 
-export const KnowledgeAccessedData = z.object({
-  tool: z.string(),
-  bundle: z.string().nullable(),
-  found: z.boolean(),
-  query: z.string().optional(),
-  hits: z.number().int().nonnegative().optional(),
-  path: z.string().optional(),
-  bodyChars: z.number().int().nonnegative().optional(),
-});
+// A search carries its query and hit count (bundle null: every bundle); a read its path and size.
+export const KnowledgeAccessedData = z.discriminatedUnion("tool", [
+  z.object({
+    tool: z.literal("knowledge_search"),
+    bundle: z.string().nullable(),
+    found: z.boolean(),
+    query: z.string(),
+    hits: z.number().int().nonnegative(),
+  }),
+  z.object({
+    tool: z.literal("knowledge_read"),
+    bundle: z.string(),
+    found: z.boolean(),
+    path: z.string(),
+    bodyChars: z.number().int().nonnegative(),
+  }),
+]);
 export type KnowledgeAccessedData = z.infer<typeof KnowledgeAccessedData>;
 
 export const SandboxExecData = z.object({

@@ -49,6 +49,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "on error: empty query (phase dispatch)",
     "first run: completed: Done.",
   ],
+  "knowledge.ts": [
+    'KNOWLEDGE_ACCESSED knowledge_search found=true query="hotel receipt" hits=2',
+    "  handbook/travel/booking.md: …flights through the travel desk at least two weeks ahead. Hotel costs up to 150 EUR a night need no approval; keep the hotel receipt for your expenses.",
+    "KNOWLEDGE_ACCESSED knowledge_read found=true path=travel/booking.md bodyChars=186",
+    "KNOWLEDGE_ACCESSED knowledge_read found=false path=../skills.ts bodyChars=0",
+    'knowledge_read ../skills.ts -> error: Path "../skills.ts" is outside knowledge bundle "handbook"; only relative paths inside it can be read.',
+    "run: completed: Keep the hotel receipt and submit it within 30 days.",
+  ],
   "middleware-order.ts": [
     "output: X+A+B|A|B",
     "order: A.afterLlmCall -> B.afterLlmCall -> A.beforeToolExecution -> B.beforeToolExecution -> A.afterToolExecution -> B.afterToolExecution -> plain.afterToolExecution -> A.afterLlmCall -> B.afterLlmCall",
@@ -85,6 +93,16 @@ const EXPECTED: Record<string, readonly string[]> = {
     "refund run: completed, 4 messages, 2 iterations",
     "  decision: refund_order allow by ops-lead (a loyal customer)",
     "pruned 6 finished runs; left: awaiting_approval",
+  ],
+  "skills.ts": [
+    "  - incident-summary: Summarise an incident for the status page in three sentences.",
+    "  - release-notes: Write release notes from a list of merged changes.",
+    "SKILL_INVOKED release-notes: found=true source=skills/release-notes/SKILL.md bodyChars=152",
+    'skill({"name":"release-notes"}) -> # Release notes',
+    'skill_read({"name":"release-notes","path":"template.md"}) -> ## vX.Y.Z — date',
+    'skill_read({"name":"release-notes","path":"../incident-summary/SKILL.md"}) -> error: Path "../incident-summary/SKILL.md" is outside the folder of skill "release-notes"; only relative paths inside it can be read.',
+    "SKILL_INVOKED changelog: found=false source=none bodyChars=0",
+    "run: completed",
   ],
   "streaming.ts": [
     'text_delta "Lisbon i"',

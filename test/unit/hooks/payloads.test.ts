@@ -183,6 +183,19 @@ describe("payload schemas", () => {
     ).toBe(true);
   });
 
+  it("KNOWLEDGE_ACCESSED needs query + hits for a search and path + bodyChars for a read", () => {
+    const search = { tool: "knowledge_search", bundle: null, found: false, query: "q", hits: 0 };
+    const read = { tool: "knowledge_read", bundle: "kb", found: true, path: "a.md", bodyChars: 3 };
+    expect(KnowledgeAccessedData.safeParse(search).success).toBe(true);
+    expect(KnowledgeAccessedData.safeParse(read).success).toBe(true);
+    const { hits: _hits, ...searchWithoutHits } = search;
+    expect(KnowledgeAccessedData.safeParse(searchWithoutHits).success).toBe(false);
+    expect(KnowledgeAccessedData.safeParse({ ...read, bundle: null }).success).toBe(false);
+    expect(KnowledgeAccessedData.safeParse({ ...search, tool: "knowledge_read" }).success).toBe(
+      false,
+    );
+  });
+
   it("SANDBOX_EXEC allows a null exit code and only code or command kinds", () => {
     const base = SAMPLES[HookEvent.SANDBOX_EXEC];
     expect(SandboxExecData.safeParse({ ...base, exitCode: null, timedOut: true }).success).toBe(
