@@ -15,7 +15,8 @@ export type HarnessErrorCode =
   | "tool_call_not_found"
   | "already_decided"
   | "approval_tampered"
-  | "backend_failed";
+  | "backend_failed"
+  | "mcp_failed";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */
