@@ -12,6 +12,7 @@ import { emitHook, HookRegistry } from "../hooks/registry.js";
 import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
+import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -24,7 +25,7 @@ import { EventChannel } from "./event-channel.js";
 import { type ApprovalDecision, ParkedRun, ResumeDecisions } from "./parked-run.js";
 import { notify, type RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
-import { pendingOf, toRunResult } from "./run-result.js";
+import { pendingOf, statusOf, toRunResult } from "./run-result.js";
 
 export interface AgentOptions {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
@@ -49,6 +50,8 @@ export interface AgentOptions {
   approvalKey?: string;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;
+  /** MCP connections (`await mcpTools(...)`) closed with the agent; pass their tools in `tools`. */
+  mcp?: readonly { close(): Promise<void> }[];
 }
 
 export interface RunOptions {
@@ -96,6 +99,7 @@ export class Agent implements AsyncDisposable {
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
   readonly #approvalKey: string | undefined;
+  readonly #mcp: readonly { close(): Promise<void> }[];
   #promptProviders: readonly PromptProvider[] = [];
   #started = false;
 
@@ -115,6 +119,7 @@ export class Agent implements AsyncDisposable {
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
     this.#approvalKey = options.approvalKey;
+    this.#mcp = options.mcp ?? [];
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -135,6 +140,7 @@ export class Agent implements AsyncDisposable {
 
   async close(): Promise<void> {
     this.#started = false;
+    await Promise.all(this.#mcp.map((connection) => connection.close()));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -258,7 +264,16 @@ export class Agent implements AsyncDisposable {
   }
 
   async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
-    await drive(actor, env);
+    const { runId, sessionId } = actor.getSnapshot().context;
+    const { name: agent, provider, config } = this;
+    await traceRun(
+      { agent, runId, sessionId, model: config.model, provider: provider?.name },
+      () => drive(actor, env),
+      () => {
+        const { value, context } = actor.getSnapshot();
+        return { ...context, status: statusOf(value), iterations: context.iteration };
+      },
+    );
     const snapshot = actor.getSnapshot();
     const context = snapshot.context;
     const parked = snapshot.value === "awaitingApproval" ? this.#park(context, actor) : undefined;

@@ -6,6 +6,7 @@ import {
   type RunMachineEvent,
   runsHandler,
 } from "../machines/run-machine.js";
+import { traceTool } from "../observability/spans.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import { validateInput } from "../tools/validate.js";
 import { notify, type RunEnv } from "./run-env.js";
@@ -24,12 +25,14 @@ export async function executeCall(
     return errorResult(call.id, `Tool "${call.name}" is not available here.`);
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
-  const { result, thrown } = await runHandler(found, input.value, {
-    signal: env.signal,
-    runId: context.runId,
-    toolCallId: call.id,
-    ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
-  });
+  const { result, thrown } = await traceTool(call, () =>
+    runHandler(found, input.value, {
+      signal: env.signal,
+      runId: context.runId,
+      toolCallId: call.id,
+      ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+    }),
+  );
   if (thrown !== undefined) {
     env.logger.debug({ err: thrown, tool: call.name, toolCallId: call.id }, "tool handler threw");
     await notify(env, HookEvent.ERROR, () => ({
