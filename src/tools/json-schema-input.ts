@@ -13,17 +13,22 @@ export interface JsonSchemaInput {
 }
 
 // No coercion, defaults or stripping: the handler gets the input the model sent, or the call is
-// refused. A compiler per schema, so two schemas may share an `$id` (e.g. a server listed twice).
+// refused. One compiler per dialect, made on first use (making one costs a few hundred ms).
 const options = { strict: false, allErrors: true, logger: false } as const;
 // A CommonJS module: its default export, typed as the module, is the plugin itself at run time.
 const addFormats = formatsPlugin.default;
+let draft7: Ajv | undefined;
+let draft2020: Ajv2020 | undefined;
 
 function compilerFor(schema: JSONSchema): Ajv | Ajv2020 {
   const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
   // MCP's default dialect is 2020-12; older servers declare draft-07 (zod-to-json-schema's).
-  return /draft-0[4-7]/.test(dialect)
-    ? addFormats(new Ajv(options))
-    : addFormats(new Ajv2020(options));
+  if (/draft-0[4-7]/.test(dialect)) {
+    draft7 ??= addFormats(new Ajv(options));
+    return draft7;
+  }
+  draft2020 ??= addFormats(new Ajv2020(options));
+  return draft2020;
 }
 
 /**
@@ -38,7 +43,14 @@ export function jsonSchemaInput(schema: unknown): JsonSchemaInput {
   if (document.type !== "object") {
     throw new Error(`the input schema's type is ${JSON.stringify(document.type)}, not "object"`);
   }
-  const validate = compilerFor(document).compile(document);
+  const compiler = compilerFor(document);
+  let validate: ValidateFunction;
+  try {
+    validate = compiler.compile(document);
+  } finally {
+    // Forgotten once compiled, so another schema with the same `$id` compiles too.
+    compiler.removeSchema(document);
+  }
   const { $schema: _header, ...inputSchema } = document;
   return { inputSchema, input: zodFor(validate) };
 }
