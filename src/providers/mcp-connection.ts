@@ -10,6 +10,7 @@ import { mcpResultText } from "./mcp-content.js";
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 const CLIENT_VERSION = "0.1.0";
+const PING_TIMEOUT_MS = 10_000;
 
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
@@ -29,9 +30,30 @@ export async function connectMcp(options: ParsedMcpOptions): Promise<McpTools> {
   }
 
   let closed = false;
+  const inFlight = new Set<AbortController>();
+  const abandon = (reason: string) => {
+    for (const controller of inFlight) controller.abort(new Error(reason));
+  };
   // A stdio server that exits, or an HTTP session that ends, closes the client.
   client.onclose = () => {
     closed = true;
+    abandon(`MCP server ${label} closed the connection.`);
+  };
+  // The SDK reports a broken HTTP stream here but leaves its request waiting for the timeout;
+  // a ping tells a lost server (fail the calls in flight now) from a passing hiccup.
+  let checking = false;
+  client.onerror = () => {
+    if (checking || inFlight.size === 0) return;
+    checking = true;
+    void client
+      .ping({ timeout: PING_TIMEOUT_MS })
+      .then(
+        () => {},
+        (error: unknown) => abandon(`MCP server ${label} stopped answering: ${messageOf(error)}`),
+      )
+      .finally(() => {
+        checking = false;
+      });
   };
   const call = async (
     name: string,
@@ -39,11 +61,18 @@ export async function connectMcp(options: ParsedMcpOptions): Promise<McpTools> {
     signal: AbortSignal,
   ): Promise<string> => {
     if (closed) throw new Error(`MCP server ${label} is not connected.`);
+    const lost = new AbortController();
+    inFlight.add(lost);
     let result: Awaited<ReturnType<Client["callTool"]>>;
     try {
-      result = await client.callTool({ name, arguments: input }, undefined, { signal, timeout });
+      result = await client.callTool({ name, arguments: input }, undefined, {
+        signal: AbortSignal.any([signal, lost.signal]),
+        timeout,
+      });
     } catch (error) {
-      throw new Error(`MCP tool "${name}" on ${label} failed: ${messageOf(error)}`);
+      throw new Error(`MCP tool "${name}" failed: ${messageOf(error)}`);
+    } finally {
+      inFlight.delete(lost);
     }
     const outcome = mcpResultText(result);
     if (outcome.isError) throw new Error(outcome.text || `MCP tool "${name}" reported an error.`);
