@@ -49,6 +49,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "on error: empty query (phase dispatch)",
     "first run: completed: Done.",
   ],
+  "mcp-tools.ts": [
+    "tools: create_entities, create_relations, add_observations, delete_entities, delete_observations, delete_relations, read_graph, search_nodes, open_nodes",
+    'create_entities -> [ { "name": "Lisbon", "entityType": "city", "observations": [ "sunny in June" ] } ]',
+    'search_nodes -> error: Invalid input for tool "search_nodes": query: must be string',
+    'delete_entities -> error: Permission denied: rule "delete_*": deny',
+    "completed: Lisbon is sunny in June.",
+    "closed with the agent: true",
+  ],
   "middleware-order.ts": [
     "output: X+A+B|A|B",
     "order: A.afterLlmCall -> B.afterLlmCall -> A.beforeToolExecution -> B.beforeToolExecution -> A.afterToolExecution -> B.afterToolExecution -> plain.afterToolExecution -> A.afterLlmCall -> B.afterLlmCall",
@@ -70,6 +78,15 @@ const EXPECTED: Record<string, readonly string[]> = {
     'tool_end weather -> {"city":"Lisbon","forecast":"sunny","celsius":21}',
     'text_delta "LISBON IS SUNNY TODAY, 21 DEGREES."',
     'result completed: "LISBON IS SUNNY TODAY, 21 DEGREES."',
+  ],
+  "tracing.ts": [
+    "invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
+    "  chat model-small  request.model=model-small response.finish_reasons=tool_use usage.input_tokens=10 usage.output_tokens=5",
+    "  execute_tool weather  tool.call.id=call_1",
+    "handle request",
+    "  invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
+    "    execute_tool weather  tool.call.id=call_1",
+    "traces: 2",
   ],
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
