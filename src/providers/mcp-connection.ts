@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -9,7 +10,9 @@ import { McpServerError, type McpTools, type ParsedMcpOptions } from "./mcp.js";
 import { mcpResultText } from "./mcp-content.js";
 
 const DEFAULT_TIMEOUT_MS = 300_000;
-const CLIENT_VERSION = "0.1.0";
+// src/providers/ and dist/providers/ alike sit two folders below the package root.
+const CLIENT_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string })
+  .version;
 const PING_TIMEOUT_MS = 10_000;
 
 const messageOf = (error: unknown): string =>

@@ -7,6 +7,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 
 export interface InstalledTracing {
   /** Finished spans, in the order they ended. */
@@ -36,6 +37,19 @@ export function installTracing(): InstalledTracing {
       disable();
     },
   };
+}
+
+/** Installs tracing for the test file's duration; each test starts with no spans. */
+export function useTracing(): { spans(): ReadableSpan[] } {
+  let tracing: InstalledTracing | undefined;
+  beforeAll(() => {
+    tracing = installTracing();
+  });
+  afterAll(async () => {
+    await tracing?.uninstall();
+  });
+  beforeEach(() => tracing?.reset());
+  return { spans: () => tracing?.spans() ?? [] };
 }
 
 /** The span named `name`; fails the test when there is not exactly one. */

@@ -1,17 +1,10 @@
 import { context, propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { injectTraceContext, withExtractedContext } from "../../../src/index.js";
-import { type InstalledTracing, installTracing, only } from "../../support/tracing.js";
+import { only, useTracing } from "../../support/tracing.js";
 
-let tracing: InstalledTracing;
-beforeAll(() => {
-  tracing = installTracing();
-});
-afterAll(async () => {
-  await tracing.uninstall();
-});
-beforeEach(() => tracing.reset());
+const tracing = useTracing();
 
 const tracer = () => trace.getTracer("test");
 

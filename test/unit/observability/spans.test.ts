@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { pino } from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   Agent,
@@ -12,16 +12,9 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
-import { type InstalledTracing, installTracing, only } from "../../support/tracing.js";
+import { only, useTracing } from "../../support/tracing.js";
 
-let tracing: InstalledTracing;
-beforeAll(() => {
-  tracing = installTracing();
-});
-afterAll(async () => {
-  await tracing.uninstall();
-});
-beforeEach(() => tracing.reset());
+const tracing = useTracing();
 
 class QuotaError extends Error {
   override name = "QuotaError";
