@@ -14,6 +14,8 @@ const DEFAULT_TIMEOUT_MS = 300_000;
 const CLIENT_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
 const PING_TIMEOUT_MS = 10_000;
+// Bounds the tool listing of a server whose pages never end.
+const MAX_PAGES = 100;
 
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
@@ -87,8 +89,8 @@ export async function connectMcp(options: ParsedMcpOptions): Promise<McpTools> {
   const taken = new Set<string>();
   for (const remote of listed) {
     const name = toolName(options.prefix ?? "", remote.name);
-    if (taken.has(name)) {
-      skipped.push({ name: remote.name, reason: `its name clashes with another ("${name}")` });
+    if (name === "" || taken.has(name)) {
+      skipped.push({ name: remote.name, reason: `its name is empty or clashes ("${name}")` });
       continue;
     }
     let schema: ReturnType<typeof jsonSchemaInput>;
@@ -148,12 +150,13 @@ function transportFor(options: ParsedMcpOptions): Transport {
 async function listTools(client: Client, timeout: number): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
-  do {
+  for (let pages = 0; pages < MAX_PAGES; pages += 1) {
     const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
     tools.push(...page.tools);
     cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tools;
+    if (cursor === undefined) return tools;
+  }
+  throw new Error(`its tool list goes on past ${MAX_PAGES} pages`);
 }
 
 // MCP allows names that providers refuse ("." and "/"; more than 64 characters).

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -27,11 +28,13 @@ import {
 } from "../support/mcp-servers.js";
 import { toolResults } from "../support/messages.js";
 
+// Each test starts real server processes; a busy 2-core machine makes that slow, never wrong.
+const SLOW = { timeout: 60_000 };
 const silent = pino({ level: "silent" });
 const makeAgent = (options: AgentOptions) => new Agent({ logger: silent, ...options });
 const names = (mcp: McpTools) => mcp.tools.map((each) => each.name);
 
-describe("mcpTools over stdio (server-everything)", () => {
+describe("mcpTools over stdio (server-everything)", SLOW, () => {
   let mcp: McpTools;
   beforeAll(async () => {
     mcp = await mcpTools(everythingOverStdio());
@@ -148,7 +151,7 @@ describe("mcpTools over stdio (server-everything)", () => {
   });
 });
 
-describe("a server killed mid-run", () => {
+describe("a server killed mid-run", SLOW, () => {
   const killedRun = async (mcp: McpTools, kill: () => void) => {
     const agent = makeAgent({
       provider: new ScriptedProvider([
@@ -201,7 +204,7 @@ describe("a server killed mid-run", () => {
   });
 });
 
-describe("mcpTools over streamable HTTP (server-everything)", () => {
+describe("mcpTools over streamable HTTP (server-everything)", SLOW, () => {
   it("calls tools, and closes with the agent", async () => {
     const server = await everythingOverHttp();
     try {
@@ -246,7 +249,7 @@ describe("mcpTools over streamable HTTP (server-everything)", () => {
   });
 });
 
-describe("mcpTools with server-memory", () => {
+describe("mcpTools with server-memory", SLOW, () => {
   let folder: string;
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), "harnessx-memory-"));
@@ -297,7 +300,65 @@ describe("mcpTools with server-memory", () => {
   });
 });
 
-describe("MCP tools in a durable run", () => {
+describe("mcpTools with awkward tool lists (a fixture server)", SLOW, () => {
+  let mcp: McpTools;
+  beforeAll(async () => {
+    mcp = await mcpTools({
+      command: process.execPath,
+      args: [
+        "--import",
+        "tsx",
+        fileURLToPath(new URL("../fixtures/mcp-odd-server.ts", import.meta.url)),
+      ],
+      stderr: "ignore",
+    });
+  });
+  afterAll(async () => {
+    await mcp.close();
+  });
+
+  it("follows pages, makes names provider-safe, and skips what it cannot offer", () => {
+    expect(names(mcp)).toEqual(["files_read", "a_b", "refuse", "wait"]);
+    expect(mcp.skipped).toEqual([
+      { name: "a_b", reason: 'its name is empty or clashes ("a_b")' },
+      { name: "broken", reason: expect.stringMatching(/^its input schema: .*missing/) },
+    ]);
+    // No annotations: a call in flight at a crash is not repeated.
+    expect(mcp.tools.every((each) => each.recovery === "fail")).toBe(true);
+  });
+
+  it("calls a renamed tool by its server name, and reports the server's refusal", async () => {
+    const agent = makeAgent({
+      provider: new ScriptedProvider([
+        toolCallResponse([
+          { name: "files_read", input: { path: "a.txt" } },
+          { name: "refuse", input: {} },
+        ]),
+        textResponse("done"),
+      ]),
+      tools: mcp.tools,
+    });
+    const [read, refused] = toolResults((await agent.run("go")).messages);
+    expect(read).toMatchObject({ content: 'files.read {"path":"a.txt"}', isError: false });
+    expect(refused).toMatchObject({ content: "No: the quota is spent.", isError: true });
+  });
+
+  it("cancels a call in flight when the run is cancelled", async () => {
+    const controller = new AbortController();
+    const agent = makeAgent({
+      provider: new ScriptedProvider([toolCallResponse([{ name: "wait", input: {} }])]),
+      tools: mcp.tools,
+    });
+    agent.hooks.on(HookEvent.TOOL_CALL_START, () => {
+      setTimeout(() => controller.abort(), 50);
+    });
+    const result = await agent.run("go", { signal: controller.signal });
+    expect(result.status).toBe("cancelled");
+    expect(mcp.closed).toBe(false);
+  });
+});
+
+describe("MCP tools in a durable run", SLOW, () => {
   it("are dispatched and committed by the runtime like any tool", async () => {
     const mcp = await mcpTools(everythingOverStdio());
     const agent = makeAgent({
