@@ -97,6 +97,9 @@ export {
   type MiddlewareStages,
 } from "./middleware/middleware.js";
 export { MiddlewarePipeline } from "./middleware/pipeline.js";
+// OpenTelemetry tracing
+export { injectTraceContext, withExtractedContext } from "./observability/propagation.js";
+export { TRACER_NAME } from "./observability/spans.js";
 export {
   type PermissionDecision,
   PermissionManager,
@@ -105,6 +108,15 @@ export {
   type PermissionRule,
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
+// MCP tools
+export {
+  type McpHttpOptions,
+  McpServerError,
+  type McpStdioOptions,
+  type McpTools,
+  type McpToolsOptions,
+  mcpTools,
+} from "./providers/mcp.js";
 // Durable runtime
 export {
   AgentRuntime,

@@ -21,7 +21,8 @@ export type HarnessErrorCode =
   | "backend_failed"
   | "sandbox_unavailable"
   | "sandbox_failed"
-  | "store_version";
+  | "store_version"
+  | "mcp_failed";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */

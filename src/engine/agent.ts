@@ -17,6 +17,7 @@ import { emitHook, HookRegistry } from "../hooks/registry.js";
 import type { Decision, RunContext } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
+import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -31,7 +32,7 @@ import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
 import { toMessages } from "./run-input.js";
 import { decisionApplies, finishRun, startRun } from "./run-lifecycle.js";
-import { pendingOf, toRunResult } from "./run-result.js";
+import { pendingOf, statusOf, toRunResult } from "./run-result.js";
 
 export interface AgentOptions {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
@@ -60,6 +61,8 @@ export interface AgentOptions {
   skills?: SkillsOptions;
   /** Named folders of .md / .txt documents: adds the `knowledge_search` and `knowledge_read` tools. */
   knowledge?: KnowledgeOptions;
+  /** MCP connections (`await mcpTools(...)`) closed with the agent; pass their tools in `tools`. */
+  mcp?: readonly { close(): Promise<void> }[];
 }
 
 export interface RunOptions {
@@ -107,6 +110,7 @@ export class Agent implements AsyncDisposable {
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
   readonly #approvalKey: string | undefined;
+  readonly #mcp: readonly { close(): Promise<void> }[];
   #promptProviders: readonly PromptProvider[] = [];
   #started = false;
 
@@ -127,6 +131,7 @@ export class Agent implements AsyncDisposable {
     this.sandbox = options.sandbox;
     for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
     this.#approvalKey = options.approvalKey;
+    this.#mcp = options.mcp ?? [];
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -166,6 +171,7 @@ export class Agent implements AsyncDisposable {
 
   async close(): Promise<void> {
     this.#started = false;
+    await Promise.all(this.#mcp.map((connection) => connection.close()));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -290,7 +296,16 @@ export class Agent implements AsyncDisposable {
   }
 
   async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
-    await drive(actor, env);
+    const { runId, sessionId } = actor.getSnapshot().context;
+    const { name: agent, provider, config } = this;
+    await traceRun(
+      { agent, runId, sessionId, model: config.model, provider: provider?.name },
+      () => drive(actor, env),
+      () => {
+        const { value, context } = actor.getSnapshot();
+        return { ...context, status: statusOf(value), iterations: context.iteration };
+      },
+    );
     const snapshot = actor.getSnapshot();
     const context = snapshot.context;
     const parked = snapshot.value === "awaitingApproval" ? this.#park(context, actor) : undefined;

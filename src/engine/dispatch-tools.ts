@@ -8,6 +8,7 @@ import {
   type RunMachineEvent,
   runsHandler,
 } from "../machines/run-machine.js";
+import { traceTool } from "../observability/spans.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import { validateInput } from "../tools/validate.js";
 import { notify, type RunEnv } from "./run-env.js";
@@ -26,16 +27,18 @@ export async function executeCall(
     return errorResult(call.id, `Tool "${call.name}" is not available here.`);
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
-  const { result, error, thrown } = await runHandler(
-    found,
-    input.value,
-    {
-      signal: env.signal,
-      runId: context.runId,
-      toolCallId: call.id,
-      ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
-    },
-    { timeoutMs: found.timeoutMs ?? env.config.toolTimeoutMs, timer: env.timer },
+  const { result, error, thrown } = await traceTool(call, () =>
+    runHandler(
+      found,
+      input.value,
+      {
+        signal: env.signal,
+        runId: context.runId,
+        toolCallId: call.id,
+        ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+      },
+      { timeoutMs: found.timeoutMs ?? env.config.toolTimeoutMs, timer: env.timer },
+    ),
   );
   if (error !== undefined) {
     // Only the thrown value's name, message and stack: an SDK error may carry request headers.

@@ -1,4 +1,5 @@
 import type { RunContext, RunMachineEvent, StageName } from "../machines/run-machine.js";
+import { traceChat } from "../observability/spans.js";
 import { afterLlm } from "./after-llm.js";
 import { beforeLlm } from "./before-llm.js";
 import { callProvider } from "./call-provider.js";
@@ -15,7 +16,12 @@ export type Stage = (context: RunContext, env: RunEnv) => Promise<RunMachineEven
 export const STAGES: Record<StageName, Stage> = {
   composeRequest,
   runBeforeLlmCall: beforeLlm,
-  callProvider,
+  callProvider: (context, env) =>
+    traceChat(
+      { provider: env.provider?.name, ...env.config },
+      () => callProvider(context, env),
+      (event) => (event.type === "PROVIDER_RESPONDED" ? event.response : undefined),
+    ),
   runAfterLlmCall: afterLlm,
   prepareToolCalls,
   resolvePermissions,

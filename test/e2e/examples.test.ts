@@ -57,6 +57,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     'knowledge_read ../skills.ts -> error: Path "../skills.ts" is outside knowledge bundle "handbook"; only relative paths inside it can be read.',
     "run: completed: Keep the hotel receipt and submit it within 30 days.",
   ],
+  "mcp-tools.ts": [
+    "tools: create_entities, create_relations, add_observations, delete_entities, delete_observations, delete_relations, read_graph, search_nodes, open_nodes",
+    'create_entities -> [ { "name": "Lisbon", "entityType": "city", "observations": [ "sunny in June" ] } ]',
+    'search_nodes -> error: Invalid input for tool "search_nodes": query: must be string',
+    'delete_entities -> error: Permission denied: rule "delete_*": deny',
+    "completed: Lisbon is sunny in June.",
+    "closed with the agent: true",
+  ],
   "middleware-order.ts": [
     "output: X+A+B|A|B",
     "order: A.afterLlmCall -> B.afterLlmCall -> A.beforeToolExecution -> B.beforeToolExecution -> A.afterToolExecution -> B.afterToolExecution -> plain.afterToolExecution -> A.afterLlmCall -> B.afterLlmCall",
@@ -118,6 +126,15 @@ const EXPECTED: Record<string, readonly string[]> = {
     "parked: __proto__",
     "resumed: completed: Skipped it.",
     "input: InputInvalidError code=input_invalid",
+  ],
+  "tracing.ts": [
+    "invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
+    "  chat model-small  request.model=model-small response.finish_reasons=tool_use usage.input_tokens=10 usage.output_tokens=5",
+    "  execute_tool weather  tool.call.id=call_1",
+    "handle request",
+    "  invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
+    "    execute_tool weather  tool.call.id=call_1",
+    "traces: 2",
   ],
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',

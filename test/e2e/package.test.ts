@@ -55,6 +55,22 @@ describe("the built package", () => {
     expect(JSON.parse(output)).toEqual({ before: false, after: true });
   });
 
+  it("loads the MCP SDK only when mcpTools is called, not with the package", async () => {
+    // The SDK is ESM; ajv, the CommonJS validator it and harnessx load with it, shows in the cache.
+    const output = await node(`
+      import { createRequire } from "node:module";
+      import { Agent, mcpTools, McpServerError } from "harnessx";
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache)
+        .some((path) => path.includes("/node_modules/ajv/"));
+      await new Agent().close();
+      const before = loaded();
+      const failure = await mcpTools({ command: process.execPath, args: ["-e", "process.exit(3)"],
+        stderr: "ignore" }).catch((error) => error);
+      console.log(JSON.stringify({ before, after: loaded(), refused: failure instanceof McpServerError }));
+    `);
+    expect(JSON.parse(output)).toEqual({ before: false, after: true, refused: true });
+  });
+
   it("declares types and an exports map for both entry points", async () => {
     const manifest = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as {
       type: string;

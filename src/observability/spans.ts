@@ -1,0 +1,166 @@
+import {
+  type Attributes,
+  context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "../core/values.js";
+
+// Spans follow the OpenTelemetry GenAI semantic conventions. They carry names, ids, models and
+// token counts only: never prompts, tool inputs, tool results or error messages (any of which
+// may hold something secret); an error is named by its type.
+
+/** The instrumentation scope of harnessx's spans. */
+export const TRACER_NAME = "harnessx";
+
+const tracer = () => trace.getTracer(TRACER_NAME);
+
+/** What `invoke_agent` records about a run. */
+export interface RunSpanInfo {
+  agent: string;
+  runId: string;
+  sessionId: string;
+  model: string;
+  provider: string | undefined;
+}
+
+/** How a run (or a resumed segment of it) ended, read after its body settles. */
+export interface RunSpanOutcome {
+  status: string;
+  error: RunError | null;
+  usage: Usage;
+  iterations: number;
+}
+
+/** What `chat` records about a provider request. */
+export interface ChatSpanInfo {
+  provider: string | undefined;
+  model: string;
+  maxTokens: number;
+  temperature: number;
+}
+
+/** Runs `body` in an `invoke_agent` span: the parent of the run's `chat` and `execute_tool` spans. */
+export async function traceRun<T>(
+  info: RunSpanInfo,
+  body: () => Promise<T>,
+  outcome: () => RunSpanOutcome,
+): Promise<T> {
+  const span = tracer().startSpan(`invoke_agent ${info.agent}`, {
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": info.agent,
+      "gen_ai.conversation.id": info.sessionId,
+      "gen_ai.request.model": info.model,
+      ...providerAttribute(info.provider),
+      "harnessx.run.id": info.runId,
+    },
+  });
+  try {
+    return await context.with(trace.setSpan(context.active(), span), body);
+  } catch (error) {
+    failSpan(span, errorType(error));
+    throw error;
+  } finally {
+    const ended = outcome();
+    span.setAttributes({
+      ...usageAttributes(ended.usage),
+      "harnessx.run.status": ended.status,
+      "harnessx.run.iterations": ended.iterations,
+    });
+    if (ended.error !== null && ended.status !== "cancelled") failSpan(span, ended.error.name);
+    span.end();
+  }
+}
+
+/** Runs one provider call in a `chat` span; `responseOf` picks the response out of its value. */
+export async function traceChat<T>(
+  info: ChatSpanInfo,
+  body: () => Promise<T>,
+  responseOf: (value: T) => ProviderResponse | undefined,
+): Promise<T> {
+  return inSpan(
+    `chat ${info.model}`,
+    SpanKind.CLIENT,
+    {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": info.model,
+      "gen_ai.request.max_tokens": info.maxTokens,
+      "gen_ai.request.temperature": info.temperature,
+      ...providerAttribute(info.provider),
+    },
+    body,
+    (span, value) => {
+      const response = responseOf(value);
+      if (response === undefined) return;
+      span.setAttributes({
+        "gen_ai.response.model": response.model,
+        "gen_ai.response.finish_reasons": [response.stopReason],
+        ...usageAttributes(response.usage),
+      });
+    },
+  );
+}
+
+/** Runs one tool handler in an `execute_tool` span; an error result marks the span failed. */
+export async function traceTool<T extends { result: ToolResult; thrown?: unknown }>(
+  call: ToolCall,
+  body: () => Promise<T>,
+): Promise<T> {
+  return inSpan(
+    `execute_tool ${call.name}`,
+    SpanKind.INTERNAL,
+    {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": call.name,
+      "gen_ai.tool.call.id": call.id,
+      "gen_ai.tool.type": "function",
+    },
+    body,
+    (span, { result, thrown }) => {
+      if (result.isError) failSpan(span, thrown === undefined ? "tool_error" : errorType(thrown));
+    },
+  );
+}
+
+async function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  body: () => Promise<T>,
+  settle: (span: Span, value: T) => void,
+): Promise<T> {
+  const span = tracer().startSpan(name, { kind, attributes });
+  try {
+    const value = await context.with(trace.setSpan(context.active(), span), body);
+    settle(span, value);
+    return value;
+  } catch (error) {
+    failSpan(span, errorType(error));
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+function failSpan(span: Span, type: string): void {
+  span.setAttribute("error.type", type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+// The error's class name (as `RunResult.error.name` gives it), never its message.
+const errorType = (error: unknown): string => (error instanceof Error ? error.name : "unknown");
+
+const providerAttribute = (provider: string | undefined): Attributes =>
+  provider === undefined ? {} : { "gen_ai.provider.name": provider };
+
+// The conventions count cached tokens inside input_tokens; harnessx's `inputTokens` excludes them.
+const usageAttributes = (usage: Usage): Attributes => ({
+  "gen_ai.usage.input_tokens": usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+  "gen_ai.usage.output_tokens": usage.outputTokens,
+  "gen_ai.usage.cache_read.input_tokens": usage.cacheReadTokens,
+  "gen_ai.usage.cache_creation.input_tokens": usage.cacheWriteTokens,
+});
