@@ -11,6 +11,8 @@ export {
   MiddlewareContractError,
   MiddlewareError,
   ProviderError,
+  type ProviderErrorCode,
+  type ProviderErrorOptions,
   ProviderMissingError,
   RunCancelledError,
   ToolDefinitionError,
@@ -75,6 +77,9 @@ export {
   type PermissionRule,
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
+// Real model providers (their SDKs load on the first call)
+export { type AnthropicProviderOptions, anthropicProvider } from "./providers/anthropic.js";
+export { type OpenAIProviderOptions, openaiProvider } from "./providers/openai.js";
 // Durable runtime
 export {
   AgentRuntime,

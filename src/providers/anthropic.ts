@@ -1,0 +1,106 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
+import type {
+  Provider,
+  ProviderCallOptions,
+  ProviderRequest,
+  ProviderStreamEvent,
+} from "../core/provider.js";
+import type { ProviderResponse } from "../core/values.js";
+import {
+  type CallContext,
+  completeMessages,
+  messagesParams,
+  streamMessages,
+} from "./anthropic-messages.js";
+import { chooseModel } from "./response-parts.js";
+import {
+  lazyClient,
+  parseOptions,
+  requireKey,
+  sdkProviderOptions,
+  secretsOf,
+} from "./sdk-client.js";
+import { toProviderError } from "./sdk-errors.js";
+
+export interface AnthropicProviderOptions {
+  /**
+   * The model to call, e.g. `"claude-sonnet-4-5"`. An agent config naming a model other than
+   * `"default"` overrides it per request.
+   */
+  model: string;
+  /** A configured `Anthropic` client (its own retries, timeout, fetch); built from the options below when absent. */
+  client?: Anthropic;
+  /** @defaultValue `process.env.ANTHROPIC_API_KEY` */
+  apiKey?: string;
+  /** @defaultValue the SDK's (`https://api.anthropic.com`) */
+  baseURL?: string;
+  /** The SDK's retries of the client built here. @defaultValue the SDK's (2) */
+  maxRetries?: number;
+  /** @defaultValue "anthropic" */
+  name?: string;
+}
+
+const Options = z
+  .object({
+    ...sdkProviderOptions,
+    client: z
+      .custom<Anthropic>(
+        (value) => typeof value === "object" && value !== null && "messages" in value,
+        { message: "expected an Anthropic client (new Anthropic())" },
+      )
+      .optional(),
+  })
+  .strict();
+
+/**
+ * A provider on Anthropic's official SDK (the Messages API). With prompt caching on, the tools and
+ * the system prompt carry cache breakpoints. The SDK is loaded on the first call.
+ *
+ * @example
+ * const agent = new Agent({ provider: anthropicProvider({ model: "claude-sonnet-4-5" }) });
+ */
+export function anthropicProvider(options: AnthropicProviderOptions): Provider {
+  const parsed = parseOptions(Options, options, "anthropicProvider");
+  const envKey = process.env.ANTHROPIC_API_KEY;
+  requireKey(
+    parsed.client !== undefined || parsed.apiKey !== undefined || Boolean(envKey),
+    "anthropicProvider",
+    "ANTHROPIC_API_KEY",
+  );
+  const secrets = secretsOf(parsed.apiKey, parsed.client?.apiKey, envKey);
+  const client = lazyClient(parsed.client, async () => {
+    const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+    return new AnthropicClient({
+      ...(parsed.apiKey === undefined ? {} : { apiKey: parsed.apiKey }),
+      ...(parsed.baseURL === undefined ? {} : { baseURL: parsed.baseURL }),
+      ...(parsed.maxRetries === undefined ? {} : { maxRetries: parsed.maxRetries }),
+    });
+  });
+
+  const context = async (call: ProviderCallOptions): Promise<CallContext> => {
+    try {
+      return { client: await client(), signal: call.signal, secrets };
+    } catch (error) {
+      throw toProviderError(error, { provider: "Anthropic", signal: call.signal, secrets });
+    }
+  };
+
+  return {
+    name: parsed.name ?? "anthropic",
+    async complete(
+      request: ProviderRequest,
+      call: ProviderCallOptions = {},
+    ): Promise<ProviderResponse> {
+      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      return completeMessages(params, await context(call));
+    },
+    async *stream(
+      request: ProviderRequest,
+      call: ProviderCallOptions = {},
+    ): AsyncIterable<ProviderStreamEvent> {
+      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      yield* streamMessages(params, await context(call));
+    },
+  };
+}
