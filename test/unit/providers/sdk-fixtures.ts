@@ -1,0 +1,69 @@
+import { readFileSync } from "node:fs";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import type { ProviderRequest, ProviderStreamEvent } from "../../../src/index.js";
+import { anthropicProvider, openaiProvider } from "../../../src/index.js";
+import { FakeFetch, type FakeReply } from "../../../src/testing.js";
+
+/** A key that must never appear in anything harnessx produces. */
+export const CANARY_KEY = "sk-canary-7f3a9c2e5b1d4f6a8e0c2b4d6f8a0c2e";
+
+/** A recorded body from test/fixtures/providers/, as text. */
+export const fixture = (name: string): string =>
+  readFileSync(new URL(`../../fixtures/providers/${name}`, import.meta.url), "utf8");
+
+export const jsonFixture = (name: string): unknown => JSON.parse(fixture(name));
+
+export const weatherTool = {
+  name: "get_weather",
+  description: "Current weather for a city.",
+  inputSchema: {
+    type: "object",
+    properties: { city: { type: "string" } },
+    required: ["city"],
+    additionalProperties: false,
+  },
+};
+
+export const request = (overrides: Partial<ProviderRequest> = {}): ProviderRequest => ({
+  system: "You are a travel assistant.",
+  messages: [{ role: "user", content: [{ type: "text", text: "Weather in Lisbon and Porto?" }] }],
+  tools: [weatherTool],
+  model: "default",
+  maxTokens: 1024,
+  temperature: 1,
+  stream: false,
+  prefixKey: null,
+  ...overrides,
+});
+
+/** An OpenAI provider whose SDK client talks to a FakeFetch (no retries, so errors surface at once). */
+export function fakeOpenAI(replies: FakeReply[], options: { api?: "responses" | "chat"; model?: string } = {}) {
+  const fake = new FakeFetch(replies);
+  const client = new OpenAI({ apiKey: CANARY_KEY, fetch: fake.fetch, maxRetries: 0 });
+  const provider = openaiProvider({ model: options.model ?? "gpt-5-mini", client, api: options.api ?? "responses" });
+  return { fake, provider };
+}
+
+export function fakeAnthropic(replies: FakeReply[], options: { model?: string } = {}) {
+  const fake = new FakeFetch(replies);
+  const client = new Anthropic({ apiKey: CANARY_KEY, fetch: fake.fetch, maxRetries: 0 });
+  const provider = anthropicProvider({ model: options.model ?? "claude-sonnet-4-5", client });
+  return { fake, provider };
+}
+
+export async function collect(events: AsyncIterable<ProviderStreamEvent>): Promise<ProviderStreamEvent[]> {
+  const all: ProviderStreamEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+}
+
+/** What a promise rejected with (a test failure if it resolved). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (error: unknown) => error,
+  );
+}
