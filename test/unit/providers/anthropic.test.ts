@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Message, ProviderStreamEvent } from "../../../src/index.js";
 import { ProviderError } from "../../../src/index.js";
-import { collect, fakeAnthropic, fixture, jsonFixture, rejection, request, weatherTool } from "./sdk-fixtures.js";
+import {
+  collect,
+  fakeAnthropic,
+  fixture,
+  jsonFixture,
+  rejection,
+  request,
+  streamOf,
+  weatherTool,
+} from "./sdk-fixtures.js";
 
 const history: Message[] = [
   { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
@@ -13,13 +22,24 @@ const history: Message[] = [
       { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Lisbon" } },
     ],
   },
-  { role: "tool", content: [{ type: "tool_result", toolCallId: "toolu_1", content: "boom", isError: true }] },
-  { role: "user", content: [{ type: "text", text: "" }, { type: "text", text: "And Porto?" }] },
+  {
+    role: "tool",
+    content: [{ type: "tool_result", toolCallId: "toolu_1", content: "boom", isError: true }],
+  },
+  {
+    role: "user",
+    content: [
+      { type: "text", text: "" },
+      { type: "text", text: "And Porto?" },
+    ],
+  },
 ];
 
 describe("anthropicProvider complete", () => {
   it("sends the exact request body and maps thinking, text and two tool_use blocks", async () => {
-    const { fake, provider } = fakeAnthropic([{ json: jsonFixture("anthropic-message-tool-use.json") }]);
+    const { fake, provider } = fakeAnthropic([
+      { json: jsonFixture("anthropic-message-tool-use.json") },
+    ]);
     const response = await provider.complete(request());
 
     expect(fake.requests[0]?.url).toBe("https://api.anthropic.com/v1/messages");
@@ -27,16 +47,34 @@ describe("anthropicProvider complete", () => {
     expect(fake.requests[0]?.body).toStrictEqual({
       model: "claude-sonnet-4-5",
       max_tokens: 1024,
-      messages: [{ role: "user", content: [{ type: "text", text: "Weather in Lisbon and Porto?" }] }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Weather in Lisbon and Porto?" }] },
+      ],
       system: "You are a travel assistant.",
-      tools: [{ name: "get_weather", description: "Current weather for a city.", input_schema: weatherTool.inputSchema }],
+      tools: [
+        {
+          name: "get_weather",
+          description: "Current weather for a city.",
+          input_schema: weatherTool.inputSchema,
+        },
+      ],
     });
     expect(response).toStrictEqual({
       content: [
         { type: "thinking", text: "Two cities: call the tool twice." },
         { type: "text", text: "I'll check both cities." },
-        { type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "get_weather", input: { city: "Lisbon" } },
-        { type: "tool_use", id: "toolu_01B19q90qw90lq917835lq8", name: "get_weather", input: { city: "Porto" } },
+        {
+          type: "tool_use",
+          id: "toolu_01A09q90qw90lq917835lq9",
+          name: "get_weather",
+          input: { city: "Lisbon" },
+        },
+        {
+          type: "tool_use",
+          id: "toolu_01B19q90qw90lq917835lq8",
+          name: "get_weather",
+          input: { city: "Porto" },
+        },
       ],
       toolCalls: [
         { id: "toolu_01A09q90qw90lq917835lq9", name: "get_weather", input: { city: "Lisbon" } },
@@ -49,10 +87,18 @@ describe("anthropicProvider complete", () => {
   });
 
   it("sends tool results in a user turn, merges same-role turns and marks cache breakpoints for a prefixKey", async () => {
-    const { fake, provider } = fakeAnthropic([{ json: jsonFixture("anthropic-message-tool-use.json") }]);
+    const { fake, provider } = fakeAnthropic([
+      { json: jsonFixture("anthropic-message-tool-use.json") },
+    ]);
     const second = { ...weatherTool, name: "get_time", description: "Local time." };
     await provider.complete(
-      request({ messages: history, tools: [weatherTool, second], prefixKey: "p1", temperature: 0, model: "claude-opus-4-1" }),
+      request({
+        messages: history,
+        tools: [weatherTool, second],
+        prefixKey: "p1",
+        temperature: 0,
+        model: "claude-opus-4-1",
+      }),
     );
     expect(fake.requests[0]?.body).toStrictEqual({
       model: "claude-opus-4-1",
@@ -74,9 +120,15 @@ describe("anthropicProvider complete", () => {
           ],
         },
       ],
-      system: [{ type: "text", text: "You are a travel assistant.", cache_control: { type: "ephemeral" } }],
+      system: [
+        { type: "text", text: "You are a travel assistant.", cache_control: { type: "ephemeral" } },
+      ],
       tools: [
-        { name: "get_weather", description: "Current weather for a city.", input_schema: weatherTool.inputSchema },
+        {
+          name: "get_weather",
+          description: "Current weather for a city.",
+          input_schema: weatherTool.inputSchema,
+        },
         {
           name: "get_time",
           description: "Local time.",
@@ -91,8 +143,10 @@ describe("anthropicProvider complete", () => {
 
 describe("anthropicProvider stream", () => {
   it("yields thinking and text deltas, then the response with input_json_delta assembled", async () => {
-    const { provider } = fakeAnthropic([{ sse: fixture("anthropic-stream-tool-use.sse"), chunkSize: 80 }]);
-    const events = await collect(provider.stream?.(request({ stream: true })) ?? []);
+    const { provider } = fakeAnthropic([
+      { sse: fixture("anthropic-stream-tool-use.sse"), chunkSize: 80 },
+    ]);
+    const events = await collect(streamOf(provider, request({ stream: true })));
     expect(events.slice(0, -1)).toStrictEqual<ProviderStreamEvent[]>([
       { type: "thinking_delta", text: "The user wants " },
       { type: "thinking_delta", text: "Lisbon's weather." },
@@ -104,9 +158,20 @@ describe("anthropicProvider stream", () => {
       content: [
         { type: "thinking", text: "The user wants Lisbon's weather." },
         { type: "text", text: "Okay, let's check." },
-        { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } },
+        {
+          type: "tool_use",
+          id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+          name: "get_weather",
+          input: { city: "Lisbon", unit: "celsius" },
+        },
       ],
-      toolCalls: [{ id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } }],
+      toolCalls: [
+        {
+          id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+          name: "get_weather",
+          input: { city: "Lisbon", unit: "celsius" },
+        },
+      ],
       stopReason: "tool_use",
       // message_delta's cumulative output count replaces message_start's.
       usage: { inputTokens: 472, outputTokens: 89, cacheReadTokens: 0, cacheWriteTokens: 1600 },
@@ -116,14 +181,14 @@ describe("anthropicProvider stream", () => {
 
   it("fails a stream cut mid tool input with a retryable ProviderError", async () => {
     const { provider } = fakeAnthropic([{ sse: fixture("anthropic-stream-cut.sse") }]);
-    const error = await rejection(collect(provider.stream?.(request({ stream: true })) ?? []));
+    const error = await rejection(collect(streamOf(provider, request({ stream: true }))));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ code: "unavailable", retryable: true });
   });
 
   it("turns an overloaded_error event inside the stream into code unavailable", async () => {
     const { provider } = fakeAnthropic([{ sse: fixture("anthropic-stream-overloaded.sse") }]);
-    const error = await rejection(collect(provider.stream?.(request({ stream: true })) ?? []));
+    const error = await rejection(collect(streamOf(provider, request({ stream: true }))));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ code: "unavailable", retryable: true });
     expect((error as Error).message).toContain("Overloaded");

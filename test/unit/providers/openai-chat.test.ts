@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/index.js";
 import { ProviderError } from "../../../src/index.js";
-import { collect, fakeOpenAI, fixture, jsonFixture, rejection, request, weatherTool } from "./sdk-fixtures.js";
+import {
+  collect,
+  fakeOpenAI,
+  fixture,
+  jsonFixture,
+  rejection,
+  request,
+  streamOf,
+  weatherTool,
+} from "./sdk-fixtures.js";
 
 const history: Message[] = [
   { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
@@ -12,13 +21,18 @@ const history: Message[] = [
       { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } },
     ],
   },
-  { role: "tool", content: [{ type: "tool_result", toolCallId: "call_1", content: "boom", isError: true }] },
+  {
+    role: "tool",
+    content: [{ type: "tool_result", toolCallId: "call_1", content: "boom", isError: true }],
+  },
   { role: "user", content: [{ type: "text", text: "And Porto?" }] },
 ];
 
 describe("openaiProvider (Chat Completions) complete", () => {
   it("sends the exact request body and maps parallel tool calls", async () => {
-    const { fake, provider } = fakeOpenAI([{ json: jsonFixture("openai-chat-tool-calls.json") }], { api: "chat" });
+    const { fake, provider } = fakeOpenAI([{ json: jsonFixture("openai-chat-tool-calls.json") }], {
+      api: "chat",
+    });
     const response = await provider.complete(request({ messages: history, prefixKey: "k1" }));
 
     expect(fake.requests[0]?.url).toBe("https://api.openai.com/v1/chat/completions");
@@ -31,7 +45,11 @@ describe("openaiProvider (Chat Completions) complete", () => {
           role: "assistant",
           content: null,
           tool_calls: [
-            { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Lisbon"}' } },
+            {
+              id: "call_1",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Lisbon"}' },
+            },
           ],
         },
         { role: "tool", tool_call_id: "call_1", content: "boom" },
@@ -40,7 +58,11 @@ describe("openaiProvider (Chat Completions) complete", () => {
       tools: [
         {
           type: "function",
-          function: { name: "get_weather", description: "Current weather for a city.", parameters: weatherTool.inputSchema },
+          function: {
+            name: "get_weather",
+            description: "Current weather for a city.",
+            parameters: weatherTool.inputSchema,
+          },
         },
       ],
       max_completion_tokens: 1024,
@@ -62,13 +84,20 @@ describe("openaiProvider (Chat Completions) complete", () => {
   });
 
   it("maps a refusal to its text and stopReason refusal", async () => {
-    const body = jsonFixture("openai-chat-tool-calls.json") as { choices: Array<Record<string, unknown>> };
+    const body = jsonFixture("openai-chat-tool-calls.json") as {
+      choices: Array<Record<string, unknown>>;
+    };
     const refused = {
       ...body,
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: null, refusal: "I can't help with that.", annotations: [] },
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: "I can't help with that.",
+            annotations: [],
+          },
           logprobs: null,
           finish_reason: "stop",
         },
@@ -83,11 +112,17 @@ describe("openaiProvider (Chat Completions) complete", () => {
 
 describe("openaiProvider (Chat Completions) stream", () => {
   it("streams text and assembles tool calls split across chunks by index", async () => {
-    const { fake, provider } = fakeOpenAI([{ sse: fixture("openai-chat-stream-tool-calls.sse"), chunkSize: 50 }], {
-      api: "chat",
+    const { fake, provider } = fakeOpenAI(
+      [{ sse: fixture("openai-chat-stream-tool-calls.sse"), chunkSize: 50 }],
+      {
+        api: "chat",
+      },
+    );
+    const events = await collect(streamOf(provider, request({ stream: true })));
+    expect(fake.requests[0]?.body).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
     });
-    const events = await collect(provider.stream?.(request({ stream: true })) ?? []);
-    expect(fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(events.slice(0, -1)).toStrictEqual([
       { type: "text_delta", text: "Checking" },
       { type: "text_delta", text: " now." },
@@ -96,8 +131,18 @@ describe("openaiProvider (Chat Completions) stream", () => {
     expect(last?.type === "response" ? last.response : undefined).toStrictEqual({
       content: [
         { type: "text", text: "Checking now." },
-        { type: "tool_use", id: "call_FthC9qRpsL5kBpwwyw6c7j4k", name: "get_weather", input: { city: "Lisbon" } },
-        { type: "tool_use", id: "call_9s8LzYQe1xWc2VvRk0mT3hNa", name: "get_time", input: { zone: "Europe/Lisbon" } },
+        {
+          type: "tool_use",
+          id: "call_FthC9qRpsL5kBpwwyw6c7j4k",
+          name: "get_weather",
+          input: { city: "Lisbon" },
+        },
+        {
+          type: "tool_use",
+          id: "call_9s8LzYQe1xWc2VvRk0mT3hNa",
+          name: "get_time",
+          input: { zone: "Europe/Lisbon" },
+        },
       ],
       toolCalls: [
         { id: "call_FthC9qRpsL5kBpwwyw6c7j4k", name: "get_weather", input: { city: "Lisbon" } },
@@ -114,7 +159,7 @@ describe("openaiProvider (Chat Completions) stream", () => {
     const cut = full.slice(0, full.indexOf('"finish_reason":"tool_calls"'));
     const upToLastEvent = cut.slice(0, cut.lastIndexOf("\n\n") + 2);
     const { provider } = fakeOpenAI([{ sse: upToLastEvent }], { api: "chat" });
-    const error = await rejection(collect(provider.stream?.(request({ stream: true })) ?? []));
+    const error = await rejection(collect(streamOf(provider, request({ stream: true }))));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ code: "unavailable", retryable: true });
   });

@@ -8,6 +8,7 @@ import {
   jsonFixture,
   rejection,
   request,
+  streamOf,
   weatherTool,
 } from "./sdk-fixtures.js";
 
@@ -21,12 +22,17 @@ const history: Message[] = [
       { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } },
     ],
   },
-  { role: "tool", content: [{ type: "tool_result", toolCallId: "call_1", content: "sunny", isError: false }] },
+  {
+    role: "tool",
+    content: [{ type: "tool_result", toolCallId: "call_1", content: "sunny", isError: false }],
+  },
 ];
 
 describe("openaiProvider (Responses API) complete", () => {
   it("sends the exact request body and maps a multi-tool-call response", async () => {
-    const { fake, provider } = fakeOpenAI([{ json: jsonFixture("openai-responses-tool-calls.json") }]);
+    const { fake, provider } = fakeOpenAI([
+      { json: jsonFixture("openai-responses-tool-calls.json") },
+    ]);
     const response = await provider.complete(request());
 
     expect(fake.requests).toHaveLength(1);
@@ -69,16 +75,30 @@ describe("openaiProvider (Responses API) complete", () => {
   });
 
   it("converts a conversation with tool calls and results; prefixKey, temperature and model go through", async () => {
-    const { fake, provider } = fakeOpenAI([{ json: jsonFixture("openai-responses-tool-calls.json") }]);
+    const { fake, provider } = fakeOpenAI([
+      { json: jsonFixture("openai-responses-tool-calls.json") },
+    ]);
     await provider.complete(
-      request({ messages: history, model: "gpt-5", temperature: 0.2, prefixKey: "a1b2c3", tools: [], system: "" }),
+      request({
+        messages: history,
+        model: "gpt-5",
+        temperature: 0.2,
+        prefixKey: "a1b2c3",
+        tools: [],
+        system: "",
+      }),
     );
     expect(fake.requests[0]?.body).toStrictEqual({
       model: "gpt-5",
       input: [
         { role: "user", content: "Weather in Lisbon?" },
         { role: "assistant", content: "Checking." },
-        { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"Lisbon"}' },
+        {
+          type: "function_call",
+          call_id: "call_1",
+          name: "get_weather",
+          arguments: '{"city":"Lisbon"}',
+        },
         { type: "function_call_output", call_id: "call_1", output: "sunny" },
       ],
       max_output_tokens: 1024,
@@ -104,8 +124,10 @@ describe("openaiProvider (Responses API) complete", () => {
 
 describe("openaiProvider (Responses API) stream", () => {
   it("yields reasoning and text deltas, then the response with tool arguments assembled", async () => {
-    const { fake, provider } = fakeOpenAI([{ sse: fixture("openai-responses-stream-tool-call.sse"), chunkSize: 97 }]);
-    const events = await collect(provider.stream?.(request({ stream: true })) ?? []);
+    const { fake, provider } = fakeOpenAI([
+      { sse: fixture("openai-responses-stream-tool-call.sse"), chunkSize: 97 },
+    ]);
+    const events = await collect(streamOf(provider, request({ stream: true })));
 
     expect(fake.requests[0]?.body).toMatchObject({ stream: true, model: "gpt-5-mini" });
     const deltas = events.filter((event) => event.type !== "response");
@@ -121,9 +143,16 @@ describe("openaiProvider (Responses API) stream", () => {
       content: [
         { type: "thinking", text: "Need the weather tool." },
         { type: "text", text: "Let me check." },
-        { type: "tool_use", id: "call_Xk3Yq2", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } },
+        {
+          type: "tool_use",
+          id: "call_Xk3Yq2",
+          name: "get_weather",
+          input: { city: "Lisbon", unit: "celsius" },
+        },
       ],
-      toolCalls: [{ id: "call_Xk3Yq2", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } }],
+      toolCalls: [
+        { id: "call_Xk3Yq2", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } },
+      ],
       stopReason: "tool_use",
       usage: { inputTokens: 176, outputTokens: 58, cacheReadTokens: 1024, cacheWriteTokens: 0 },
       model: "gpt-5-mini-2025-08-07",
@@ -135,7 +164,7 @@ describe("openaiProvider (Responses API) stream", () => {
     const seen: ProviderStreamEvent[] = [];
     const error = await rejection(
       (async () => {
-        for await (const event of provider.stream?.(request({ stream: true })) ?? []) seen.push(event);
+        for await (const event of streamOf(provider, request({ stream: true }))) seen.push(event);
       })(),
     );
     expect(seen.map((event) => event.type)).not.toContain("response");
@@ -145,8 +174,10 @@ describe("openaiProvider (Responses API) stream", () => {
   });
 
   it("fails a stream whose connection breaks mid-way with a retryable ProviderError", async () => {
-    const { provider } = fakeOpenAI([{ sse: fixture("openai-responses-stream-cut.sse"), end: "error" }]);
-    const error = await rejection(collect(provider.stream?.(request({ stream: true })) ?? []));
+    const { provider } = fakeOpenAI([
+      { sse: fixture("openai-responses-stream-cut.sse"), end: "error" },
+    ]);
+    const error = await rejection(collect(streamOf(provider, request({ stream: true }))));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ code: "unavailable", retryable: true });
     expect((error as Error).message).toContain("terminated");

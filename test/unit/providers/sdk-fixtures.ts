@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import type { ProviderRequest, ProviderStreamEvent } from "../../../src/index.js";
+import type {
+  Provider,
+  ProviderCallOptions,
+  ProviderRequest,
+  ProviderStreamEvent,
+} from "../../../src/index.js";
 import { anthropicProvider, openaiProvider } from "../../../src/index.js";
 import { FakeFetch, type FakeReply } from "../../../src/testing.js";
 
@@ -38,10 +43,17 @@ export const request = (overrides: Partial<ProviderRequest> = {}): ProviderReque
 });
 
 /** An OpenAI provider whose SDK client talks to a FakeFetch (no retries, so errors surface at once). */
-export function fakeOpenAI(replies: FakeReply[], options: { api?: "responses" | "chat"; model?: string } = {}) {
+export function fakeOpenAI(
+  replies: FakeReply[],
+  options: { api?: "responses" | "chat"; model?: string } = {},
+) {
   const fake = new FakeFetch(replies);
   const client = new OpenAI({ apiKey: CANARY_KEY, fetch: fake.fetch, maxRetries: 0 });
-  const provider = openaiProvider({ model: options.model ?? "gpt-5-mini", client, api: options.api ?? "responses" });
+  const provider = openaiProvider({
+    model: options.model ?? "gpt-5-mini",
+    client,
+    api: options.api ?? "responses",
+  });
   return { fake, provider };
 }
 
@@ -52,7 +64,9 @@ export function fakeAnthropic(replies: FakeReply[], options: { model?: string } 
   return { fake, provider };
 }
 
-export async function collect(events: AsyncIterable<ProviderStreamEvent>): Promise<ProviderStreamEvent[]> {
+export async function collect(
+  events: AsyncIterable<ProviderStreamEvent>,
+): Promise<ProviderStreamEvent[]> {
   const all: ProviderStreamEvent[] = [];
   for await (const event of events) all.push(event);
   return all;
@@ -66,4 +80,18 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     },
     (error: unknown) => error,
   );
+}
+
+/** A server-sent-events body of named events (`event: <type>` then `data: <json>`). */
+export const sseOf = (events: ReadonlyArray<{ type: string; [field: string]: unknown }>): string =>
+  events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("");
+
+/** The provider's stream (every SDK adapter has one). */
+export function streamOf(
+  provider: Provider,
+  providerRequest: ProviderRequest,
+  options?: ProviderCallOptions,
+): AsyncIterable<ProviderStreamEvent> {
+  if (provider.stream === undefined) throw new Error(`${provider.name} has no stream()`);
+  return provider.stream(providerRequest, options);
 }
