@@ -15,7 +15,7 @@ const weather = tool({
 });
 
 // A server-sent-events body as the Messages API streams it.
-const sse = (events: ReadonlyArray<{ type: string }>) =>
+const sse = (events: ReadonlyArray<{ type: string; [field: string]: unknown }>) =>
   events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("");
 const usage = (input: number, read: number, write: number, output: number) => ({
   input_tokens: input,
