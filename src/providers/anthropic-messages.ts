@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
+import { requestOptionsOf } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming;
@@ -143,7 +144,9 @@ export async function completeMessages(
   context: CallContext,
 ): Promise<ProviderResponse> {
   try {
-    return fromMessage(await context.client.messages.create(params, { signal: context.signal }));
+    return fromMessage(
+      await context.client.messages.create(params, requestOptionsOf(context.signal)),
+    );
   } catch (error) {
     throw toProviderError(error, {
       provider: PROVIDER,
@@ -198,7 +201,7 @@ export async function* streamMessages(
   try {
     const stream = await context.client.messages.create(
       { ...params, stream: true },
-      { signal: context.signal },
+      requestOptionsOf(context.signal),
     );
     for await (const event of stream) {
       switch (event.type) {

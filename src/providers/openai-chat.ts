@@ -3,6 +3,7 @@ import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
 import type { CallContext } from "./openai-responses.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
+import { requestOptionsOf } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
@@ -168,7 +169,7 @@ export async function* streamChat(
   try {
     const stream = await context.client.chat.completions.create(
       { ...params, stream: true, stream_options: { include_usage: true } },
-      { signal: context.signal },
+      requestOptionsOf(context.signal),
     );
     for await (const chunk of stream) {
       model = chunk.model;

@@ -2,6 +2,7 @@ import type OpenAI from "openai";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason } from "../core/values.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
+import { requestOptionsOf } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -144,7 +145,10 @@ export async function completeResponses(
   context: CallContext,
 ): Promise<ProviderResponse> {
   try {
-    const response = await context.client.responses.create(params, { signal: context.signal });
+    const response = await context.client.responses.create(
+      params,
+      requestOptionsOf(context.signal),
+    );
     return fromResponse(response);
   } catch (error) {
     throw toProviderError(error, {
@@ -169,7 +173,7 @@ export async function* streamResponses(
   try {
     const stream = await context.client.responses.create(
       { ...params, stream: true },
-      { signal: context.signal },
+      requestOptionsOf(context.signal),
     );
     for await (const event of stream) {
       switch (event.type) {

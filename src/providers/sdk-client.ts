@@ -48,3 +48,8 @@ export function requireKey(hasKey: boolean, factory: string, variable: string): 
     );
   }
 }
+
+/** The SDK's per-request options: none without a signal (the SDK does less work then). */
+export const requestOptionsOf = (
+  signal: AbortSignal | undefined,
+): { signal: AbortSignal } | undefined => (signal === undefined ? undefined : { signal });
