@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
-import { requestOptionsOf } from "./sdk-client.js";
+import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = Anthropic.Messages.MessageCreateParamsNonStreaming;
@@ -133,11 +133,7 @@ export function fromMessage(message: ApiMessage): ProviderResponse {
   );
 }
 
-export interface CallContext {
-  client: Anthropic;
-  signal: AbortSignal | undefined;
-  secrets: readonly string[];
-}
+type CallContext = SdkCallContext<Anthropic>;
 
 export async function completeMessages(
   params: Params,

@@ -7,21 +7,9 @@ import type {
   ProviderStreamEvent,
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
-import {
-  type CallContext,
-  completeMessages,
-  messagesParams,
-  streamMessages,
-} from "./anthropic-messages.js";
+import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
 import { chooseModel } from "./response-parts.js";
-import {
-  lazyClient,
-  parseOptions,
-  requireKey,
-  sdkProviderOptions,
-  secretsOf,
-} from "./sdk-client.js";
-import { toProviderError } from "./sdk-errors.js";
+import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
 export interface AnthropicProviderOptions {
   /**
@@ -62,29 +50,16 @@ const Options = z
  */
 export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   const parsed = parseOptions(Options, options, "anthropicProvider");
-  const envKey = process.env.ANTHROPIC_API_KEY;
-  requireKey(
-    parsed.client !== undefined || parsed.apiKey !== undefined || Boolean(envKey),
-    "anthropicProvider",
-    "ANTHROPIC_API_KEY",
-  );
-  const secrets = secretsOf(parsed.apiKey, parsed.client?.apiKey, envKey);
-  const client = lazyClient(parsed.client, async () => {
-    const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
-    return new AnthropicClient({
-      ...(parsed.apiKey === undefined ? {} : { apiKey: parsed.apiKey }),
-      ...(parsed.baseURL === undefined ? {} : { baseURL: parsed.baseURL }),
-      ...(parsed.maxRetries === undefined ? {} : { maxRetries: parsed.maxRetries }),
-    });
+  const context = sdkCaller<Anthropic>({
+    factory: "anthropicProvider",
+    label: "Anthropic",
+    variable: "ANTHROPIC_API_KEY",
+    options: parsed,
+    load: async (settings) => {
+      const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+      return new AnthropicClient(settings);
+    },
   });
-
-  const context = async (call: ProviderCallOptions): Promise<CallContext> => {
-    try {
-      return { client: await client(), signal: call.signal, secrets };
-    } catch (error) {
-      throw toProviderError(error, { provider: "Anthropic", signal: call.signal, secrets });
-    }
-  };
 
   return {
     name: parsed.name ?? "anthropic",

@@ -1,9 +1,8 @@
 import type OpenAI from "openai";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
-import type { CallContext } from "./openai-responses.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
-import { requestOptionsOf } from "./sdk-client.js";
+import { type CallContext, requestOptionsOf } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
@@ -136,7 +135,7 @@ export function fromChatCompletion(completion: OpenAI.Chat.ChatCompletion): Prov
 
 export async function completeChat(
   params: Params,
-  context: CallContext,
+  context: CallContext<OpenAI>,
 ): Promise<ProviderResponse> {
   try {
     const completion = await context.client.chat.completions.create(params, {
@@ -158,7 +157,7 @@ export async function completeChat(
  */
 export async function* streamChat(
   params: Params,
-  context: CallContext,
+  context: CallContext<OpenAI>,
 ): AsyncGenerator<ProviderStreamEvent> {
   let text = "";
   let refusal = "";

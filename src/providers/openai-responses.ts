@@ -2,7 +2,7 @@ import type OpenAI from "openai";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason } from "../core/values.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
-import { requestOptionsOf } from "./sdk-client.js";
+import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -134,11 +134,7 @@ export function fromResponse(
   );
 }
 
-export interface CallContext {
-  client: OpenAI;
-  signal: AbortSignal | undefined;
-  secrets: readonly string[];
-}
+type CallContext = SdkCallContext<OpenAI>;
 
 export async function completeResponses(
   params: Params,

@@ -8,21 +8,9 @@ import type {
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
 import { chatParams, completeChat, streamChat } from "./openai-chat.js";
-import {
-  type CallContext,
-  completeResponses,
-  responsesParams,
-  streamResponses,
-} from "./openai-responses.js";
+import { completeResponses, responsesParams, streamResponses } from "./openai-responses.js";
 import { chooseModel } from "./response-parts.js";
-import {
-  lazyClient,
-  parseOptions,
-  requireKey,
-  sdkProviderOptions,
-  secretsOf,
-} from "./sdk-client.js";
-import { toProviderError } from "./sdk-errors.js";
+import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
 export interface OpenAIProviderOptions {
   /**
@@ -67,30 +55,17 @@ const Options = z
  */
 export function openaiProvider(options: OpenAIProviderOptions): Provider {
   const parsed = parseOptions(Options, options, "openaiProvider");
-  const envKey = process.env.OPENAI_API_KEY;
-  requireKey(
-    parsed.client !== undefined || parsed.apiKey !== undefined || Boolean(envKey),
-    "openaiProvider",
-    "OPENAI_API_KEY",
-  );
-  const secrets = secretsOf(parsed.apiKey, parsed.client?.apiKey, envKey);
-  const client = lazyClient(parsed.client, async () => {
-    const { default: OpenAIClient } = await import("openai");
-    return new OpenAIClient({
-      ...(parsed.apiKey === undefined ? {} : { apiKey: parsed.apiKey }),
-      ...(parsed.baseURL === undefined ? {} : { baseURL: parsed.baseURL }),
-      ...(parsed.maxRetries === undefined ? {} : { maxRetries: parsed.maxRetries }),
-    });
+  const context = sdkCaller<OpenAI>({
+    factory: "openaiProvider",
+    label: "OpenAI",
+    variable: "OPENAI_API_KEY",
+    options: parsed,
+    load: async (settings) => {
+      const { default: OpenAIClient } = await import("openai");
+      return new OpenAIClient(settings);
+    },
   });
   const chat = parsed.api === "chat";
-
-  const context = async (call: ProviderCallOptions): Promise<CallContext> => {
-    try {
-      return { client: await client(), signal: call.signal, secrets };
-    } catch (error) {
-      throw toProviderError(error, { provider: "OpenAI", signal: call.signal, secrets });
-    }
-  };
 
   return {
     name: parsed.name ?? "openai",

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import type { ProviderCallOptions } from "../core/provider.js";
 import { describeIssues } from "../tools/validate.js";
+import { toProviderError } from "./sdk-errors.js";
 
 /** The options every SDK-backed provider shares, validated once at construction. */
 export const sdkProviderOptions = {
@@ -20,33 +22,70 @@ export function parseOptions<T>(schema: z.ZodType<T>, options: unknown, factory:
   return parsed.data;
 }
 
-/** A client given by the caller is used as is; otherwise one is built on the first call. */
-export function lazyClient<Client>(
-  given: Client | undefined,
-  build: () => Promise<Client>,
-): () => Promise<Client> {
-  let client: Promise<Client> | undefined =
-    given === undefined ? undefined : Promise.resolve(given);
-  return () => {
-    client ??= build();
-    return client;
+/** What one call of an adapter needs: the SDK client, the call's signal, the key to scrub. */
+export interface CallContext<Client> {
+  client: Client;
+  signal: AbortSignal | undefined;
+  secrets: readonly string[];
+}
+
+/** The settings of a client the provider builds itself; both SDKs take them as they are. */
+export interface ClientSettings {
+  apiKey?: string;
+  baseURL?: string;
+  maxRetries?: number;
+}
+
+export interface SdkCallerSetup<Client> {
+  /** The factory's name, for errors: "openaiProvider". */
+  factory: string;
+  /** The API's name, for error messages: "OpenAI". */
+  label: string;
+  /** The environment variable the SDK reads the key from. */
+  variable: string;
+  options: {
+    apiKey?: string | undefined;
+    baseURL?: string | undefined;
+    maxRetries?: number | undefined;
+    client?: (Client & { apiKey?: unknown }) | undefined;
   };
+  /** Loads the SDK (on the first call, so importing harnessx does not) and builds a client. */
+  load: (settings: ClientSettings) => Promise<Client>;
 }
 
-/** The API keys a provider must never let out: its option, its client's, its environment's. */
-export function secretsOf(...candidates: unknown[]): string[] {
-  return candidates.filter(
-    (value): value is string => typeof value === "string" && value.length > 0,
-  );
-}
-
-/** Fails at construction, not at the first call, when no key can be found. */
-export function requireKey(hasKey: boolean, factory: string, variable: string): void {
-  if (!hasKey) {
+/**
+ * The per-call context of an SDK-backed provider: a client given in the options is used as is;
+ * otherwise one is built on the first call. Fails at construction when no key can be found.
+ */
+export function sdkCaller<Client>(
+  setup: SdkCallerSetup<Client>,
+): (call: ProviderCallOptions) => Promise<CallContext<Client>> {
+  const { options } = setup;
+  const envKey = process.env[setup.variable];
+  if (options.client === undefined && options.apiKey === undefined && !envKey) {
     throw new ConfigError(
-      `${factory} needs an API key: pass \`apiKey\` or \`client\`, or set ${variable}.`,
+      `${setup.factory} needs an API key: pass \`apiKey\` or \`client\`, or set ${setup.variable}.`,
     );
   }
+  const secrets = [options.apiKey, options.client?.apiKey, envKey].filter(
+    (value): value is string => typeof value === "string" && value.length > 0,
+  );
+  let client: Promise<Client> | undefined =
+    options.client === undefined ? undefined : Promise.resolve(options.client);
+  const build = () =>
+    setup.load({
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+    });
+  return async (call) => {
+    try {
+      client ??= build();
+      return { client: await client, signal: call.signal, secrets };
+    } catch (error) {
+      throw toProviderError(error, { provider: setup.label, signal: call.signal, secrets });
+    }
+  };
 }
 
 /** The SDK's per-request options: none without a signal (the SDK does less work then). */
