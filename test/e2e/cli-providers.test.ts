@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { messageItem, responsesReply } from "../support/sdk-fixtures.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -50,30 +51,12 @@ describe("harnessx --provider", () => {
   describe("with a key, against a local server speaking the Responses API", () => {
     let server: Server;
     const bodies: Array<{ model: string; stream?: boolean }> = [];
-    const answer = {
-      id: "resp_cli",
-      object: "response",
-      created_at: 1756315700,
-      status: "completed",
-      error: null,
-      incomplete_details: null,
-      model: "gpt-5-mini-2025-08-07",
-      output: [
-        {
-          id: "msg_cli",
-          type: "message",
-          status: "completed",
-          role: "assistant",
-          content: [{ type: "output_text", text: "Answered by the fake server.", annotations: [] }],
-        },
-      ],
-      usage: {
-        input_tokens: 10,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: 5,
-        total_tokens: 15,
-      },
-    };
+    const answer = responsesReply([messageItem("Answered by the fake server.")], {
+      input: 10,
+      cached: 0,
+      output: 5,
+    });
+
     const read = async (request: IncomingMessage): Promise<string> => {
       let text = "";
       for await (const chunk of request) text += String(chunk);
@@ -92,7 +75,7 @@ describe("harnessx --provider", () => {
                 type: "response.output_text.delta",
                 output_index: 0,
                 content_index: 0,
-                item_id: "msg_cli",
+                item_id: "msg_recorded",
                 delta: "Answered by the fake server.",
               },
               { type: "response.output_item.done", output_index: 0, item: answer.output[0] },

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, type RunEvent, tool } from "../../../src/index.js";
-import { fakeAnthropic, fakeOpenAI, fixture, jsonFixture, sseOf } from "./sdk-fixtures.js";
+import {
+  fakeAnthropic,
+  fakeOpenAI,
+  fixture,
+  jsonFixture,
+  messageItem,
+  responsesReply,
+  sseOf,
+} from "../../support/sdk-fixtures.js";
 
 const getWeather = tool({
   name: "get_weather",
@@ -10,31 +18,11 @@ const getWeather = tool({
   handler: async ({ city }) => `${city}: sunny, 21°C`,
 });
 
-const openaiFinal = {
-  id: "resp_final",
-  object: "response",
-  created_at: 1756315700,
-  status: "completed",
-  error: null,
-  incomplete_details: null,
-  model: "gpt-5-mini-2025-08-07",
-  output: [
-    {
-      id: "msg_final",
-      type: "message",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Lisbon is sunny.", annotations: [] }],
-    },
-  ],
-  usage: {
-    input_tokens: 1300,
-    input_tokens_details: { cached_tokens: 1200 },
-    output_tokens: 6,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 1306,
-  },
-};
+const openaiFinal = responsesReply([messageItem("Lisbon is sunny.")], {
+  input: 1300,
+  cached: 1200,
+  output: 6,
+});
 
 const anthropicFinal = {
   id: "msg_final",

@@ -1,39 +1,19 @@
 import { describe, expect, it } from "vitest";
-import type { Message, ProviderStreamEvent } from "../../../src/index.js";
+import type { ProviderStreamEvent } from "../../../src/index.js";
 import { ProviderError } from "../../../src/index.js";
 import {
   collect,
+  expectedResponse,
   fakeAnthropic,
   fixture,
   jsonFixture,
   rejection,
   request,
+  streamed,
   streamOf,
+  toolHistory,
   weatherTool,
-} from "./sdk-fixtures.js";
-
-const history: Message[] = [
-  { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
-  {
-    role: "assistant",
-    content: [
-      { type: "thinking", text: "Use the tool." },
-      { type: "text", text: "Checking." },
-      { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Lisbon" } },
-    ],
-  },
-  {
-    role: "tool",
-    content: [{ type: "tool_result", toolCallId: "toolu_1", content: "boom", isError: true }],
-  },
-  {
-    role: "user",
-    content: [
-      { type: "text", text: "" },
-      { type: "text", text: "And Porto?" },
-    ],
-  },
-];
+} from "../../support/sdk-fixtures.js";
 
 describe("anthropicProvider complete", () => {
   it("sends the exact request body and maps thinking, text and two tool_use blocks", async () => {
@@ -59,31 +39,29 @@ describe("anthropicProvider complete", () => {
         },
       ],
     });
-    expect(response).toStrictEqual({
-      content: [
-        { type: "thinking", text: "Two cities: call the tool twice." },
-        { type: "text", text: "I'll check both cities." },
-        {
-          type: "tool_use",
-          id: "toolu_01A09q90qw90lq917835lq9",
-          name: "get_weather",
-          input: { city: "Lisbon" },
-        },
-        {
-          type: "tool_use",
-          id: "toolu_01B19q90qw90lq917835lq8",
-          name: "get_weather",
-          input: { city: "Porto" },
-        },
-      ],
-      toolCalls: [
-        { id: "toolu_01A09q90qw90lq917835lq9", name: "get_weather", input: { city: "Lisbon" } },
-        { id: "toolu_01B19q90qw90lq917835lq8", name: "get_weather", input: { city: "Porto" } },
-      ],
-      stopReason: "tool_use",
-      usage: { inputTokens: 48, outputTokens: 96, cacheReadTokens: 1850, cacheWriteTokens: 0 },
-      model: "claude-sonnet-4-5-20250929",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "thinking", text: "Two cities: call the tool twice." },
+          { type: "text", text: "I'll check both cities." },
+          {
+            type: "tool_use",
+            id: "toolu_01A09q90qw90lq917835lq9",
+            name: "get_weather",
+            input: { city: "Lisbon" },
+          },
+          {
+            type: "tool_use",
+            id: "toolu_01B19q90qw90lq917835lq8",
+            name: "get_weather",
+            input: { city: "Porto" },
+          },
+        ],
+        stopReason: "tool_use",
+        usage: { inputTokens: 48, outputTokens: 96, cacheReadTokens: 1850, cacheWriteTokens: 0 },
+        model: "claude-sonnet-4-5-20250929",
+      }),
+    );
   });
 
   it("sends tool results in a user turn, merges same-role turns and marks cache breakpoints for a prefixKey", async () => {
@@ -93,7 +71,7 @@ describe("anthropicProvider complete", () => {
     const second = { ...weatherTool, name: "get_time", description: "Local time." };
     await provider.complete(
       request({
-        messages: history,
+        messages: toolHistory,
         tools: [weatherTool, second],
         prefixKey: "p1",
         temperature: 0,
@@ -109,13 +87,13 @@ describe("anthropicProvider complete", () => {
           role: "assistant",
           content: [
             { type: "text", text: "Checking." },
-            { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Lisbon" } },
+            { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } },
           ],
         },
         {
           role: "user",
           content: [
-            { type: "tool_result", tool_use_id: "toolu_1", content: "boom", is_error: true },
+            { type: "tool_result", tool_use_id: "call_1", content: "boom", is_error: true },
             { type: "text", text: "And Porto?" },
           ],
         },
@@ -146,37 +124,31 @@ describe("anthropicProvider stream", () => {
     const { provider } = fakeAnthropic([
       { sse: fixture("anthropic-stream-tool-use.sse"), chunkSize: 80 },
     ]);
-    const events = await collect(streamOf(provider, request({ stream: true })));
-    expect(events.slice(0, -1)).toStrictEqual<ProviderStreamEvent[]>([
+    const { deltas, response } = await streamed(provider);
+    expect(deltas).toStrictEqual<ProviderStreamEvent[]>([
       { type: "thinking_delta", text: "The user wants " },
       { type: "thinking_delta", text: "Lisbon's weather." },
       { type: "text_delta", text: "Okay, let" },
       { type: "text_delta", text: "'s check." },
     ]);
-    const last = events.at(-1);
-    expect(last?.type === "response" ? last.response : undefined).toStrictEqual({
-      content: [
-        { type: "thinking", text: "The user wants Lisbon's weather." },
-        { type: "text", text: "Okay, let's check." },
-        {
-          type: "tool_use",
-          id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
-          name: "get_weather",
-          input: { city: "Lisbon", unit: "celsius" },
-        },
-      ],
-      toolCalls: [
-        {
-          id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
-          name: "get_weather",
-          input: { city: "Lisbon", unit: "celsius" },
-        },
-      ],
-      stopReason: "tool_use",
-      // message_delta's cumulative output count replaces message_start's.
-      usage: { inputTokens: 472, outputTokens: 89, cacheReadTokens: 0, cacheWriteTokens: 1600 },
-      model: "claude-sonnet-4-5-20250929",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "thinking", text: "The user wants Lisbon's weather." },
+          { type: "text", text: "Okay, let's check." },
+          {
+            type: "tool_use",
+            id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+            name: "get_weather",
+            input: { city: "Lisbon", unit: "celsius" },
+          },
+        ],
+        stopReason: "tool_use",
+        // message_delta's cumulative output count replaces message_start's.
+        usage: { inputTokens: 472, outputTokens: 89, cacheReadTokens: 0, cacheWriteTokens: 1600 },
+        model: "claude-sonnet-4-5-20250929",
+      }),
+    );
   });
 
   it("fails a stream cut mid tool input with a retryable ProviderError", async () => {

@@ -1,39 +1,25 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../../src/index.js";
 import { ProviderError } from "../../../src/index.js";
 import {
   collect,
+  expectedResponse,
   fakeOpenAI,
   fixture,
   jsonFixture,
   rejection,
   request,
+  streamed,
   streamOf,
+  toolHistory,
   weatherTool,
-} from "./sdk-fixtures.js";
-
-const history: Message[] = [
-  { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
-  {
-    role: "assistant",
-    content: [
-      { type: "thinking", text: "Use the tool." },
-      { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } },
-    ],
-  },
-  {
-    role: "tool",
-    content: [{ type: "tool_result", toolCallId: "call_1", content: "boom", isError: true }],
-  },
-  { role: "user", content: [{ type: "text", text: "And Porto?" }] },
-];
+} from "../../support/sdk-fixtures.js";
 
 describe("openaiProvider (Chat Completions) complete", () => {
   it("sends the exact request body and maps parallel tool calls", async () => {
     const { fake, provider } = fakeOpenAI([{ json: jsonFixture("openai-chat-tool-calls.json") }], {
       api: "chat",
     });
-    const response = await provider.complete(request({ messages: history, prefixKey: "k1" }));
+    const response = await provider.complete(request({ messages: toolHistory, prefixKey: "k1" }));
 
     expect(fake.requests[0]?.url).toBe("https://api.openai.com/v1/chat/completions");
     expect(fake.requests[0]?.body).toStrictEqual({
@@ -43,7 +29,7 @@ describe("openaiProvider (Chat Completions) complete", () => {
         { role: "user", content: "Weather in Lisbon?" },
         {
           role: "assistant",
-          content: null,
+          content: "Checking.",
           tool_calls: [
             {
               id: "call_1",
@@ -68,19 +54,17 @@ describe("openaiProvider (Chat Completions) complete", () => {
       max_completion_tokens: 1024,
       prompt_cache_key: "k1",
     });
-    expect(response).toStrictEqual({
-      content: [
-        { type: "tool_use", id: "call_abc123", name: "get_weather", input: { city: "Lisbon" } },
-        { type: "tool_use", id: "call_def456", name: "get_weather", input: { city: "Porto" } },
-      ],
-      toolCalls: [
-        { id: "call_abc123", name: "get_weather", input: { city: "Lisbon" } },
-        { id: "call_def456", name: "get_weather", input: { city: "Porto" } },
-      ],
-      stopReason: "tool_use",
-      usage: { inputTokens: 220, outputTokens: 42, cacheReadTokens: 1280, cacheWriteTokens: 0 },
-      model: "gpt-4.1-2025-04-14",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "tool_use", id: "call_abc123", name: "get_weather", input: { city: "Lisbon" } },
+          { type: "tool_use", id: "call_def456", name: "get_weather", input: { city: "Porto" } },
+        ],
+        stopReason: "tool_use",
+        usage: { inputTokens: 220, outputTokens: 42, cacheReadTokens: 1280, cacheWriteTokens: 0 },
+        model: "gpt-4.1-2025-04-14",
+      }),
+    );
   });
 
   it("maps a refusal to its text and stopReason refusal", async () => {
@@ -118,40 +102,37 @@ describe("openaiProvider (Chat Completions) stream", () => {
         api: "chat",
       },
     );
-    const events = await collect(streamOf(provider, request({ stream: true })));
+    const { deltas, response } = await streamed(provider);
     expect(fake.requests[0]?.body).toMatchObject({
       stream: true,
       stream_options: { include_usage: true },
     });
-    expect(events.slice(0, -1)).toStrictEqual([
+    expect(deltas).toStrictEqual([
       { type: "text_delta", text: "Checking" },
       { type: "text_delta", text: " now." },
     ]);
-    const last = events.at(-1);
-    expect(last?.type === "response" ? last.response : undefined).toStrictEqual({
-      content: [
-        { type: "text", text: "Checking now." },
-        {
-          type: "tool_use",
-          id: "call_FthC9qRpsL5kBpwwyw6c7j4k",
-          name: "get_weather",
-          input: { city: "Lisbon" },
-        },
-        {
-          type: "tool_use",
-          id: "call_9s8LzYQe1xWc2VvRk0mT3hNa",
-          name: "get_time",
-          input: { zone: "Europe/Lisbon" },
-        },
-      ],
-      toolCalls: [
-        { id: "call_FthC9qRpsL5kBpwwyw6c7j4k", name: "get_weather", input: { city: "Lisbon" } },
-        { id: "call_9s8LzYQe1xWc2VvRk0mT3hNa", name: "get_time", input: { zone: "Europe/Lisbon" } },
-      ],
-      stopReason: "tool_use",
-      usage: { inputTokens: 388, outputTokens: 40, cacheReadTokens: 512, cacheWriteTokens: 0 },
-      model: "gpt-4.1-2025-04-14",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "text", text: "Checking now." },
+          {
+            type: "tool_use",
+            id: "call_FthC9qRpsL5kBpwwyw6c7j4k",
+            name: "get_weather",
+            input: { city: "Lisbon" },
+          },
+          {
+            type: "tool_use",
+            id: "call_9s8LzYQe1xWc2VvRk0mT3hNa",
+            name: "get_time",
+            input: { zone: "Europe/Lisbon" },
+          },
+        ],
+        stopReason: "tool_use",
+        usage: { inputTokens: 388, outputTokens: 40, cacheReadTokens: 512, cacheWriteTokens: 0 },
+        model: "gpt-4.1-2025-04-14",
+      }),
+    );
   });
 
   it("fails a stream cut before its finish reason", async () => {

@@ -1,32 +1,19 @@
 import { describe, expect, it } from "vitest";
-import type { Message, ProviderStreamEvent } from "../../../src/index.js";
+import type { ProviderStreamEvent } from "../../../src/index.js";
 import { ProviderError } from "../../../src/index.js";
 import {
   collect,
+  expectedResponse,
   fakeOpenAI,
   fixture,
   jsonFixture,
   rejection,
   request,
+  streamed,
   streamOf,
+  toolHistory,
   weatherTool,
-} from "./sdk-fixtures.js";
-
-const history: Message[] = [
-  { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
-  {
-    role: "assistant",
-    content: [
-      { type: "thinking", text: "Use the tool." },
-      { type: "text", text: "Checking." },
-      { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } },
-    ],
-  },
-  {
-    role: "tool",
-    content: [{ type: "tool_result", toolCallId: "call_1", content: "sunny", isError: false }],
-  },
-];
+} from "../../support/sdk-fixtures.js";
 
 describe("openaiProvider (Responses API) complete", () => {
   it("sends the exact request body and maps a multi-tool-call response", async () => {
@@ -56,22 +43,20 @@ describe("openaiProvider (Responses API) complete", () => {
       max_output_tokens: 1024,
     });
 
-    expect(response).toStrictEqual({
-      content: [
-        { type: "thinking", text: "The user wants the weather in two cities." },
-        { type: "text", text: "Checking both cities." },
-        { type: "tool_use", id: "call_12345xyz", name: "get_weather", input: { city: "Lisbon" } },
-        { type: "tool_use", id: "call_67890abc", name: "get_weather", input: { city: "Porto" } },
-      ],
-      toolCalls: [
-        { id: "call_12345xyz", name: "get_weather", input: { city: "Lisbon" } },
-        { id: "call_67890abc", name: "get_weather", input: { city: "Porto" } },
-      ],
-      stopReason: "tool_use",
-      // 2006 input tokens of which 1920 cached: inputTokens excludes them.
-      usage: { inputTokens: 86, outputTokens: 120, cacheReadTokens: 1920, cacheWriteTokens: 0 },
-      model: "gpt-5-mini-2025-08-07",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "thinking", text: "The user wants the weather in two cities." },
+          { type: "text", text: "Checking both cities." },
+          { type: "tool_use", id: "call_12345xyz", name: "get_weather", input: { city: "Lisbon" } },
+          { type: "tool_use", id: "call_67890abc", name: "get_weather", input: { city: "Porto" } },
+        ],
+        stopReason: "tool_use",
+        // 2006 input tokens of which 1920 cached: inputTokens excludes them.
+        usage: { inputTokens: 86, outputTokens: 120, cacheReadTokens: 1920, cacheWriteTokens: 0 },
+        model: "gpt-5-mini-2025-08-07",
+      }),
+    );
   });
 
   it("converts a conversation with tool calls and results; prefixKey, temperature and model go through", async () => {
@@ -80,7 +65,7 @@ describe("openaiProvider (Responses API) complete", () => {
     ]);
     await provider.complete(
       request({
-        messages: history,
+        messages: toolHistory,
         model: "gpt-5",
         temperature: 0.2,
         prefixKey: "a1b2c3",
@@ -99,7 +84,8 @@ describe("openaiProvider (Responses API) complete", () => {
           name: "get_weather",
           arguments: '{"city":"Lisbon"}',
         },
-        { type: "function_call_output", call_id: "call_1", output: "sunny" },
+        { type: "function_call_output", call_id: "call_1", output: "boom" },
+        { role: "user", content: "And Porto?" },
       ],
       max_output_tokens: 1024,
       temperature: 0.2,
@@ -127,36 +113,32 @@ describe("openaiProvider (Responses API) stream", () => {
     const { fake, provider } = fakeOpenAI([
       { sse: fixture("openai-responses-stream-tool-call.sse"), chunkSize: 97 },
     ]);
-    const events = await collect(streamOf(provider, request({ stream: true })));
+    const { deltas, response } = await streamed(provider);
 
     expect(fake.requests[0]?.body).toMatchObject({ stream: true, model: "gpt-5-mini" });
-    const deltas = events.filter((event) => event.type !== "response");
     expect(deltas).toStrictEqual<ProviderStreamEvent[]>([
       { type: "thinking_delta", text: "Need the " },
       { type: "thinking_delta", text: "weather tool." },
       { type: "text_delta", text: "Let me" },
       { type: "text_delta", text: " check." },
     ]);
-    const last = events.at(-1);
-    expect(last?.type).toBe("response");
-    expect(last?.type === "response" ? last.response : undefined).toStrictEqual({
-      content: [
-        { type: "thinking", text: "Need the weather tool." },
-        { type: "text", text: "Let me check." },
-        {
-          type: "tool_use",
-          id: "call_Xk3Yq2",
-          name: "get_weather",
-          input: { city: "Lisbon", unit: "celsius" },
-        },
-      ],
-      toolCalls: [
-        { id: "call_Xk3Yq2", name: "get_weather", input: { city: "Lisbon", unit: "celsius" } },
-      ],
-      stopReason: "tool_use",
-      usage: { inputTokens: 176, outputTokens: 58, cacheReadTokens: 1024, cacheWriteTokens: 0 },
-      model: "gpt-5-mini-2025-08-07",
-    });
+    expect(response).toStrictEqual(
+      expectedResponse({
+        content: [
+          { type: "thinking", text: "Need the weather tool." },
+          { type: "text", text: "Let me check." },
+          {
+            type: "tool_use",
+            id: "call_Xk3Yq2",
+            name: "get_weather",
+            input: { city: "Lisbon", unit: "celsius" },
+          },
+        ],
+        stopReason: "tool_use",
+        usage: { inputTokens: 176, outputTokens: 58, cacheReadTokens: 1024, cacheWriteTokens: 0 },
+        model: "gpt-5-mini-2025-08-07",
+      }),
+    );
   });
 
   it("fails a stream cut before response.completed with a retryable ProviderError", async () => {

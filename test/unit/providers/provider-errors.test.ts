@@ -22,7 +22,7 @@ import {
   rejection,
   request,
   streamOf,
-} from "./sdk-fixtures.js";
+} from "../../support/sdk-fixtures.js";
 
 type Make = (replies: FakeReply[]) => { provider: Provider };
 const makers: Array<[string, Make]> = [
