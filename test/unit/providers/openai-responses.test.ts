@@ -9,6 +9,7 @@ import {
   jsonFixture,
   rejection,
   request,
+  sseOf,
   streamed,
   streamOf,
   toolHistory,
@@ -164,4 +165,38 @@ describe("openaiProvider (Responses API) stream", () => {
     expect(error).toMatchObject({ code: "unavailable", retryable: true });
     expect((error as Error).message).toContain("terminated");
   });
+
+  it.each([
+    {
+      label: "a response.failed event",
+      event: {
+        type: "response.failed",
+        response: {
+          ...(jsonFixture("openai-responses-tool-calls.json") as object),
+          status: "failed",
+          output: [],
+          error: { code: "rate_limit_exceeded", message: "Rate limit reached for gpt-5-mini." },
+        },
+      },
+      code: "rate_limited",
+    },
+    {
+      label: "an error event",
+      event: {
+        type: "error",
+        code: "server_error",
+        message: "The server had an error.",
+        param: null,
+      },
+      code: "unavailable",
+    },
+  ])(
+    "turns $label inside the stream into a ProviderError with code $code",
+    async ({ event, code }) => {
+      const { provider } = fakeOpenAI([{ sse: sseOf([event]) }]);
+      const error = await rejection(collect(streamOf(provider, request({ stream: true }))));
+      expect(error).toBeInstanceOf(ProviderError);
+      expect(error).toMatchObject({ code, retryable: true, phase: "provider" });
+    },
+  );
 });
