@@ -13,6 +13,7 @@ export {
   MiddlewareError,
   ProviderError,
   type ProviderErrorCode,
+  type ProviderErrorOptions,
   ProviderMissingError,
   RunCancelledError,
   ToolDefinitionError,
@@ -108,6 +109,8 @@ export {
   type PermissionRule,
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
+// Real model providers (their SDKs load on the first call)
+export { type AnthropicProviderOptions, anthropicProvider } from "./providers/anthropic.js";
 // MCP tools
 export {
   type McpHttpOptions,
@@ -117,6 +120,7 @@ export {
   type McpToolsOptions,
   mcpTools,
 } from "./providers/mcp.js";
+export { type OpenAIProviderOptions, openaiProvider } from "./providers/openai.js";
 // Durable runtime
 export {
   AgentRuntime,

@@ -2,6 +2,12 @@
 
 export { supportAgent as demoSupportAgent, supportModel as demoSupportModel } from "./cli/fleet.js";
 export {
+  FakeFetch,
+  type FakeFetchOptions,
+  type FakeReply,
+  type RecordedRequest,
+} from "./providers/fake-fetch.js";
+export {
   ScriptedProvider,
   type ScriptedProviderOptions,
   type ScriptedStep,

@@ -24,6 +24,8 @@ export interface DemoOptions {
   output?: DemoOutput;
   /** Pause between streamed deltas, so they visibly arrive one by one. @defaultValue 40 */
   deltaDelayMs?: number;
+  /** A real model to run the tour on. @defaultValue the scripted model */
+  provider?: Provider;
 }
 
 const search = tool({
@@ -85,7 +87,12 @@ function agentWith(output: DemoOutput, options: AgentOptions & { provider: Provi
 export async function runDemo(options: DemoOptions = {}): Promise<void> {
   const output = options.output ?? ((line: string) => console.log(line));
   const deltaDelayMs = options.deltaDelayMs ?? 40;
-  output("harnessx demo: direct runs with a scripted model (no API key, no Redis)");
+  const real = options.provider;
+  output(
+    real === undefined
+      ? "harnessx demo: direct runs with a scripted model (no API key, no Redis)"
+      : `harnessx demo: direct runs with the model of provider "${real.name}" (no Redis)`,
+  );
 
   output("");
   output("1. Two tool calls; NormalizeSearch middleware trims the search query");
@@ -99,13 +106,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
     }
   }
   const toolsAgent = agentWith(output, {
-    provider: new ScriptedProvider([
-      toolCallResponse([
-        { name: "search", input: { query: "   harnessx   " } },
-        { name: "weather", input: { city: "Lisbon" } },
+    provider:
+      real ??
+      new ScriptedProvider([
+        toolCallResponse([
+          { name: "search", input: { query: "   harnessx   " } },
+          { name: "weather", input: { city: "Lisbon" } },
+        ]),
+        textResponse("harnessx is an agent harness, and Lisbon is sunny."),
       ]),
-      textResponse("harnessx is an agent harness, and Lisbon is sunny."),
-    ]),
     tools: [search, weather],
     middleware: [new NormalizeSearch()],
   });
@@ -114,18 +123,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
   output("");
   output("2. A streamed run: text deltas arrive as the model sends them");
   const streamingAgent = agentWith(output, {
-    provider: paced(
-      new ScriptedProvider(
-        [
-          toolCallResponse([{ name: "weather", input: { city: "Porto" } }], {
-            text: "Let me check.",
-          }),
-          textResponse("Porto is sunny today, 21 degrees."),
-        ],
-        { chunkSize: 8 },
+    provider:
+      real ??
+      paced(
+        new ScriptedProvider(
+          [
+            toolCallResponse([{ name: "weather", input: { city: "Porto" } }], {
+              text: "Let me check.",
+            }),
+            textResponse("Porto is sunny today, 21 degrees."),
+          ],
+          { chunkSize: 8 },
+        ),
+        deltaDelayMs,
       ),
-      deltaDelayMs,
-    ),
     tools: [weather],
   });
   for await (const event of streamingAgent.runStream("Weather in Porto?")) {
@@ -139,10 +150,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
     rules: [{ tool: "delete_*", decision: "ask", reason: "deleting needs a person" }],
   });
   const approvalAgent = agentWith(output, {
-    provider: new ScriptedProvider([
-      toolCallResponse([{ name: "delete_file", input: { path: "old.log" } }]),
-      textResponse("old.log is deleted."),
-    ]),
+    provider:
+      real ??
+      new ScriptedProvider([
+        toolCallResponse([{ name: "delete_file", input: { path: "old.log" } }]),
+        textResponse("old.log is deleted."),
+      ]),
     tools: [deleteFile],
     permissions,
   });
@@ -157,8 +170,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
       { decision: "allow" as const, reason: "an old log", by: "demo-user" },
     ]),
   );
-  output(`  approving ${parked.pending.length} call(s) as demo-user, then resuming`);
-  output(`  result: ${summary(await approvalAgent.resume(parked.runId, { decisions }))}`);
+  // A real model may answer without asking to delete anything: then there is nothing to approve.
+  if (parked.status === "awaiting_approval") {
+    output(`  approving ${parked.pending.length} call(s) as demo-user, then resuming`);
+    output(`  result: ${summary(await approvalAgent.resume(parked.runId, { decisions }))}`);
+  }
 
   output("");
   output("Done. The README's tour and the repository's examples/ folder show more.");

@@ -45,9 +45,11 @@ export const supportModel: Provider = {
 };
 
 /** The demo's support agent: searches freely, asks a person before refunding. */
-export function supportAgent(options: { logger?: Agent["logger"] } = {}): Agent {
+export function supportAgent(
+  options: { logger?: Agent["logger"]; provider?: Provider } = {},
+): Agent {
   return new Agent({
-    provider: supportModel,
+    provider: options.provider ?? supportModel,
     config: { name: "support", systemPrompt: "You answer questions about orders." },
     tools: [search, refund],
     permissions: new PermissionManager({

@@ -2,6 +2,7 @@
 // The `harnessx` command. Kept small: argument parsing here, each command in its own module.
 import { parseArgs } from "node:util";
 import { runDemo } from "./demo.js";
+import { ProviderFlagError, providerFromFlags } from "./model-option.js";
 import { runRuntimeDemo } from "./runtime-demo.js";
 import { runWorker } from "./worker.js";
 
@@ -19,7 +20,10 @@ Commands:
                 --concurrency <n>   jobs of each queue at once (default: 16)
 
 Options:
-  -h, --help  show this help`;
+  --provider <name>  demo and tour: a real model, openai (OPENAI_API_KEY) or
+                     anthropic (ANTHROPIC_API_KEY), instead of the scripted one
+  --model <name>     with --provider: the model (default: gpt-5-mini, claude-sonnet-4-5)
+  -h, --help         show this help`;
 
 const parse = (args: string[]) =>
   parseArgs({
@@ -30,6 +34,8 @@ const parse = (args: string[]) =>
       redis: { type: "string" },
       prefix: { type: "string" },
       concurrency: { type: "string" },
+      provider: { type: "string" },
+      model: { type: "string" },
     },
     allowPositionals: true,
     strict: true,
@@ -65,11 +71,12 @@ async function main(args: string[]): Promise<number> {
     if (extra.length > 0) throw new UsageError(`unexpected "${extra[0]}"`);
     switch (command) {
       case "demo":
-        await runRuntimeDemo();
+      case "tour": {
+        const provider = providerFromFlags(values);
+        const options = provider === undefined ? {} : { provider };
+        await (command === "demo" ? runRuntimeDemo(options) : runDemo(options));
         return 0;
-      case "tour":
-        await runDemo();
-        return 0;
+      }
       case "worker": {
         const redis = values.redis ?? process.env.REDIS_URL;
         if (values.agents === undefined) throw new UsageError("worker needs --agents <module>");
@@ -87,7 +94,7 @@ async function main(args: string[]): Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ProviderFlagError) {
       console.error(`harnessx: ${error.message}. Run \`harnessx --help\` for the commands.`);
       return 2;
     }

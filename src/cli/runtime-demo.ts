@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import type { Provider } from "../core/provider.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { memoryBackend } from "../runtime/memory-backend.js";
 import type { DemoOutput } from "./demo.js";
@@ -7,8 +8,10 @@ import { supportAgent } from "./fleet.js";
 export interface RuntimeDemoOptions {
   /** @defaultValue console.log */
   output?: DemoOutput;
-  /** @defaultValue 36 */
+  /** @defaultValue 36, or 3 with a real provider */
   runs?: number;
+  /** A real model for the support agent. @defaultValue the scripted support model */
+  provider?: Provider;
 }
 
 const short = (runId: string) => runId.slice(0, 8);
@@ -19,10 +22,15 @@ const short = (runId: string) => runId.slice(0, 8);
  */
 export async function runRuntimeDemo(options: RuntimeDemoOptions = {}): Promise<void> {
   const print = options.output ?? ((line: string) => console.log(line));
-  const total = options.runs ?? 36;
+  const total = options.runs ?? (options.provider === undefined ? 36 : 3);
   const logger = pino({ level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
   const runtime = new AgentRuntime({
-    agents: [supportAgent({ logger })],
+    agents: [
+      supportAgent({
+        logger,
+        ...(options.provider === undefined ? {} : { provider: options.provider }),
+      }),
+    ],
     backend: memoryBackend(),
     logger,
   });

@@ -5,6 +5,7 @@ export type HarnessErrorCode =
   | "config_invalid"
   | "input_invalid"
   | "provider_missing"
+  | "provider_failed"
   | ProviderErrorCode
   | "middleware_failed"
   | "middleware_contract"
@@ -88,14 +89,47 @@ export class ProviderMissingError extends HarnessError {
   }
 }
 
-/** Why a provider call failed. @defaultValue "provider_failed" */
-export type ProviderErrorCode = "provider_failed" | "timeout";
+/** Why a model call failed, as far as retrying goes (SPEC §11). */
+export type ProviderErrorCode =
+  | "rate_limited"
+  | "context_too_long"
+  | "auth"
+  | "bad_request"
+  | "unavailable"
+  | "timeout"
+  | "aborted";
 
-/** The model provider threw or returned something unusable. */
+const RETRYABLE_PROVIDER_CODES: ReadonlySet<string> = new Set([
+  "rate_limited",
+  "unavailable",
+  "timeout",
+]);
+
+export interface ProviderErrorOptions extends HarnessErrorOptions {
+  /** @defaultValue "provider_failed" (a provider that failed for a reason it did not classify) */
+  code?: ProviderErrorCode | "provider_failed";
+  /** Whether trying the same call again can help. @defaultValue true for rate_limited, unavailable and timeout */
+  retryable?: boolean;
+  /** How long the API asked callers to wait before the next try, when it said. */
+  retryAfterMs?: number;
+}
+
+/**
+ * The model provider threw or returned something unusable. `retryable` and `retryAfterMs` stay on
+ * the error object; `toJSON()` keeps to `RunResult.error`. Adapters keep `cause` sanitised: never
+ * an SDK error object, which may carry request headers.
+ */
 export class ProviderError extends HarnessError {
   override name = "ProviderError";
-  constructor(message: string, options?: HarnessErrorOptions & { code?: ProviderErrorCode }) {
-    super(options?.code ?? "provider_failed", message, options);
+  declare readonly code: ProviderErrorCode | "provider_failed";
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options: ProviderErrorOptions = {}) {
+    const { code = "provider_failed", retryable, retryAfterMs, ...rest } = options;
+    super(code, message, rest);
+    this.retryable = retryable ?? RETRYABLE_PROVIDER_CODES.has(code);
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -142,6 +142,22 @@ const EXPECTED: Record<string, readonly string[]> = {
     'through the agent: call_1 "Results for padded"',
     'through the agent: call_2 "Permission denied: rule \\"broken\\": deny"',
   ],
+  // The provider examples run offline here: runExample leaves the API keys out.
+  "openai-provider.ts": [
+    "mode: recorded replies (no network)",
+    'status: completed, output: "Lisbon is sunny, 21 °C."',
+    'usage: {"inputTokens":424,"outputTokens":27,"cacheReadTokens":256,"cacheWriteTokens":0}',
+    'tool result sent back: "Lisbon: sunny, 21 °C"',
+    "ProviderError: code rate_limited, retryable true, retryAfterMs 2000",
+  ],
+  "anthropic-provider.ts": [
+    "mode: recorded replies (no network)",
+    'text_delta "Let me "',
+    'tool_start get_weather {"city":"Lisbon"}',
+    'status: completed, output: "Lisbon is sunny, 21 °C."',
+    'usage: {"inputTokens":65,"outputTokens":39,"cacheReadTokens":1200,"cacheWriteTokens":1200}',
+    'last tool\'s cache_control: {"type":"ephemeral"}',
+  ],
 };
 
 const outputs = new Map<string, Promise<string[]>>();
@@ -153,6 +169,8 @@ function runExample(name: string): Promise<string[]> {
     // execFile rejects on a non-zero exit code or on the timeout, failing the test.
     output = run(process.execPath, ["--import", "tsx", `examples/${name}`], {
       cwd: root,
+      // No test touches the network: examples with a real model run on recorded replies.
+      env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
       timeout: 15_000,
     }).then(({ stdout }) => stdout.split("\n"));
     outputs.set(name, output);

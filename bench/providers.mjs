@@ -1,0 +1,316 @@
+// Issue 9: the per-call overhead of the provider adapters (request building and response mapping,
+// SDK included) next to calling the same SDK directly, with the same fake fetch answering at once
+// with a recorded body, in one process. Prints one JSON document to stdout; progress to stderr.
+// Run with `npm run --silent bench:providers` (it builds first). See bench/README.md.
+//
+// Options: --rounds=<n> alternating rounds per case (40), --chunk=<n> calls per side per round (50),
+// --warmup=<n> untimed calls per side first (500).
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import Anthropic from "@anthropic-ai/sdk";
+import { anthropicProvider, openaiProvider } from "harnessx";
+import OpenAI from "openai";
+
+const option = (name, fallback) => {
+  const found = process.argv.find((each) => each.startsWith(`--${name}=`));
+  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${name} must be a positive integer.`);
+  return value;
+};
+const ROUNDS = option("rounds", 40);
+const CHUNK = option("chunk", 50);
+const WARMUP = option("warmup", 500);
+const TARGET_RATIO = 1.2;
+const log = (line) => process.stderr.write(`[bench:providers] ${line}\n`);
+const loadAtStart = loadavg()[0];
+
+const fixture = (name) =>
+  readFileSync(new URL(`../test/fixtures/providers/${name}`, import.meta.url), "utf8");
+
+// A fetch that answers at once with one recorded body; the same one serves adapter and SDK.
+const answering = (body, contentType) => {
+  const headers = { "content-type": contentType };
+  return async () => new Response(body, { status: 200, headers });
+};
+const jsonFetch = (name) => answering(fixture(name), "application/json");
+const sseFetch = (name) => answering(fixture(name), "text/event-stream");
+
+const tools = [
+  {
+    name: "get_weather",
+    description: "Current weather for a city.",
+    inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+];
+const request = (stream) => ({
+  system: "You are a travel assistant.",
+  messages: [
+    { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } }],
+    },
+    {
+      role: "tool",
+      content: [{ type: "tool_result", toolCallId: "call_1", content: "sunny", isError: false }],
+    },
+    { role: "user", content: [{ type: "text", text: "And Porto?" }] },
+  ],
+  tools,
+  model: "default",
+  maxTokens: 1024,
+  temperature: 1,
+  stream,
+  prefixKey: "0123456789abcdef0123456789abcdef",
+});
+
+// The same requests, written by hand in each API's own shape: what a caller of the SDK sends.
+const openaiResponsesParams = {
+  model: "gpt-5-mini",
+  instructions: "You are a travel assistant.",
+  input: [
+    { role: "user", content: "Weather in Lisbon?" },
+    {
+      type: "function_call",
+      call_id: "call_1",
+      name: "get_weather",
+      arguments: '{"city":"Lisbon"}',
+    },
+    { type: "function_call_output", call_id: "call_1", output: "sunny" },
+    { role: "user", content: "And Porto?" },
+  ],
+  tools: tools.map((tool) => ({
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.inputSchema,
+    strict: false,
+  })),
+  max_output_tokens: 1024,
+  prompt_cache_key: "0123456789abcdef0123456789abcdef",
+};
+const openaiChatParams = {
+  model: "gpt-5-mini",
+  messages: [
+    { role: "system", content: "You are a travel assistant." },
+    { role: "user", content: "Weather in Lisbon?" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: "call_1",
+          type: "function",
+          function: { name: "get_weather", arguments: '{"city":"Lisbon"}' },
+        },
+      ],
+    },
+    { role: "tool", tool_call_id: "call_1", content: "sunny" },
+    { role: "user", content: "And Porto?" },
+  ],
+  tools: tools.map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+  })),
+  max_completion_tokens: 1024,
+  prompt_cache_key: "0123456789abcdef0123456789abcdef",
+};
+const anthropicParams = {
+  model: "claude-sonnet-4-5",
+  max_tokens: 1024,
+  system: [
+    { type: "text", text: "You are a travel assistant.", cache_control: { type: "ephemeral" } },
+  ],
+  messages: [
+    { role: "user", content: [{ type: "text", text: "Weather in Lisbon?" }] },
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Lisbon" } }],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "call_1", content: "sunny" },
+        { type: "text", text: "And Porto?" },
+      ],
+    },
+  ],
+  tools: tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema,
+    cache_control: { type: "ephemeral" },
+  })),
+};
+
+const drain = async (stream) => {
+  let count = 0;
+  for await (const _event of stream) count += 1;
+  return count;
+};
+
+const openaiClient = (fetch) => new OpenAI({ apiKey: "sk-bench-0000000000", fetch, maxRetries: 0 });
+const anthropicClient = (fetch) =>
+  new Anthropic({ apiKey: "sk-ant-bench-0000000000", fetch, maxRetries: 0 });
+
+function pair(name, fetch, adapterOf, direct) {
+  return { name, adapter: adapterOf(fetch), direct: direct(fetch) };
+}
+
+const cases = [
+  pair(
+    "openai responses complete",
+    jsonFetch("openai-responses-tool-calls.json"),
+    (fetch) => {
+      const provider = openaiProvider({ model: "gpt-5-mini", client: openaiClient(fetch) });
+      return () => provider.complete(request(false));
+    },
+    (fetch) => {
+      const client = openaiClient(fetch);
+      return () => client.responses.create(openaiResponsesParams);
+    },
+  ),
+  pair(
+    "openai responses stream",
+    sseFetch("openai-responses-stream-tool-call.sse"),
+    (fetch) => {
+      const provider = openaiProvider({ model: "gpt-5-mini", client: openaiClient(fetch) });
+      return () => drain(provider.stream(request(true)));
+    },
+    (fetch) => {
+      const client = openaiClient(fetch);
+      return async () =>
+        drain(await client.responses.create({ ...openaiResponsesParams, stream: true }));
+    },
+  ),
+  pair(
+    "openai chat complete",
+    jsonFetch("openai-chat-tool-calls.json"),
+    (fetch) => {
+      const provider = openaiProvider({
+        model: "gpt-5-mini",
+        client: openaiClient(fetch),
+        api: "chat",
+      });
+      return () => provider.complete(request(false));
+    },
+    (fetch) => {
+      const client = openaiClient(fetch);
+      return () => client.chat.completions.create(openaiChatParams);
+    },
+  ),
+  pair(
+    "openai chat stream",
+    sseFetch("openai-chat-stream-tool-calls.sse"),
+    (fetch) => {
+      const provider = openaiProvider({
+        model: "gpt-5-mini",
+        client: openaiClient(fetch),
+        api: "chat",
+      });
+      return () => drain(provider.stream(request(true)));
+    },
+    (fetch) => {
+      const client = openaiClient(fetch);
+      return async () =>
+        drain(
+          await client.chat.completions.create({
+            ...openaiChatParams,
+            stream: true,
+            stream_options: { include_usage: true },
+          }),
+        );
+    },
+  ),
+  pair(
+    "anthropic complete",
+    jsonFetch("anthropic-message-tool-use.json"),
+    (fetch) => {
+      const provider = anthropicProvider({
+        model: "claude-sonnet-4-5",
+        client: anthropicClient(fetch),
+      });
+      return () => provider.complete(request(false));
+    },
+    (fetch) => {
+      const client = anthropicClient(fetch);
+      return () => client.messages.create(anthropicParams);
+    },
+  ),
+  pair(
+    "anthropic stream",
+    sseFetch("anthropic-stream-tool-use.sse"),
+    (fetch) => {
+      const provider = anthropicProvider({
+        model: "claude-sonnet-4-5",
+        client: anthropicClient(fetch),
+      });
+      return () => drain(provider.stream(request(true)));
+    },
+    (fetch) => {
+      const client = anthropicClient(fetch);
+      return async () => drain(await client.messages.create({ ...anthropicParams, stream: true }));
+    },
+  ),
+];
+
+const batch = async (call, calls) => {
+  const started = performance.now();
+  for (let index = 0; index < calls; index += 1) await call();
+  return ((performance.now() - started) * 1000) / calls;
+};
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const round = (value, digits = 1) => Number(value.toFixed(digits));
+
+const results = [];
+for (const each of cases) {
+  log(`${each.name}: warming up`);
+  await batch(each.adapter, WARMUP);
+  await batch(each.direct, WARMUP);
+  const adapter = [];
+  const direct = [];
+  // Short alternating rounds (each side first in turn), so load on the machine hits both alike;
+  // the ratio is the median of the rounds' ratios.
+  for (let index = 0; index < ROUNDS; index += 1) {
+    if (index % 2 === 0) {
+      adapter.push(await batch(each.adapter, CHUNK));
+      direct.push(await batch(each.direct, CHUNK));
+    } else {
+      direct.push(await batch(each.direct, CHUNK));
+      adapter.push(await batch(each.adapter, CHUNK));
+    }
+  }
+  const ratio = median(adapter.map((value, index) => value / direct[index]));
+  const result = {
+    case: each.name,
+    adapterUsPerCall: round(median(adapter)),
+    sdkDirectUsPerCall: round(median(direct)),
+    overheadUsPerCall: round(median(adapter) - median(direct)),
+    ratio: round(ratio, 3),
+    withinTarget: ratio <= TARGET_RATIO,
+  };
+  log(JSON.stringify(result));
+  results.push(result);
+}
+
+process.stdout.write(
+  `${JSON.stringify(
+    {
+      benchmark: "providers",
+      what: "µs per call: adapter (request building + SDK + response mapping) vs the SDK called directly, same fake fetch",
+      targetRatio: TARGET_RATIO,
+      rounds: ROUNDS,
+      callsPerRound: CHUNK,
+      node: process.version,
+      cpus: cpus().length,
+      loadAverage: { start: round(loadAtStart, 2), end: round(loadavg()[0], 2) },
+      results,
+    },
+    null,
+    2,
+  )}\n`,
+);

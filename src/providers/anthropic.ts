@@ -1,0 +1,81 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
+import type {
+  Provider,
+  ProviderCallOptions,
+  ProviderRequest,
+  ProviderStreamEvent,
+} from "../core/provider.js";
+import type { ProviderResponse } from "../core/values.js";
+import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
+import { chooseModel } from "./response-parts.js";
+import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
+
+export interface AnthropicProviderOptions {
+  /**
+   * The model to call, e.g. `"claude-sonnet-4-5"`. An agent config naming a model other than
+   * `"default"` overrides it per request.
+   */
+  model: string;
+  /** A configured `Anthropic` client (its own retries, timeout, fetch); built from the options below when absent. */
+  client?: Anthropic;
+  /** @defaultValue `process.env.ANTHROPIC_API_KEY` */
+  apiKey?: string;
+  /** @defaultValue the SDK's (`https://api.anthropic.com`) */
+  baseURL?: string;
+  /** The SDK's retries of the client built here. @defaultValue the SDK's (2) */
+  maxRetries?: number;
+  /** @defaultValue "anthropic" */
+  name?: string;
+}
+
+const Options = z
+  .object({
+    ...sdkProviderOptions,
+    client: z
+      .custom<Anthropic>(
+        (value) => typeof value === "object" && value !== null && "messages" in value,
+        { message: "expected an Anthropic client (new Anthropic())" },
+      )
+      .optional(),
+  })
+  .strict();
+
+/**
+ * A provider on Anthropic's official SDK (the Messages API). With prompt caching on, the tools and
+ * the system prompt carry cache breakpoints. The SDK is loaded on the first call.
+ *
+ * @example
+ * const agent = new Agent({ provider: anthropicProvider({ model: "claude-sonnet-4-5" }) });
+ */
+export function anthropicProvider(options: AnthropicProviderOptions): Provider {
+  const parsed = parseOptions(Options, options, "anthropicProvider");
+  const context = sdkCaller<Anthropic>({
+    factory: "anthropicProvider",
+    label: "Anthropic",
+    variable: "ANTHROPIC_API_KEY",
+    options: parsed,
+    load: async (settings) => {
+      const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+      return new AnthropicClient(settings);
+    },
+  });
+
+  return {
+    name: parsed.name ?? "anthropic",
+    async complete(
+      request: ProviderRequest,
+      call: ProviderCallOptions = {},
+    ): Promise<ProviderResponse> {
+      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      return completeMessages(params, await context(call));
+    },
+    async *stream(
+      request: ProviderRequest,
+      call: ProviderCallOptions = {},
+    ): AsyncIterable<ProviderStreamEvent> {
+      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      yield* streamMessages(params, await context(call));
+    },
+  };
+}
