@@ -42,6 +42,35 @@ export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
 export { ApprovalDecision, ParkedRun } from "./engine/parked-run.js";
 export type { RunEvent } from "./engine/run-events.js";
+// Extensions, the flight recorder and replay
+export { ExtensionError } from "./extensions/errors.js";
+export {
+  Extension,
+  type ExtensionContext,
+  type ExtensionLike,
+  type SavedState,
+} from "./extensions/extension.js";
+export {
+  type ExtensionHost,
+  ExtensionManager,
+  ExtensionRegistration,
+} from "./extensions/extension-manager.js";
+export {
+  type ExtensionStateAddress,
+  type ExtensionStateStore,
+  memoryExtensionStateStore,
+} from "./extensions/state-store.js";
+export {
+  RecorderEntry,
+  type RecorderEntryType,
+  type RunRecorder,
+} from "./features/recorder/entry.js";
+export { FlightRecorder, type FlightRecorderOptions } from "./features/recorder/flight-recorder.js";
+export {
+  type MemoryRecorderSinkOptions,
+  memoryRecorderSink,
+  type RecorderSink,
+} from "./features/recorder/recorder-sink.js";
 export { HookEvent } from "./hooks/events.js";
 export {
   AgentEndData,
@@ -75,6 +104,7 @@ export {
   type PermissionRule,
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
+export { parseRecording, ReplayDivergenceError, ReplayProvider } from "./providers/replay.js";
 // Durable runtime
 export {
   AgentRuntime,

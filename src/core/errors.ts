@@ -15,7 +15,9 @@ export type HarnessErrorCode =
   | "tool_call_not_found"
   | "already_decided"
   | "approval_tampered"
-  | "backend_failed";
+  | "backend_failed"
+  | "extension_failed"
+  | "replay_diverged";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */

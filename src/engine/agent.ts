@@ -7,6 +7,10 @@ import { ApprovalError, ConfigError, ProviderMissingError } from "../core/errors
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { Message, type RunResult } from "../core/values.js";
+import type { ExtensionLike } from "../extensions/extension.js";
+import { ExtensionManager } from "../extensions/extension-manager.js";
+import { withinRun } from "../extensions/run-scope.js";
+import type { RunRecorder } from "../features/recorder/entry.js";
 import { HookEvent } from "../hooks/events.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
 import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
@@ -17,6 +21,7 @@ import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
+import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
@@ -37,6 +42,13 @@ export interface AgentOptions {
   hooks?: HookRegistry<Agent>;
   /** @defaultValue a manager that allows every call */
   permissions?: PermissionManager;
+  /**
+   * Installed at `start()` (a run starts the agent), lower `priority` first, ties in the order
+   * given; their middleware follows whatever was added before.
+   */
+  extensions?: readonly ExtensionLike[];
+  /** A `FlightRecorder`: every run's requests, raw responses, raw tool results, decisions, errors. */
+  recorder?: RunRecorder;
   /** Lent to tool handlers as `ctx.sandbox`. */
   sandbox?: unknown;
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
@@ -91,7 +103,12 @@ export class Agent implements AsyncDisposable {
   readonly permissions: PermissionManager;
   readonly logger: Logger;
   readonly sandbox: unknown;
+  /** Installed extensions; `install(extension)` adds one now. */
+  readonly extensions: ExtensionManager;
+  readonly recorder: RunRecorder | undefined;
   readonly #deps: RuntimeDeps;
+  readonly #extensionOptions: readonly ExtensionLike[];
+  #starting: Promise<void> | undefined;
   readonly #parked = new Map<string, ParkedRun>();
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
@@ -103,6 +120,7 @@ export class Agent implements AsyncDisposable {
     if (typeof options !== "object" || options === null) {
       throw new ConfigError("Agent options must be an object.");
     }
+    checkAgentOptions(options);
     this.config = parseAgentConfig(options.config ?? {});
     this.provider = options.provider;
     this.tools = new ToolRegistry(options.tools ?? []);
@@ -115,6 +133,16 @@ export class Agent implements AsyncDisposable {
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
     this.#approvalKey = options.approvalKey;
+    this.recorder = options.recorder;
+    this.#extensionOptions = options.extensions ?? [];
+    this.extensions = new ExtensionManager({
+      name: this.config.name,
+      logger: this.logger,
+      addMiddleware: (middleware) => this.middleware.add(middleware),
+      addHook: (event, observer) => this.hooks.on(event, observer),
+      addTool: (tool) => this.tools.register(tool),
+      addPromptProvider: (provider) => this.addPromptProvider(provider),
+    });
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -129,12 +157,26 @@ export class Agent implements AsyncDisposable {
     return this.#started;
   }
 
+  /** Installs the `extensions` option's extensions; a failing one fails start() with nothing installed. */
   async start(): Promise<void> {
-    this.#started = true;
+    this.#starting ??= this.extensions.installAll(this.#extensionOptions).then(
+      () => {
+        this.#started = true;
+      },
+      (error: unknown) => {
+        this.#starting = undefined;
+        throw error;
+      },
+    );
+    await this.#starting;
   }
 
+  /** Uninstalls every extension (each `cleanup()` runs once). The agent starts again on its next run. */
   async close(): Promise<void> {
+    await this.#starting?.catch(() => {});
+    this.#starting = undefined;
     this.#started = false;
+    await this.extensions.closeAll();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -343,6 +385,9 @@ export class Agent implements AsyncDisposable {
   }): RunEnv {
     const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
     const clock = this.#deps.clock;
+    const runScope = this.extensions.usesSavedState
+      ? { runId: run.runId, sessionId: run.sessionId }
+      : undefined;
     return {
       config: this.config,
       provider: this.provider,
@@ -352,7 +397,9 @@ export class Agent implements AsyncDisposable {
       hooks: {
         has: (event) => this.hooks.has(event),
         emit: (event, data) =>
-          emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+          withinRun(runScope, () =>
+            emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+          ),
       },
       promptProviders: this.#promptProviders,
       logger,
@@ -362,6 +409,8 @@ export class Agent implements AsyncDisposable {
       emit: run.emit,
       sandbox: this.sandbox,
       approvalKey: this.#approvalKey,
+      recorder: this.recorder,
+      runScope,
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { ToolResult } from "../core/values.js";
+import { withinRun } from "../extensions/run-scope.js";
 import { HookEvent } from "../hooks/events.js";
 import {
   type CallState,
@@ -8,6 +9,7 @@ import {
 } from "../machines/run-machine.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import { validateInput } from "../tools/validate.js";
+import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 
 /** Executes one permitted call's handler and returns its raw outcome (before result middleware). */
@@ -24,12 +26,15 @@ export async function executeCall(
     return errorResult(call.id, `Tool "${call.name}" is not available here.`);
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
-  const { result, thrown } = await runHandler(found, input.value, {
-    signal: env.signal,
-    runId: context.runId,
-    toolCallId: call.id,
-    ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
-  });
+  const { result, thrown } = await withinRun(env.runScope, () =>
+    runHandler(found, input.value, {
+      signal: env.signal,
+      runId: context.runId,
+      toolCallId: call.id,
+      ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+    }),
+  );
+  await record(env, context, { type: "tool_result_raw", toolCall: call, result });
   if (thrown !== undefined) {
     env.logger.debug({ err: thrown, tool: call.name, toolCallId: call.id }, "tool handler threw");
     await notify(env, HookEvent.ERROR, () => ({
