@@ -49,7 +49,8 @@ export interface ExtensionLike {
 
 /**
  * A feature packaged for reuse: middleware, hooks, tools, prompt providers and saved state
- * installed together, removed together.
+ * installed together, removed together. Give a subclass a `priority` (lower installs first,
+ * default 100) to order it among the extensions an agent is given.
  * @example
  * class Audit extends Extension {
  *   name = "audit";
@@ -61,8 +62,6 @@ export interface ExtensionLike {
  */
 export abstract class Extension implements ExtensionLike {
   abstract readonly name: string;
-  /** Lower installs first; equal priorities keep the order given. @defaultValue 100 */
-  priority = 100;
   abstract install(context: ExtensionContext): Promise<void> | void;
   /** Releases what `install` acquired. The base does nothing. */
   async cleanup(): Promise<void> {}
