@@ -15,16 +15,12 @@ export interface FlightRecorderOptions {
 /** A copy of `value` with `redact` applied to every string in it. */
 function redacted(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);
+  if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map((each) => redacted(each, redact));
-  if (typeof value === "object" && value !== null) {
-    const copy: Record<string, unknown> = {};
-    for (const [key, each] of Object.entries(value)) copy[key] = redacted(each, redact);
-    return copy;
-  }
-  return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, each] of Object.entries(value)) copy[key] = redacted(each, redact);
+  return copy;
 }
-
-const unchanged = (text: string) => text;
 
 /**
  * Records what a run sent and received, raw: each provider request as sent, each response
@@ -37,8 +33,11 @@ const unchanged = (text: string) => text;
  * await writeFile("run.jsonl", await recorder.exportJsonl(runId));
  */
 export class FlightRecorder implements RunRecorder {
-  readonly #redact: (text: string) => string;
+  readonly #redact: ((text: string) => string) | undefined;
   readonly #sink: RecorderSink;
+  // Successive requests of a run share their messages (values are immutable by contract), so
+  // each message and tool list is redacted once: recording costs what is new, not the square.
+  readonly #redactedOnce = new WeakMap<object, unknown>();
 
   constructor(options: FlightRecorderOptions = {}) {
     if (typeof options !== "object" || options === null) {
@@ -47,13 +46,46 @@ export class FlightRecorder implements RunRecorder {
     if (options.redact !== undefined && typeof options.redact !== "function") {
       throw new ConfigError("FlightRecorder redact: must be a function (text) => text.");
     }
-    this.#redact = options.redact ?? unchanged;
+    this.#redact = options.redact;
     this.#sink = options.sink ?? memoryRecorderSink();
   }
 
-  /** Stores one entry, redacted. The engine calls this; so may tests. */
+  /**
+   * Stores one entry, redacted. The engine calls this. Without `redact` the entry's values are
+   * stored as they are: run values are immutable by contract, and readers get copies.
+   */
   async record(entry: RecorderEntry): Promise<void> {
-    await this.#sink.append(entry.runId, redacted(entry, this.#redact) as RecorderEntry);
+    await this.#sink.append(entry.runId, this.#redactEntry(entry));
+  }
+
+  #redactEntry(entry: RecorderEntry): RecorderEntry {
+    const redact = this.#redact;
+    if (redact === undefined) return entry;
+    const once = <T extends object>(value: T): T => {
+      let copy = this.#redactedOnce.get(value);
+      if (copy === undefined) {
+        copy = redacted(value, redact);
+        this.#redactedOnce.set(value, copy);
+      }
+      return copy as T;
+    };
+    if (entry.type === "llm_request") {
+      const { request, ...rest } = entry;
+      const { messages, tools, ...settings } = request;
+      return {
+        ...(redacted(rest, redact) as typeof rest),
+        request: {
+          ...(redacted(settings, redact) as typeof settings),
+          messages: messages.map(once),
+          tools: once(tools),
+        },
+      };
+    }
+    if (entry.type === "run_start") {
+      const { input, ...rest } = entry;
+      return { ...(redacted(rest, redact) as typeof rest), input: input.map(once) };
+    }
+    return redacted(entry, redact) as RecorderEntry;
   }
 
   /** The run's entries, in order. */

@@ -252,22 +252,44 @@ describe("FlightRecorder", () => {
     ]);
   });
 
-  it("keeps entries it was given from later changes", async () => {
+  it("hands out copies: changing what entries() returned changes nothing stored", async () => {
     const recorder = new FlightRecorder();
-    const entry = {
-      type: "run_start" as const,
-      runId: "r",
-      iteration: 0,
-      at: 1,
-      sessionId: "s",
-      agent: "a",
-      input: [{ role: "user" as const, content: [{ type: "text" as const, text: "before" }] }],
-    };
-    await recorder.record(entry);
-    (entry.input[0]?.content[0] as { text: string }).text = "after";
-    expect(await recorder.entries("r")).toMatchObject([
-      { input: [{ content: [{ text: "before" }] }] },
-    ]);
+    const agent = new Agent({ provider: script(), tools: [lookup], recorder, logger: silent });
+    const { runId } = await agent.run("find a");
+    const first = await recorder.entries(runId);
+    const start = first[0];
+    if (start?.type !== "run_start") throw new Error("expected run_start");
+    (start.input[0]?.content[0] as { text: string }).text = "changed";
+    first.length = 0;
+    const again = await recorder.entries(runId);
+    expect(again).toHaveLength(8);
+    expect(again[0]).toMatchObject({ input: [{ content: [{ text: "find a" }] }] });
+  });
+
+  it("redacts messages shared by successive requests once, and every request in full", async () => {
+    const seen: string[] = [];
+    const recorder = new FlightRecorder({
+      redact: (text) => {
+        seen.push(text);
+        return text.replaceAll("find", "[word]");
+      },
+    });
+    const agent = new Agent({ provider: script(), tools: [lookup], recorder, logger: silent });
+    const { runId } = await agent.run("find a");
+    const entries = await recorder.entries(runId);
+    const requests = entries.flatMap((entry) =>
+      entry.type === "llm_request" ? [entry.request] : [],
+    );
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      expect(request.messages[0]).toEqual({
+        role: "user",
+        content: [{ type: "text", text: "[word] a" }],
+      });
+    }
+    expect(entries[0]).toMatchObject({ input: [{ content: [{ text: "[word] a" }] }] });
+    // run_start and both requests share the input message: it was redacted once.
+    expect(seen.filter((text) => text === "find a")).toHaveLength(1);
   });
 
   it("loses an entry, never the run, when its sink fails; the log names only the entry type", async () => {
