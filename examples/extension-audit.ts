@@ -92,5 +92,19 @@ const toolResults = first.messages.flatMap((message) =>
 console.log(`run 1 tool results: ${toolResults.join(" | ")}`);
 console.log(`system prompt of the last request: ${provider.requests.at(-1)?.system}`);
 console.log(`installed: ${agent.extensions.names.join(", ")}`);
+
+// Installed now, on a started agent; its registration uninstalls it.
+class Greeting extends Extension {
+  name = "greeting";
+  async install(ctx: ExtensionContext): Promise<void> {
+    ctx.addPromptProvider(() => "Greet the user first.");
+  }
+  override async cleanup(): Promise<void> {
+    console.log("cleanup: greeting");
+  }
+}
+const registration = await agent.extensions.install(new Greeting());
+console.log(`installed: ${agent.extensions.names.join(", ")}`);
+await registration.close();
 await agent.close();
 console.log(`after close, audit_count registered: ${agent.tools.has("audit_count")}`);

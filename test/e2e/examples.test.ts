@@ -43,6 +43,8 @@ const EXPECTED: Record<string, readonly string[]> = {
     "run 1 tool results: record a1, owner key [token] | 1 call(s)",
     "system prompt of the last request: Tool calls this session: 2.",
     "installed: audit",
+    "installed: audit, greeting",
+    "cleanup: greeting",
     "cleanup: audit",
     "after close, audit_count registered: false",
   ],
