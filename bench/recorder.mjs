@@ -5,24 +5,9 @@
 //
 // Options: --runs=<n> runs of each size per repetition (500), --repetitions=<n> (7).
 import { cpus, loadavg } from "node:os";
-import { pino } from "pino";
-import { Agent, FlightRecorder, HookEvent } from "../dist/index.js";
-import {
-  createMiddleware,
-  createProvider,
-  forgetRequests,
-  HOOK_EVENTS,
-  noopTool,
-  observeHook,
-} from "./workload.mjs";
-
-const option = (name, fallback) => {
-  const found = process.argv.find((each) => each.startsWith(`--${name}=`));
-  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`--${name} must be a positive integer.`);
-  return value;
-};
+import { FlightRecorder } from "../dist/index.js";
+import { create as createHarnessx } from "./implementations/harnessx.mjs";
+import { median, option, round } from "./runtime/common.mjs";
 
 const SHORT = 1;
 const LONG = 10;
@@ -33,20 +18,11 @@ const TARGET_OVERHEAD = 0.2;
 const log = (line) => process.stderr.write(`[bench:recorder] ${line}\n`);
 const loadAtStart = loadavg()[0];
 
-/** The harnessx workload of bench/run-all.mjs, with an optional recorder. */
+/** The harnessx workload of bench/run-all.mjs, with an optional recorder; checks each run. */
 function create(toolIterations, recorder) {
-  const provider = createProvider(toolIterations);
-  const agent = new Agent({
-    provider,
-    tools: [noopTool],
-    middleware: createMiddleware(),
-    logger: pino({ level: "silent" }),
-    ...(recorder === undefined ? {} : { recorder }),
-  });
-  for (const event of HOOK_EVENTS) agent.hooks.on(HookEvent[event], observeHook);
+  const instance = createHarnessx(toolIterations, recorder === undefined ? {} : { recorder });
   return async () => {
-    const result = await agent.run("Run the benchmark.");
-    forgetRequests(provider);
+    const result = await instance.run();
     if (result.status !== "completed" || result.iterations !== toolIterations + 1) {
       throw new Error(`expected a completed run, got ${result.status}`);
     }
@@ -134,13 +110,6 @@ for (let repetition = 1; repetition <= REPETITIONS; repetition++) {
     );
   }
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-const round = (value, digits = 2) => Number(value.toFixed(digits));
 
 const results = {};
 for (const { name } of variants) {

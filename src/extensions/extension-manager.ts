@@ -1,26 +1,17 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import { Registration } from "../core/registration.js";
-import type { PromptProvider } from "../engine/compose-prompt.js";
-import type { HookEvent } from "../hooks/events.js";
-import type { HookObserver } from "../hooks/registry.js";
-import type { MiddlewareLike } from "../middleware/middleware.js";
-import type { Tool } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
 import { ExtensionError } from "./errors.js";
 import type { ExtensionContext, ExtensionLike } from "./extension.js";
 import { savedState } from "./saved-state.js";
 import { type ExtensionStateStore, memoryExtensionStateStore } from "./state-store.js";
 
-/** What the agent lends its extensions. */
-export interface ExtensionHost {
-  readonly name: string;
-  readonly logger: Logger;
-  addMiddleware(middleware: MiddlewareLike): Registration;
-  addHook<E extends HookEvent>(event: E, observer: HookObserver<E>): Registration;
-  addTool(tool: Tool<unknown>): Registration;
-  addPromptProvider(provider: PromptProvider): Registration;
-}
+/** What the agent lends its extensions: the context's `add*` methods, made on the agent itself. */
+export type ExtensionHost = Pick<
+  ExtensionContext,
+  "addMiddleware" | "addHook" | "addTool" | "addPromptProvider"
+> & { readonly name: string; readonly logger: Logger };
 
 const isFunction = (value: unknown) => typeof value === "function";
 const ExtensionShape = z.object({

@@ -378,6 +378,34 @@ describe("saved state", () => {
     await agent.close();
   });
 
+  it("keeps concurrent runs of different sessions apart, hooks around the run included", async () => {
+    const starts: Record<string, number> = {};
+    const agent = makeAgent({
+      provider: countScript(),
+      extensions: [
+        new Counter(),
+        {
+          name: "visits",
+          install: (ctx: ExtensionContext) => {
+            const visits = ctx.state("visits", 0);
+            ctx.addHook(HookEvent.AGENT_START, async (hook) => {
+              const count = (await visits.get()) + 1;
+              await visits.set(count);
+              starts[`${hook.data.sessionId}#${count}`] = count;
+            });
+          },
+        },
+      ],
+    });
+    // get() then set() is not atomic: runs of one session are not run concurrently here.
+    const wave = (sessions: string[]) =>
+      Promise.all(sessions.map((sessionId) => agent.run("count", { sessionId })));
+    const results = [...(await wave(["s1", "s2", "s3"])), ...(await wave(["s1", "s2"]))];
+    expect(results.map((result) => result.status)).toEqual(Array(5).fill("completed"));
+    expect(Object.keys(starts).sort()).toEqual(["s1#1", "s1#2", "s2#1", "s2#2", "s3#1"]);
+    await agent.close();
+  });
+
   it("is readable outside a run given the session, and refuses a read without one", async () => {
     let saved: ReturnType<ExtensionContext["state"]> | undefined;
     const agent = makeAgent({

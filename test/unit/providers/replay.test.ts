@@ -86,6 +86,12 @@ const request = (tools: ProviderRequest["tools"]): ProviderRequest => ({
   prefixKey: null,
 });
 
+function firstRequestOf(entries: readonly RecorderEntry[]): ProviderRequest {
+  const found = entries.find((entry) => entry.type === "llm_request");
+  if (found?.type !== "llm_request") throw new Error("expected a request");
+  return found.request;
+}
+
 describe("ReplayProvider", () => {
   it("replays a recorded run to the same output, tool calls and messages", async () => {
     const { entries, result: recorded } = await recordRun();
@@ -157,9 +163,8 @@ describe("ReplayProvider", () => {
   it("names a changed tool schema, and carries a code and the call number", async () => {
     const { entries } = await recordRun();
     const replay = ReplayProvider.fromRecording(entries);
-    const firstRequest = entries.find((entry) => entry.type === "llm_request");
-    if (firstRequest?.type !== "llm_request") throw new Error("expected a request");
-    const changed = firstRequest.request.tools.map((each) =>
+    const firstRequest = firstRequestOf(entries);
+    const changed = firstRequest.tools.map((each) =>
       each.name === "stocks" ? { ...each, description: "Another description." } : each,
     );
     const failure = await replay.complete(request(changed)).catch((error: unknown) => error);
@@ -175,9 +180,8 @@ describe("ReplayProvider", () => {
   it("says when responses were left unreplayed", async () => {
     const { entries } = await recordRun();
     const replay = ReplayProvider.fromRecording(entries);
-    const firstRequest = entries.find((entry) => entry.type === "llm_request");
-    if (firstRequest?.type !== "llm_request") throw new Error("expected a request");
-    await replay.complete(firstRequest.request);
+    const firstRequest = firstRequestOf(entries);
+    await replay.complete(firstRequest);
     await expect(replay.assertComplete()).rejects.toThrow(
       "Replay ended after 1 provider call(s); the recording holds 3.",
     );
