@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { ExtensionShape } from "../extensions/extension-manager.js";
 import { describeIssues } from "../tools/validate.js";
 
 /**
@@ -28,7 +29,7 @@ const isFunction = (value: unknown) => typeof value === "function";
 
 /** Shapes of the options this file owns; the others are checked where they are used. */
 const CheckedOptions = z.object({
-  extensions: z.array(z.object({ name: z.string().min(1) }).loose()).optional(),
+  extensions: z.array(ExtensionShape.loose()).optional(),
   recorder: z
     .object({ record: z.custom<unknown>(isFunction, "must be a function") })
     .loose()

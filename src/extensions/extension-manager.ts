@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { z } from "zod";
+import { ConfigError } from "../core/errors.js";
 import { Registration } from "../core/registration.js";
 import { describeIssues } from "../tools/validate.js";
 import { ExtensionError } from "./errors.js";
@@ -14,22 +15,19 @@ export type ExtensionHost = Pick<
 > & { readonly name: string; readonly logger: Logger };
 
 const isFunction = (value: unknown) => typeof value === "function";
-const ExtensionShape = z.object({
+/** The shape of an extension (`ExtensionLike`), for validating options. */
+export const ExtensionShape = z.object({
   name: z.string().min(1),
   priority: z.number().finite().optional(),
   install: z.custom<ExtensionLike["install"]>(isFunction, "must be a function"),
   cleanup: z.custom<() => unknown>(isFunction, "must be a function").optional(),
 });
 
-/** Checks that `value` is an extension; throws a `ConfigError`-like `ExtensionError` otherwise. */
+/** Checks that `value` is an extension; throws a `ConfigError` naming what is wrong otherwise. */
 function checkExtension(value: unknown, at: string): ExtensionLike {
   const parsed = ExtensionShape.safeParse(value);
   if (!parsed.success) {
-    const name = (value as { name?: unknown } | null)?.name;
-    throw new ExtensionError(
-      typeof name === "string" ? name : at,
-      `${at} is not an extension: ${describeIssues(parsed.error.issues)}`,
-    );
+    throw new ConfigError(`${at} is not an extension: ${describeIssues(parsed.error.issues)}`);
   }
   return value as ExtensionLike;
 }
@@ -107,7 +105,7 @@ export class ExtensionManager {
    * `cleanup()`, and rejects with an `ExtensionError`.
    */
   async install(extension: ExtensionLike): Promise<ExtensionRegistration> {
-    const checked = checkExtension(extension, "The extension");
+    const checked = checkExtension(extension, "The argument of extensions.install()");
     const name = checked.name;
     if (this.#installing.has(name) || this.names.includes(name)) {
       throw new ExtensionError(

@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { ConfigError } from "../../core/errors.js";
+import { describeIssues } from "../../tools/validate.js";
 import type { RecorderEntry, RunRecorder } from "./entry.js";
 import { memoryRecorderSink, type RecorderSink } from "./recorder-sink.js";
 
@@ -11,6 +13,13 @@ export interface FlightRecorderOptions {
   /** Where entries are kept. @defaultValue `memoryRecorderSink()` */
   sink?: RecorderSink;
 }
+
+const isFunction = (value: unknown) => typeof value === "function";
+const aFunction = () => z.custom<unknown>(isFunction, "must be a function");
+const FlightRecorderOptionsShape = z.strictObject({
+  redact: aFunction().optional(),
+  sink: z.object({ append: aFunction(), entries: aFunction() }).loose().optional(),
+});
 
 /** A copy of `value` with `redact` applied to every string in it. */
 function redacted(value: unknown, redact: (text: string) => string): unknown {
@@ -40,11 +49,11 @@ export class FlightRecorder implements RunRecorder {
   readonly #redactedOnce = new WeakMap<object, unknown>();
 
   constructor(options: FlightRecorderOptions = {}) {
-    if (typeof options !== "object" || options === null) {
-      throw new ConfigError("FlightRecorder options must be an object.");
-    }
-    if (options.redact !== undefined && typeof options.redact !== "function") {
-      throw new ConfigError("FlightRecorder redact: must be a function (text) => text.");
+    const parsed = FlightRecorderOptionsShape.safeParse(options);
+    if (!parsed.success) {
+      throw new ConfigError(
+        `Invalid FlightRecorder options: ${describeIssues(parsed.error.issues)}`,
+      );
     }
     this.#redact = options.redact;
     this.#sink = options.sink ?? memoryRecorderSink();

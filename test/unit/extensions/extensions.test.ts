@@ -290,12 +290,20 @@ describe("a failing install", () => {
     expect(cleaned).toEqual(["broken"]);
   });
 
-  it("refuses something that is not an extension", async () => {
-    const agent = makeAgent({
+  it("refuses something that is not an extension with a ConfigError naming the path", async () => {
+    const options = {
       provider: looping(),
       extensions: [{ name: "no-install" } as unknown as ExtensionLike],
-    });
-    await expect(agent.start()).rejects.toThrow(/extensions\[0\] is not an extension: install/);
+    };
+    expect(() => makeAgent(options)).toThrow(ConfigError);
+    expect(() => makeAgent(options)).toThrow(
+      "Invalid Agent options: extensions.0.install: must be a function",
+    );
+    const agent = makeAgent({ provider: looping() });
+    const notAnExtension = { name: "x", priority: "high", install: () => {} };
+    await expect(
+      agent.extensions.install(notAnExtension as unknown as ExtensionLike),
+    ).rejects.toThrow(/^The argument of extensions.install\(\) is not an extension: priority: /);
   });
 });
 

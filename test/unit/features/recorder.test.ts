@@ -217,6 +217,16 @@ describe("FlightRecorder", () => {
     });
   });
 
+  it("refuses options it does not know, naming the path", () => {
+    const bad = (options: unknown) => () =>
+      new FlightRecorder(options as ConstructorParameters<typeof FlightRecorder>[0]);
+    expect(bad({ redact: "secret" })).toThrow(
+      "Invalid FlightRecorder options: redact: must be a function",
+    );
+    expect(bad({ sink: { append: async () => {} } })).toThrow(/sink.entries: must be a function/);
+    expect(bad({ redactor: () => "" })).toThrow(/Unrecognized key: "redactor"/);
+  });
+
   it("exports JSON Lines that parse back to the same entries", async () => {
     const recorder = new FlightRecorder();
     const agent = new Agent({ provider: script(), tools: [lookup], recorder, logger: silent });
