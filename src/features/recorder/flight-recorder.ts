@@ -43,7 +43,7 @@ function redacted(value: unknown, redact: (text: string) => string): unknown {
  */
 export class FlightRecorder implements RunRecorder {
   readonly #redact: ((text: string) => string) | undefined;
-  readonly #sink: RecorderSink;
+  #sink: RecorderSink;
   // Successive requests of a run share their messages (values are immutable by contract), so
   // each message and tool list is redacted once: recording costs what is new, not the square.
   readonly #redactedOnce = new WeakMap<object, unknown>();
@@ -95,6 +95,14 @@ export class FlightRecorder implements RunRecorder {
       return { ...(redacted(rest, redact) as typeof rest), input: input.map(once) };
     }
     return redacted(entry, redact) as RecorderEntry;
+  }
+
+  /**
+   * Where entries go from now on (and are read from). A durable runtime passes one that keeps
+   * them with each run's record, so that any process reads a run's recording.
+   */
+  useSink(sink: RecorderSink): void {
+    this.#sink = sink;
   }
 
   /** The run's entries, in order. */

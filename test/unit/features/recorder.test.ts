@@ -6,6 +6,7 @@ import {
   FlightRecorder,
   type Message,
   Middleware,
+  memoryRecorderSink,
   PermissionManager,
   type ProviderResponse,
   parseRecording,
@@ -225,6 +226,16 @@ describe("FlightRecorder", () => {
     );
     expect(bad({ sink: { append: async () => {} } })).toThrow(/sink.entries: must be a function/);
     expect(bad({ redactor: () => "" })).toThrow(/Unrecognized key: "redactor"/);
+  });
+
+  it("writes to and reads from the sink it is given", async () => {
+    const recorder = new FlightRecorder();
+    const elsewhere = memoryRecorderSink();
+    recorder.useSink(elsewhere);
+    const agent = new Agent({ provider: script(), tools: [lookup], recorder, logger: silent });
+    const { runId } = await agent.run("find a");
+    expect(await elsewhere.entries(runId)).toHaveLength(8);
+    expect(await recorder.entries(runId)).toEqual(await elsewhere.entries(runId));
   });
 
   it("exports JSON Lines that parse back to the same entries", async () => {
