@@ -12,6 +12,7 @@ import {
   tool,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { ONE_TOOL_CALL_RUN } from "../support/recording.js";
 
 const silent = pino({ level: "silent" });
 let runtime: AgentRuntime | undefined;
@@ -67,15 +68,6 @@ describe("on the embedded runtime", () => {
     expect(seen).toEqual([1, 2]);
 
     const types = (await recorder.entries(first.runId)).map((entry) => entry.type);
-    expect(types).toEqual([
-      "run_start",
-      "llm_request",
-      "llm_response_raw",
-      "decision",
-      "tool_result_raw",
-      "llm_request",
-      "llm_response_raw",
-      "run_end",
-    ]);
+    expect(types).toEqual([...ONE_TOOL_CALL_RUN]);
   });
 });

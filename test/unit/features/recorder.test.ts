@@ -16,6 +16,7 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { ONE_TOOL_CALL_RUN } from "../../support/recording.js";
 
 const silent = pino({ level: "silent" });
 
@@ -78,16 +79,7 @@ describe("FlightRecorder", () => {
     expect(result.output).toBe("THE ANSWER");
 
     const entries = await recorder.entries(result.runId);
-    expect(entries.map((entry) => entry.type)).toEqual([
-      "run_start",
-      "llm_request",
-      "llm_response_raw",
-      "decision",
-      "tool_result_raw",
-      "llm_request",
-      "llm_response_raw",
-      "run_end",
-    ]);
+    expect(entries.map((entry) => entry.type)).toEqual([...ONE_TOOL_CALL_RUN]);
     expect(entries.every((entry) => entry.runId === result.runId)).toBe(true);
     const times = entries.map((entry) => entry.at);
     expect(times).toEqual([...times].sort((a, b) => a - b));
