@@ -71,6 +71,21 @@ export {
   memoryRecorderSink,
   type RecorderSink,
 } from "./features/recorder/recorder-sink.js";
+// Sandbox
+export {
+  type ResolvedSandboxConfig,
+  SandboxConfig,
+  SandboxLanguage,
+  SandboxTier,
+} from "./features/sandbox/config.js";
+export { SandboxError, SandboxUnavailableError } from "./features/sandbox/errors.js";
+export {
+  Sandbox,
+  type SandboxCommandOptions,
+  type SandboxExecuteOptions,
+  type SandboxOptions,
+  type SandboxResult,
+} from "./features/sandbox/sandbox.js";
 export { HookEvent } from "./hooks/events.js";
 export {
   AgentEndData,
@@ -114,6 +129,9 @@ export {
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
 export type { DecisionOptions } from "./runtime/approvals.js";
+export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
+export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
+export { RunHandle } from "./runtime/run-handle.js";
 export type {
   BackendStartOptions,
   EnqueueStepOptions,
@@ -123,24 +141,21 @@ export type {
   OpenedRun,
   RunBackend,
   SaveOutcome,
-} from "./runtime/backend.js";
+} from "./store/backend.js";
 export {
   BackendError,
   LeaseLostError,
   RunNotFoundError,
   RuntimeStateError,
   UnknownAgentError,
-} from "./runtime/errors.js";
-export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
-export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
-export { RunHandle } from "./runtime/run-handle.js";
+} from "./store/errors.js";
 export {
   RunRecord,
   RunRecordStatus,
   StepJob,
   StoredDecision,
   ToolJob,
-} from "./runtime/schemas.js";
+} from "./store/schemas.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   type RecoveryPolicy,

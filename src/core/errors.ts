@@ -17,7 +17,9 @@ export type HarnessErrorCode =
   | "approval_tampered"
   | "backend_failed"
   | "extension_failed"
-  | "replay_diverged";
+  | "replay_diverged"
+  | "sandbox_unavailable"
+  | "sandbox_failed";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */

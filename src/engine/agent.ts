@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { type Logger, pino } from "pino";
-import { createActor } from "xstate";
 import type { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
-import { ApprovalError, ConfigError, ProviderMissingError } from "../core/errors.js";
+import { ApprovalError, ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { Message, type RunResult } from "../core/values.js";
@@ -11,9 +10,10 @@ import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
 import { withinRun } from "../extensions/run-scope.js";
 import type { RunRecorder } from "../features/recorder/entry.js";
-import { HookEvent } from "../hooks/events.js";
+import { sandboxTools } from "../features/sandbox/bash-tool.js";
+import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
-import { type Decision, type RunContext, runMachine } from "../machines/run-machine.js";
+import type { Decision, RunContext } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
 import { approvalHash } from "../permissions/input-hash.js";
@@ -27,8 +27,9 @@ import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
 import { EventChannel } from "./event-channel.js";
 import { type ApprovalDecision, ParkedRun, ResumeDecisions } from "./parked-run.js";
-import { notify, type RunEnv } from "./run-env.js";
+import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
+import { decisionApplies, finishRun, startRun } from "./run-lifecycle.js";
 import { pendingOf, toRunResult } from "./run-result.js";
 
 export interface AgentOptions {
@@ -49,8 +50,8 @@ export interface AgentOptions {
   extensions?: readonly ExtensionLike[];
   /** A `FlightRecorder`: every run's requests, raw responses, raw tool results, decisions, errors. */
   recorder?: RunRecorder;
-  /** Lent to tool handlers as `ctx.sandbox`. */
-  sandbox?: unknown;
+  /** Adds the `bash` tool, lends the agent's hooks to it if it has none, and is `ctx.sandbox`. */
+  sandbox?: Sandbox;
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
   logger?: Logger;
   /**
@@ -102,7 +103,7 @@ export class Agent implements AsyncDisposable {
   readonly hooks: HookRegistry<Agent>;
   readonly permissions: PermissionManager;
   readonly logger: Logger;
-  readonly sandbox: unknown;
+  readonly sandbox: Sandbox | undefined;
   /** Installed extensions; `install(extension)` adds one now. */
   readonly extensions: ExtensionManager;
   readonly recorder: RunRecorder | undefined;
@@ -132,6 +133,7 @@ export class Agent implements AsyncDisposable {
     this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
+    for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
     this.#approvalKey = options.approvalKey;
     this.recorder = options.recorder;
     this.#extensionOptions = options.extensions ?? [];
@@ -244,12 +246,13 @@ export class Agent implements AsyncDisposable {
     const sessionId = options.sessionId ?? this.#deps.generateId();
     if (!this.#started) await this.start();
     const env = this.runEnv({ runId, sessionId, signal: options.signal, emit });
-    await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
-    const actor = createActor(runMachine, {
-      input: { runId, sessionId, messages, maxIterations: this.config.maxIterations },
-    }).start();
-    if (this.provider === undefined)
-      actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+    const actor = await startRun(env, {
+      runId,
+      sessionId,
+      input,
+      messages,
+      maxIterations: this.config.maxIterations,
+    });
     return this.#advance(actor, env);
   }
 
@@ -318,15 +321,7 @@ export class Agent implements AsyncDisposable {
           ? "cancelled"
           : "failed";
     const result = toRunResult(context, status);
-    if (status === "failed" && result.error) {
-      const error = result.error;
-      await notify(env, HookEvent.ERROR, () => ({
-        runId: context.runId,
-        error,
-        phase: error.phase ?? "run",
-      }));
-    }
-    await notify(env, HookEvent.AGENT_END, () => ({ result }));
+    await finishRun(env, result);
     return result;
   }
 
@@ -470,9 +465,7 @@ function checkDecisions(
     const state = context.calls?.find((each) => each.call.id === toolCallId);
     const bound =
       state !== undefined &&
-      state.status === "asked" &&
-      state.inputHash === pending.inputHash &&
-      approvalHash(parked.runId, state.call, key) === pending.inputHash &&
+      decisionApplies(parked.runId, state, pending.inputHash, key) &&
       approvalHash(
         parked.runId,
         { id: toolCallId, name: pending.name, input: pending.input },

@@ -11,6 +11,7 @@ import {
 import { record } from "./record.js";
 import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
+import { ABORTED, unlessAborted } from "./unless-aborted.js";
 
 export type RunActor = Actor<RunMachine>;
 
@@ -50,8 +51,11 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
-        const event = await withinRun(env.runScope, () => stage(snapshot.context, env));
-        actor.send(env.signal.aborted ? cancelledEvent(phase) : event);
+        const event = await unlessAborted(
+          withinRun(env.runScope, () => stage(snapshot.context, env)),
+          env.signal,
+        );
+        actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
       } catch (error) {
         const failure = toHarnessError(
           error,

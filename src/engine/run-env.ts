@@ -3,6 +3,7 @@ import type { Clock } from "../core/deps.js";
 import type { Provider } from "../core/provider.js";
 import type { RunScope } from "../extensions/run-scope.js";
 import type { RunRecorder } from "../features/recorder/entry.js";
+import type { Sandbox } from "../features/sandbox/sandbox.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookPayloads } from "../hooks/payloads.js";
 import type { PipelineSnapshot } from "../middleware/pipeline.js";
@@ -34,7 +35,7 @@ export interface RunEnv {
   stream: boolean;
   /** Receives stream events; absent for `run()`. */
   emit: ((event: RunEvent) => void) | undefined;
-  sandbox: unknown;
+  sandbox: Sandbox | undefined;
   /** Keys the hashes that bind approvals to calls (see `AgentOptions.approvalKey`). */
   approvalKey: string | undefined;
   /** The agent's flight recorder, called at each recording point. */

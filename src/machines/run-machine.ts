@@ -261,9 +261,12 @@ export const runMachine = setup({
       on: {
         PROVIDER_RESPONDED: {
           target: "afterLlm",
+          // The request is spent: nothing after the provider reads it, and a durable run's
+          // save after the response then holds no second copy of the conversation.
           actions: assign({
             response: ({ event }) => event.response,
             responseMs: ({ event }) => event.durationMs,
+            request: null,
           }),
         },
       },
@@ -415,3 +418,25 @@ const toolMessage = (results: readonly ToolResult[]): Message => ({
 });
 
 export type RunMachine = typeof runMachine;
+
+/**
+ * The effect boundaries (SPEC §8) at which a durable run is persisted: after a provider
+ * response (entering `afterLlm`), at `dispatch`, when it parks, after tool results entered the
+ * conversation (back at `compose` from `afterTool`), and when it finishes. What runs between
+ * two of them is pure work or middleware: after a crash it runs again from the last save.
+ */
+export function isEffectBoundary(entered: Phase | FinalPhase, left: Phase): boolean {
+  switch (entered) {
+    case "afterLlm":
+    case "awaitingApproval":
+    case "dispatch":
+    case "done":
+    case "failed":
+    case "cancelled":
+      return true;
+    case "compose":
+      return left === "afterTool";
+    default:
+      return false;
+  }
+}

@@ -5,23 +5,28 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import type { Message, PendingApproval } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
-import { describeIssues } from "../tools/validate.js";
-import { giveUpStep, runStep } from "../workers/run-step.js";
-import { dispatchTool } from "../workers/tool-dispatch.js";
-import type { WorkerDeps } from "../workers/worker-deps.js";
-import { ActiveRuns } from "./active-runs.js";
-import { type DecisionOptions, recordDecision } from "./approvals.js";
-import type { RunBackend } from "./backend.js";
-import { BackendError, RunNotFoundError, RuntimeStateError, UnknownAgentError } from "./errors.js";
-import { memoryBackend } from "./memory-backend.js";
-import { RunHandle } from "./run-handle.js";
-import { toMessages } from "./run-input.js";
+import { ActiveRuns } from "../store/active-runs.js";
+import type { RunBackend } from "../store/backend.js";
+import {
+  BackendError,
+  RunNotFoundError,
+  RuntimeStateError,
+  UnknownAgentError,
+} from "../store/errors.js";
 import {
   isTerminal,
   RUN_RECORD_STATUSES,
   type RunRecord,
   type RunRecordStatus,
-} from "./schemas.js";
+} from "../store/schemas.js";
+import { describeIssues } from "../tools/validate.js";
+import { giveUpStep, runStep } from "../workers/run-step.js";
+import { dispatchTool } from "../workers/tool-dispatch.js";
+import type { WorkerDeps } from "../workers/worker-deps.js";
+import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { memoryBackend } from "./memory-backend.js";
+import { RunHandle } from "./run-handle.js";
+import { toMessages } from "./run-input.js";
 
 export interface AgentRuntimeOptions {
   /** The agents this runtime submits and advances runs for, found by `config.name`. */
@@ -136,6 +141,7 @@ export class AgentRuntime implements AsyncDisposable {
     await this.backend.start({
       concurrency: this.#concurrency,
       logger: this.logger,
+      onCancel: (runId) => this.#active.abort(runId),
       ...((options.workers ?? true)
         ? {
             processors: {
@@ -203,7 +209,11 @@ export class AgentRuntime implements AsyncDisposable {
     await this.#decide(runId, toolCallId, "deny", options);
   }
 
-  /** Cancels a run that has not finished; the run ends `cancelled` at its next boundary. */
+  /**
+   * Cancels a run that has not finished. The jobs working on it, in any process, have their
+   * signals aborted at once (the provider call and running handlers see it), and the run ends
+   * `cancelled` without waiting for a provider or handler that ignores its signal.
+   */
   async cancel(runId: string): Promise<void> {
     this.#requireStarted("cancel");
     const record = await this.backend.loadRun(runId);

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { ApprovalError } from "../core/errors.js";
 import { Message } from "../core/values.js";
-import type { RunBackend } from "./backend.js";
-import { callKey, contextView } from "./run-view.js";
-import { isTerminal, type RunRecord, type StoredDecision } from "./schemas.js";
+import type { RunBackend } from "../store/backend.js";
+import { callKey, contextView } from "../store/run-view.js";
+import { isTerminal, type RunRecord, type StoredDecision } from "../store/schemas.js";
 
 export interface DecisionOptions {
   /** Who decided, recorded on the call. */

@@ -7,21 +7,21 @@ import type {
   LeaseOutcome,
   RunBackend,
   SaveOutcome,
-} from "./backend.js";
-import { BackendError, LeaseLostError } from "./errors.js";
-import { MemoryEventLog } from "./memory-event-log.js";
-import { MemoryWorkQueue } from "./memory-work-queue.js";
-import { callKey } from "./run-view.js";
+} from "../store/backend.js";
+import { BackendError, LeaseLostError } from "../store/errors.js";
+import { callKey } from "../store/run-view.js";
 import {
-  endsStream,
   isTerminal,
-  RunRecord,
+  type RunRecord,
   type RunRecordStatus,
   type StepJob,
   StoredDecision,
   stepJob,
   type ToolJob,
-} from "./schemas.js";
+} from "../store/schemas.js";
+import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
+import { MemoryEventLog } from "./memory-event-log.js";
+import { MemoryWorkQueue } from "./memory-work-queue.js";
 
 export interface MemoryBackendOptions {
   /**
@@ -49,7 +49,8 @@ interface Lease {
 
 const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
 
-type CallMark = "started" | "interrupted";
+/** A call attempt's in-flight mark: its handler started, or it waits for a person (and why). */
+type CallMark = { started: true } | { started: false; reason: string };
 
 /**
  * The embedded backend: runs, leases and queues in this process's memory, no servers. The
@@ -66,13 +67,13 @@ class MemoryBackend implements RunBackend {
   readonly lockDurationMs: number;
   readonly retentionMs: number;
   // Records are kept as JSON so that no caller shares objects with the store.
-  readonly #records = new Map<string, string>();
+  readonly #records = new Map<string, StoredRun>();
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
   readonly #wakes = new Set<string>();
   readonly #raw = new Map<string, Map<string, ToolResult>>();
   readonly #decisions = new Map<string, Map<string, string>>();
-  /** In-flight marks by round, then call key: "started" or "interrupted". */
+  /** In-flight marks by round, then call key. */
   readonly #inFlight = new Map<string, Map<string, CallMark>>();
   /** Retention timers of finished runs. */
   readonly #expiries = new Map<string, NodeJS.Timeout>();
@@ -80,6 +81,7 @@ class MemoryBackend implements RunBackend {
   readonly #events: MemoryEventLog;
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
+  #onCancel: ((runId: string) => void) | undefined;
   #closed = false;
 
   constructor(options: MemoryBackendOptions) {
@@ -91,6 +93,7 @@ class MemoryBackend implements RunBackend {
   async start(options: BackendStartOptions): Promise<void> {
     const { processors } = options;
     if (processors === undefined) return;
+    this.#onCancel = options.onCancel;
     const { logger } = options;
     // In memory a job that threw is not retried: it is given up at once, as a Redis job is
     // once its attempts ran out, so that its run does not wait for it forever.
@@ -130,18 +133,21 @@ class MemoryBackend implements RunBackend {
 
   async createRun(record: RunRecord): Promise<boolean> {
     if (this.#records.has(record.runId)) return false;
-    this.#records.set(record.runId, JSON.stringify(record));
+    this.#records.set(record.runId, {
+      document: recordDocument(record),
+      messages: conversationOf(record).map((message) => JSON.stringify(message)),
+    });
     return true;
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     const stored = this.#records.get(runId);
-    return stored === undefined ? undefined : parseRecord(stored);
+    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
   }
 
   async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
     return [...this.#records.values()]
-      .map(parseRecord)
+      .map((stored) => joinRecord(stored.document, stored.messages))
       .filter((record) => statuses.includes(record.status))
       .sort((first, second) => first.createdAt - second.createdAt);
   }
@@ -172,9 +178,21 @@ class MemoryBackend implements RunBackend {
     token: number,
     record: RunRecord,
     events: readonly RunEvent[] = [],
+    storedMessages?: number,
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
-    this.#records.set(runId, JSON.stringify(record));
+    const conversation = conversationOf(record);
+    const kept = this.#records.get(runId)?.messages ?? [];
+    if (storedMessages !== undefined && storedMessages !== kept.length) {
+      throw new BackendError(
+        `Run "${runId}" has ${kept.length} stored messages, not ${storedMessages}: refusing a save that would misplace the conversation.`,
+      );
+    }
+    const messages = [
+      ...(storedMessages === undefined ? [] : kept),
+      ...conversation.slice(storedMessages ?? 0).map((message) => JSON.stringify(message)),
+    ];
+    this.#records.set(runId, { document: recordDocument(record), messages });
     for (const event of events) this.#events.publish(runId, event);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
@@ -204,17 +222,24 @@ class MemoryBackend implements RunBackend {
   async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
     const marks = this.#marks(runId, iteration);
     if (marks.has(callKey)) return false;
-    marks.set(callKey, "started");
+    marks.set(callKey, { started: true });
     return true;
   }
 
-  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
-    this.#marks(runId, iteration).set(callKey, "interrupted");
+  async markCallInterrupted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    reason: string,
+  ): Promise<void> {
+    this.#marks(runId, iteration).set(callKey, { started: false, reason });
   }
 
-  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+  async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
     const marks = this.#inFlight.get(roundKey(runId, iteration)) ?? new Map<string, CallMark>();
-    return [...marks].flatMap(([key, mark]) => (mark === "interrupted" ? [key] : []));
+    const waiting = new Map<string, string>();
+    for (const [key, mark] of marks) if (!mark.started) waiting.set(key, mark.reason);
+    return waiting;
   }
 
   async decide(
@@ -246,23 +271,22 @@ class MemoryBackend implements RunBackend {
 
   async requestCancel(runId: string): Promise<void> {
     this.#cancels.add(runId);
+    this.#onCancel?.(runId);
   }
 
   async cancelRequested(runId: string): Promise<boolean> {
     return this.#cancels.has(runId);
   }
 
-  async publish(runId: string, event: RunEvent): Promise<void> {
-    this.#events.publish(runId, event);
-    // As in Redis, a finished run's stream expires counting from its final result.
-    if (event.type === "result" && endsStream(event)) {
-      this.#expireLater(runId, event.result.iterations);
+  async publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void> {
+    for (const event of Array.isArray(events) ? events : [events]) {
+      this.#events.publish(runId, event as RunEvent);
     }
   }
 
   async *events(runId: string): AsyncGenerator<RunEvent> {
     if (!this.#events.has(runId)) {
-      // A finished run whose events expired (or that had none) has only its final result left.
+      // A finished run without a log (none was ever written) has only its final result.
       const record = await this.loadRun(runId);
       if (record !== undefined && isTerminal(record.status) && record.result !== null) {
         yield { type: "result", result: record.result };
@@ -302,17 +326,14 @@ class MemoryBackend implements RunBackend {
         const key = roundKey(runId, iteration);
         for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
       }
-      this.#events.drop(runId);
     }, this.retentionMs);
     timer.unref();
     this.#expiries.set(runId, timer);
   }
 }
 
-function parseRecord(json: string): RunRecord {
-  const parsed = RunRecord.safeParse(JSON.parse(json));
-  if (!parsed.success) {
-    throw new BackendError(`A stored run record does not parse: ${parsed.error.message}`);
-  }
-  return parsed.data;
+/** A run as kept: the record without its conversation, and the conversation's messages. */
+interface StoredRun {
+  document: string;
+  messages: string[];
 }

@@ -1,5 +1,5 @@
 import type { RunEvent } from "../engine/run-events.js";
-import { endsStream } from "./schemas.js";
+import { endsStream } from "../store/schemas.js";
 
 interface Log {
   /** Events dropped from the front to keep the log bounded. */

@@ -6,15 +6,26 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import { describeIssues } from "../tools/validate.js";
 import type {
   BackendStartOptions,
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
   SaveOutcome,
-} from "./backend.js";
-import { BackendError, LeaseLostError } from "./errors.js";
+} from "../store/backend.js";
+import { BackendError, LeaseLostError } from "../store/errors.js";
+import { callKey, contextView } from "../store/run-view.js";
+import {
+  isTerminal,
+  type RunRecord,
+  type RunRecordStatus,
+  StepJob,
+  StoredDecision,
+  stepJob,
+  ToolJob,
+} from "../store/schemas.js";
+import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
+import { describeIssues } from "../tools/validate.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
 import {
   jobIdPart,
@@ -33,17 +44,6 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
-import { callKey, contextView } from "./run-view.js";
-import {
-  endsStream,
-  isTerminal,
-  RunRecord,
-  type RunRecordStatus,
-  StepJob,
-  StoredDecision,
-  stepJob,
-  ToolJob,
-} from "./schemas.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" */
@@ -130,15 +130,22 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
 }
 
 /**
- * In-flight marks of a call attempt: its handler started (`started:<unique id>`), or it was
- * interrupted and waits for a person.
+ * In-flight marks of a call attempt: its handler started (`started:<unique id>`), or it did
+ * not run and waits for a person (`interrupted:<reason>`).
  */
 const STARTED = "started";
-const INTERRUPTED = "interrupted";
+const INTERRUPTED = "interrupted:";
 
 const LeaseReply = z.union([
   z.tuple([z.literal(0), z.number()]),
-  z.tuple([z.literal(1), z.number(), z.number(), z.string(), z.array(z.string())]),
+  z.tuple([
+    z.literal(1),
+    z.number(),
+    z.number(),
+    z.string(),
+    z.array(z.string()),
+    z.array(z.string()),
+  ]),
 ]);
 const StatusReply = z.tuple([z.string(), z.string()]);
 
@@ -164,6 +171,8 @@ class RedisBackend implements RunBackend {
   #logger: Logger = pino({ level: "silent" });
   #queues: { steps: Queue; tools: Queue } | undefined;
   #workers: Worker[] = [];
+  /** Hears cancel requests from every process (workers only). */
+  #cancelSubscriber: Redis | undefined;
   #closed = false;
 
   constructor(options: RedisBackendOptions) {
@@ -220,6 +229,7 @@ class RedisBackend implements RunBackend {
     }
     const { processors } = options;
     if (processors === undefined) return;
+    if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
     const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
     this.#workers = [
       createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
@@ -236,6 +246,7 @@ class RedisBackend implements RunBackend {
       await closeWorkers(this.#workers, options.timeoutMs);
     }
     this.#readers.close();
+    this.#cancelSubscriber?.disconnect();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -249,15 +260,29 @@ class RedisBackend implements RunBackend {
   async createRun(record: RunRecord): Promise<boolean> {
     const created = await CREATE_RUN.run(
       this.#redis,
-      [this.#keys.run(record.runId), this.#keys.byStatus(record.status)],
-      [JSON.stringify(record), record.status, record.createdAt, record.runId],
+      [
+        this.#keys.run(record.runId),
+        this.#keys.byStatus(record.status),
+        this.#keys.messages(record.runId),
+      ],
+      [
+        recordDocument(record),
+        record.status,
+        record.createdAt,
+        record.runId,
+        ...conversationOf(record).map((message) => JSON.stringify(message)),
+      ],
     );
     return created === 1;
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const json = await this.#redis.hget(this.#keys.run(runId), "record");
-    return json === null ? undefined : parseRecord(json);
+    // Issued together: the auto-pipelined connection sends them in one write.
+    const [document, messages] = await Promise.all([
+      this.#redis.hget(this.#keys.run(runId), "record"),
+      this.#redis.lrange(this.#keys.messages(runId), 0, -1),
+    ]);
+    return document === null ? undefined : joinRecord(document, messages);
   }
 
   async listRuns(statuses: readonly RunRecordStatus[]): Promise<RunRecord[]> {
@@ -277,14 +302,22 @@ class RedisBackend implements RunBackend {
     ids.sort((first, second) => first.createdAt - second.createdAt);
     if (ids.length === 0) return [];
     const loaded = this.#redis.pipeline();
-    for (const { runId } of ids) loaded.hmget(this.#keys.run(runId), "record", "status");
+    for (const { runId } of ids) {
+      loaded.hmget(this.#keys.run(runId), "record", "status");
+      loaded.lrange(this.#keys.messages(runId), 0, -1);
+    }
+    const replies2 = (await loaded.exec()) ?? [];
     const records: RunRecord[] = [];
-    for (const [error, reply] of (await loaded.exec()) ?? []) {
-      if (error) throw new BackendError("Loading runs failed.", { cause: error });
+    for (let index = 0; index + 1 < replies2.length; index += 2) {
+      const [error, reply] = replies2[index] ?? [null, null];
+      const [messagesError, messages] = replies2[index + 1] ?? [null, null];
+      if (error || messagesError) {
+        throw new BackendError("Loading runs failed.", { cause: error ?? messagesError });
+      }
       const found = StatusReply.safeParse(reply);
       // A run can move between statuses while it is listed: keep it only where it is now.
       if (found.success && statuses.includes(found.data[1] as RunRecordStatus)) {
-        records.push(parseRecord(found.data[0]));
+        records.push(joinRecord(found.data[0], z.array(z.string()).parse(messages)));
       }
     }
     return records;
@@ -300,13 +333,14 @@ class RedisBackend implements RunBackend {
           this.#keys.wake(runId),
           this.#keys.run(runId),
           this.#keys.cancel(runId),
+          this.#keys.messages(runId),
         ],
         [this.lockDurationMs, this.retentionMs],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
-    const [, token, cancelled, json, flatRaw] = reply;
-    const record = json === "" ? undefined : parseRecord(json);
+    const [, token, cancelled, document, flatRaw, messages] = reply;
+    const record = document === "" ? undefined : joinRecord(document, messages);
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const results: Record<string, ToolResult> = {};
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
@@ -339,8 +373,12 @@ class RedisBackend implements RunBackend {
     token: number,
     record: RunRecord,
     events: readonly RunEvent[] = [],
+    storedMessages?: number,
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
+    const newMessages = conversationOf(record)
+      .slice(storedMessages ?? 0)
+      .map((message) => JSON.stringify(message));
     const reply = await SAVE_RUN.run(
       this.#redis,
       [
@@ -349,11 +387,12 @@ class RedisBackend implements RunBackend {
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
         this.#keys.events(runId),
+        this.#keys.messages(runId),
         ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
       ],
       [
         token,
-        JSON.stringify(record),
+        recordDocument(record),
         record.status,
         record.createdAt,
         runId,
@@ -364,10 +403,18 @@ class RedisBackend implements RunBackend {
         record.phase === "dispatch"
           ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0)
           : "",
+        storedMessages ?? "",
+        newMessages.length,
+        ...newMessages,
         ...events.map((event) => JSON.stringify(event)),
       ],
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
+    if (reply === -2) {
+      throw new BackendError(
+        `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
+      );
+    }
     return { cancelRequested: reply === 1 };
   }
 
@@ -407,13 +454,26 @@ class RedisBackend implements RunBackend {
     return (await this.#redis.hget(key, callKey)) === mark;
   }
 
-  async markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void> {
-    await this.#redis.hset(this.#keys.inFlight(runId, iteration), callKey, INTERRUPTED);
+  async markCallInterrupted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    reason: string,
+  ): Promise<void> {
+    await this.#redis.hset(
+      this.#keys.inFlight(runId, iteration),
+      callKey,
+      `${INTERRUPTED}${reason}`,
+    );
   }
 
-  async interruptedCalls(runId: string, iteration: number): Promise<string[]> {
+  async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
     const marks = await this.#redis.hgetall(this.#keys.inFlight(runId, iteration));
-    return Object.entries(marks).flatMap(([key, mark]) => (mark === INTERRUPTED ? [key] : []));
+    const waiting = new Map<string, string>();
+    for (const [key, mark] of Object.entries(marks)) {
+      if (mark.startsWith(INTERRUPTED)) waiting.set(key, mark.slice(INTERRUPTED.length));
+    }
+    return waiting;
   }
 
   async decide(
@@ -443,7 +503,7 @@ class RedisBackend implements RunBackend {
     await REQUEST_CANCEL.run(
       this.#redis,
       [this.#keys.cancel(runId), this.#keys.run(runId)],
-      [this.retentionMs],
+      [this.retentionMs, this.#keys.cancelChannel, runId],
     );
   }
 
@@ -451,17 +511,15 @@ class RedisBackend implements RunBackend {
     return (await this.#redis.exists(this.#keys.cancel(runId))) === 1;
   }
 
-  async publish(runId: string, event: RunEvent): Promise<void> {
+  async publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
-    await appendEvents(this.#redis, keys, [event], {
-      maxLength: this.#maxEvents,
-      ...(endsStream(event) ? { expireMs: this.retentionMs } : {}),
-    });
+    const list = Array.isArray(events) ? (events as readonly RunEvent[]) : [events as RunEvent];
+    await appendEvents(this.#redis, keys, list, { maxLength: this.#maxEvents });
   }
 
   async *events(runId: string): AsyncGenerator<RunEvent> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
-    // A finished run whose events expired (or that never had any) has only its final result left.
+    // A finished run without a log (none was ever written) has only its final result.
     const finalEvent = async (): Promise<RunEvent | undefined> => {
       const record = await this.loadRun(runId);
       return record !== undefined && isTerminal(record.status) && record.result !== null
@@ -484,6 +542,16 @@ class RedisBackend implements RunBackend {
     await this.#queue("tools").add("tool", job, {
       jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
     });
+  }
+
+  /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
+  async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
+    const subscriber = this.#redis.duplicate({ enableAutoPipelining: false, lazyConnect: true });
+    subscriber.on("error", (error) => this.#logger.warn({ err: error }, "cancel subscriber error"));
+    subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
+    this.#cancelSubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(this.#keys.cancelChannel);
   }
 
   #queue(name: "steps" | "tools"): Queue {
@@ -541,13 +609,3 @@ class RedisBackend implements RunBackend {
 }
 
 const loadQueues = () => import("./redis-queues.js");
-
-function parseRecord(json: string): RunRecord {
-  const parsed = RunRecord.safeParse(JSON.parse(json));
-  if (!parsed.success) {
-    throw new BackendError(
-      `A stored run record does not parse: ${describeIssues(parsed.error.issues)}`,
-    );
-  }
-  return parsed.data;
-}

@@ -2,9 +2,9 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RunEvent } from "../engine/run-events.js";
-import { BackendError } from "./errors.js";
+import { BackendError } from "../store/errors.js";
+import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
-import { endsStream, RunEventSchema } from "./schemas.js";
 
 const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string())]);
 
@@ -23,12 +23,12 @@ export async function appendEvents(
   redis: Redis,
   keys: EventKeys,
   events: readonly RunEvent[],
-  options: { maxLength: number; expireMs?: number },
+  options: { maxLength: number },
 ): Promise<void> {
   await APPEND_EVENTS.run(
     redis,
     [keys.events, keys.run],
-    [options.maxLength, options.expireMs ?? "", ...events.map((event) => JSON.stringify(event))],
+    [options.maxLength, ...events.map((event) => JSON.stringify(event))],
   );
 }
 
@@ -45,8 +45,8 @@ export async function appendEvents(
  * (messages may have been lost meanwhile), or `pollMs` without either. Reading again after the
  * subscription is acknowledged means no append is missed between a read and a wait.
  *
- * A finished run's list expires (retention): a reader that finds it gone asks `finalEvent` for
- * the run's last word, and ends with it when there is one.
+ * A reader that finds no list asks `finalEvent` for the run's last word, and ends with it when
+ * there is one (a finished run that never wrote a log).
  */
 export class RedisEventReaders {
   readonly #base: Redis;

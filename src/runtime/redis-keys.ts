@@ -1,4 +1,4 @@
-import type { RunRecordStatus } from "./schemas.js";
+import type { RunRecordStatus } from "../store/schemas.js";
 
 /** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
 export const STEP_QUEUE = "steps";
@@ -19,15 +19,19 @@ export function redisKeys(prefix: string) {
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
     inFlight: (runId: string, iteration: number) => `${prefix}:inflight:${runId}:${iteration}`,
     events: (runId: string) => `${prefix}:events:${runId}`,
+    /** The run's conversation: one JSON message an entry, appended, never rewritten. */
+    messages: (runId: string) => `${prefix}:msgs:${runId}`,
+    /** The pub/sub channel on which cancel requests reach the workers of every process. */
+    cancelChannel: `${prefix}:cancels`,
   };
 }
 
 /**
- * The keys of a finished run that expire after the retention period: everything but its record
- * (and its place in the status index), which stays as the run's final word.
+ * The keys of a finished run that expire after the retention period: its working data. Its
+ * record, its place in the indexes and its event log stay: they are the run's history.
  */
 export function retainedKeys(keys: RedisKeys, runId: string, iterations: number): string[] {
-  const perRun = [keys.fence(runId), keys.cancel(runId), keys.wake(runId), keys.events(runId)];
+  const perRun = [keys.fence(runId), keys.cancel(runId), keys.wake(runId)];
   for (let iteration = 1; iteration <= iterations; iteration += 1) {
     perRun.push(
       keys.raw(runId, iteration),

@@ -2,8 +2,8 @@ import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import type { JobDelivery } from "../store/backend.js";
 import { describeIssues } from "../tools/validate.js";
-import type { JobDelivery } from "./backend.js";
 
 export interface QueueSettings {
   connection: Redis;

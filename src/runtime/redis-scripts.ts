@@ -33,9 +33,9 @@ export class LuaScript {
 /**
  * The Lua body that appends the events in ARGV[first..] to list `events` of run hash `run`,
  * trims it to `max` entries (counting them in `etrim`), and wakes its readers. Shared by
- * APPEND_EVENTS and the fenced SAVE_RUN.
+ * APPEND_EVENTS and the fenced SAVE_RUN. `first` is a Lua expression.
  */
-const appendEventsLua = (events: string, run: string, max: string, first: number) => `
+const appendEventsLua = (events: string, run: string, max: string, first: number | string) => `
 if #ARGV >= ${first} then
   for index = ${first}, #ARGV do redis.call("RPUSH", ${events}, ARGV[index]) end
   local excess = redis.call("LLEN", ${events}) - tonumber(${max})
@@ -47,13 +47,9 @@ if #ARGV >= ${first} then
 end
 `;
 
-/**
- * KEYS: events, run. ARGV: max length, expiry ms ("" for none), then each event's JSON.
- * With an expiry (a finished run's last event) the list expires that long after.
- */
+/** KEYS: events, run. ARGV: max length, then each event's JSON. */
 export const APPEND_EVENTS = new LuaScript(`
-${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 3)}
-if ARGV[2] ~= "" then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 2)}
 return 1
 `);
 
@@ -74,10 +70,11 @@ return {trimmed + start, redis.call("EXISTS", KEYS[1]), entries}
 const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
 
 /**
- * KEYS: lease, fence, wake, run, cancel. ARGV: ttlMs, retentionMs.
+ * KEYS: lease, fence, wake, run, cancel, messages. ARGV: ttlMs, retentionMs.
  * Free: a new fencing token (INCR) holds the lease. Held: leave a wake-up for the holder.
- * Returns {1, token, cancel flag (1/0), record JSON ("" when none), raw results} or
- * {0, remaining ms}: the holder's opening reads come with the lease, in one round trip. The raw
+ * Returns {1, token, cancel flag (1/0), record document ("" when none), raw results, the
+ * conversation's messages} or {0, remaining ms}: the holder's opening reads come with the
+ * lease, in one round trip. The raw
  * results (flat field/value list) are those of the hash the run's `raw` field names: the
  * iteration it stands at `dispatch` in (set by SAVE_RUN). A stray step of a finished run re-arms
  * the fence's expiry, so it cannot leave a fence behind for good once the run's keys expired.
@@ -95,7 +92,9 @@ local status = stored[1]
 if ${FINISHED} then redis.call("PEXPIRE", KEYS[2], ARGV[2]) end
 local raw = {}
 if stored[3] then raw = redis.call("HGETALL", stored[3]) end
-return {1, token, redis.call("EXISTS", KEYS[5]), stored[2] or "", raw}
+local messages = {}
+if stored[2] then messages = redis.call("LRANGE", KEYS[6], 0, -1) end
+return {1, token, redis.call("EXISTS", KEYS[5]), stored[2] or "", raw, messages}
 `);
 
 /** KEYS: lease. ARGV: token, ttlMs. Returns 1 when the lease was still ours and is extended. */
@@ -120,19 +119,28 @@ return 0
 `);
 
 /**
- * KEYS: run, fence, cancel, lease, events, then the keys to expire when the run finished.
- * ARGV: token, record JSON, new status, createdAt, runId, ttlMs, status-set key prefix,
+ * KEYS: run, fence, cancel, lease, events, messages, then the keys to expire when the run
+ * finished.
+ * ARGV: token, record document, new status, createdAt, runId, ttlMs, status-set key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
- * the run's `raw` field for ACQUIRE_LEASE), then the JSON of each event to append.
- * Fenced write: refused (-1) unless `token` is the newest issued. Appends the events (waking
- * their readers), moves the run between status sets (keys built from the prefix: a
+ * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
+ * the conversation anew), the number n of messages that follow, the JSON of each of those n
+ * messages, then the JSON of each event to append.
+ * Fenced write: refused (-1) unless `token` is the newest issued; refused (-2) when the stored
+ * conversation is not as long as the caller says. Appends the new messages and the events
+ * (waking their readers), moves the run between status sets (keys built from the prefix: a
  * standalone-Redis script), extends the lease, sets the retention expiry of a finished run's
- * keys, and returns 1 when a cancel was requested, else 0.
+ * working keys, and returns 1 when a cancel was requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
-${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", 11)}
+local count = tonumber(ARGV[12])
+if ARGV[11] == "" then redis.call("DEL", KEYS[6])
+elseif redis.call("LLEN", KEYS[6]) ~= tonumber(ARGV[11]) then return -2 end
+for index = 13, 12 + count do redis.call("RPUSH", KEYS[6], ARGV[index]) end
+local firstEvent = 13 + count
+${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", "firstEvent")}
 local old = redis.call("HGET", KEYS[1], "status")
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
 else
@@ -146,26 +154,33 @@ end
 if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[3])
 if ARGV[8] ~= "" then
-  for index = 6, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+  for index = 7, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
 return cancelled
 `);
 
 /**
- * KEYS: cancel, run. ARGV: retentionMs.
- * Records a cancel request; on a run that finished meanwhile it expires with the run's keys.
+ * KEYS: cancel, run. ARGV: retentionMs, the cancel channel, runId.
+ * Records a cancel request (on a run that finished meanwhile it expires with the run's keys)
+ * and announces it on the channel, so the worker holding the run aborts at once.
  */
 export const REQUEST_CANCEL = new LuaScript(`
 redis.call("SET", KEYS[1], "1")
 local status = redis.call("HGET", KEYS[2], "status")
-if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
+if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1])
+else redis.call("PUBLISH", ARGV[2], ARGV[3]) end
 return 1
 `);
 
-/** KEYS: run, status set. ARGV: record JSON, status, createdAt, runId. 0 when the run exists. */
+/**
+ * KEYS: run, status set, messages. ARGV: record document, status, createdAt, runId, then the
+ * JSON of each message of the conversation. 0 when the run exists.
+ */
 export const CREATE_RUN = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
 redis.call("HSET", KEYS[1], "record", ARGV[1], "status", ARGV[2])
 redis.call("ZADD", KEYS[2], ARGV[3], ARGV[4])
+redis.call("DEL", KEYS[3])
+for index = 5, #ARGV do redis.call("RPUSH", KEYS[3], ARGV[index]) end
 return 1
 `);

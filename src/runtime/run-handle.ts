@@ -1,9 +1,9 @@
 import type { RunResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import type { RunBackend } from "./backend.js";
-import { BackendError, RunNotFoundError } from "./errors.js";
-import { callKey, contextView } from "./run-view.js";
-import { isTerminal, type RunRecord } from "./schemas.js";
+import type { RunBackend } from "../store/backend.js";
+import { BackendError, RunNotFoundError } from "../store/errors.js";
+import { callKey, contextView } from "../store/run-view.js";
+import { isTerminal, type RunRecord } from "../store/schemas.js";
 
 /**
  * A durable run, from any process that shares the backend.

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ToolDefinitionError } from "../core/errors.js";
 import type { JSONSchema } from "../core/values.js";
+import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { toJsonSchema } from "./json-schema.js";
 
 /** What a durable run does with a call that was in flight when its worker died. */
@@ -12,7 +13,8 @@ export interface ToolContext {
   signal: AbortSignal;
   runId: string;
   toolCallId: string;
-  sandbox?: unknown;
+  /** The agent's sandbox, when it was built with one. */
+  sandbox?: Sandbox;
 }
 
 export type ToolHandler<Input> = (input: Input, context: ToolContext) => unknown;

@@ -1,24 +1,25 @@
-import { createActor } from "xstate";
-import { ProviderMissingError, RunCancelledError } from "../core/errors.js";
+import { RunCancelledError } from "../core/errors.js";
 import type { ToolResult } from "../core/values.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
+import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
 import {
   type Decision,
   type FinalPhase,
+  isEffectBoundary,
   type Phase,
-  runMachine,
   runsHandler,
 } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
-import type { OpenedRun } from "../runtime/backend.js";
-import { BackendError } from "../runtime/errors.js";
-import { callKey } from "../runtime/run-view.js";
-import { isTerminal, type PersistedSnapshot, type RunRecord } from "../runtime/schemas.js";
-import { INTERRUPTED_REASON } from "./recovery.js";
+import type { OpenedRun } from "../store/backend.js";
+import { BackendError } from "../store/errors.js";
+import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
+import { callKey } from "../store/run-view.js";
+import { isTerminal, type PersistedSnapshot, type RunRecord } from "../store/schemas.js";
+import { conversationOf } from "../store/stored-record.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
@@ -31,8 +32,8 @@ interface Step {
   readonly actor: RunActor;
   readonly env: RunEnv;
   readonly controller: AbortController;
-  /** Events emitted since the last save: they go to the stream with the next one. */
-  readonly pending: RunEvent[];
+  /** The run's events as they happen (deltas while the provider streams), in order. */
+  readonly publisher: EventPublisher;
   record: RunRecord;
   /** Raw results read with the lease, for the dispatch the step opened at (used once). */
   prefetched: OpenedRun["raw"];
@@ -42,8 +43,8 @@ interface Step {
 
 /**
  * Advances a run, under its lease `token`, as far as it can go: until it finishes, parks for
- * approval, or waits for tool jobs. Every phase boundary is saved (fenced) and emits
- * `CHECKPOINT`; events go to the run's stream.
+ * approval, or waits for tool jobs. Every effect boundary is saved (fenced) and emits
+ * `CHECKPOINT`; events go to the run's log as they happen.
  */
 export async function advanceRun(
   deps: WorkerDeps,
@@ -52,10 +53,8 @@ export async function advanceRun(
   opened?: OpenedRun,
 ): Promise<void> {
   await withStep(deps, runId, token, opened, async (step, starting) => {
-    if (starting && step.env.provider === undefined) {
-      step.actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
-      await checkpoint(step);
-    }
+    // A run that failed as it started (it has no provider) is saved as such.
+    if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
     await proceed(step);
   });
 }
@@ -77,7 +76,7 @@ export async function failStuckRun(
     if (phase === "dispatch" || phase === "awaitingApproval") return;
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
-    await checkpoint(step);
+    await persist(step);
     failed = true;
   });
   return failed;
@@ -103,14 +102,12 @@ async function withStep(
   const agent = agentFor(deps, record.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
-  const pending: RunEvent[] = [];
+  const publisher = eventPublisher(deps.backend, runId);
   const env = agent.runEnv({
     runId,
     sessionId: record.sessionId,
     signal: controller.signal,
-    emit: (event) => {
-      pending.push(event);
-    },
+    emit: publisher.emit,
   });
   try {
     const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));
@@ -123,15 +120,14 @@ async function withStep(
       actor,
       env,
       controller,
-      pending,
+      publisher,
       record,
       prefetched: opened?.raw,
       advanced: false,
     };
     try {
       await body(step, starting);
-      // Events after the last save (none in practice: every phase ends in one), in order.
-      for (const event of pending.splice(0)) await deps.backend.publish(runId, event);
+      await publisher.flush();
       if (step.advanced) await announce(step);
     } finally {
       actor.stop();
@@ -141,21 +137,14 @@ async function withStep(
   }
 }
 
-async function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
-  const { runId, sessionId } = record;
-  await notify(env, HookEvent.AGENT_START, () => ({
-    runId,
-    sessionId,
+function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
+  return startRun(env, {
+    runId: record.runId,
+    sessionId: record.sessionId,
     input: record.input.text ?? record.input.messages,
-  }));
-  return createActor(runMachine, {
-    input: {
-      runId,
-      sessionId,
-      messages: record.input.messages,
-      maxIterations: record.input.maxIterations,
-    },
-  }).start();
+    messages: record.input.messages,
+    maxIterations: record.input.maxIterations,
+  });
 }
 
 async function proceed(step: Step): Promise<void> {
@@ -167,20 +156,33 @@ async function proceed(step: Step): Promise<void> {
     const phase = snapshot.value as Phase;
     if (step.controller.signal.aborted) {
       step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
-      await checkpoint(step);
+      await persist(step);
     } else if (phase === "awaitingApproval") {
       if (!(await applyDecisions(step))) return;
     } else if (phase === "dispatch") {
       if (!(await collectToolResults(step, drove))) return;
     } else {
-      await drive(step.actor, step.env, { stopAt: STOP_AT, onBoundary: () => checkpoint(step) });
+      await drive(step.actor, step.env, {
+        stopAt: STOP_AT,
+        onBoundary: (_actor, left) => persistAtBoundary(step, left),
+      });
       drove = true;
     }
   }
 }
 
-/** Saves the run at a phase boundary (fenced by the lease) and emits `CHECKPOINT`. */
-async function checkpoint(step: Step): Promise<void> {
+/** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
+async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
+  const entered = step.actor.getSnapshot().value as Phase | FinalPhase;
+  if (isEffectBoundary(entered, left)) await persist(step);
+}
+
+/**
+ * Saves the run (fenced by the lease) and emits `CHECKPOINT`. A parked or finished run's
+ * `approval_required` or `result` event is appended in the same atomic write, after every
+ * event emitted before it: no reader sees a result before the state it reports is saved.
+ */
+async function persist(step: Step): Promise<void> {
   const snapshot = step.actor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
@@ -193,13 +195,15 @@ async function checkpoint(step: Step): Promise<void> {
     result: status === "running" ? null : toRunResult(snapshot.context, status),
     updatedAt: step.deps.clock.now(),
   };
-  // The phase's events go with its save, in one atomic write: the stream never runs ahead of
-  // the saved state, and a refused save (lease lost) publishes nothing.
+  await step.publisher.flush();
   const outcome = await step.deps.backend.saveRun(
     record.runId,
     step.token,
     record,
-    step.pending.splice(0),
+    outcomeEvents(record),
+    // The record was loaded (or last saved) with its whole conversation: only later messages
+    // are new.
+    conversationOf(step.record).length,
   );
   step.record = record;
   step.prefetched = undefined;
@@ -222,10 +226,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
     const stored = state.status === "asked" ? recorded[callKey(state)] : undefined;
     if (stored === undefined) continue;
     // The decision binds the input a person saw; the stored call must still hash to it.
-    const bound =
-      state.inputHash === approvalHash(context.runId, state.call, step.env.approvalKey) &&
-      (stored.inputHash === undefined || stored.inputHash === state.inputHash);
-    if (!bound) {
+    if (!decisionApplies(context.runId, state, stored.inputHash, step.env.approvalKey)) {
       step.deps.logger.warn(
         { runId: context.runId, toolCallId: state.call.id },
         "a recorded decision does not match the pending input; ignored",
@@ -240,7 +241,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
   }
   if (Object.keys(decisions).length === 0) return false;
   step.actor.send({ type: "DECIDED", decisions });
-  await checkpoint(step);
+  await persistAtBoundary(step, "awaitingApproval");
   return true;
 }
 
@@ -264,20 +265,20 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
       : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
   const missing = todo.filter((state) => committed[state.call.id] === undefined);
   if (missing.length > 0) {
-    const interrupted = new Set(
-      entered ? [] : await backend.interruptedCalls(context.runId, context.iteration),
-    );
+    const interrupted = entered
+      ? new Map<string, string>()
+      : await backend.interruptedCalls(context.runId, context.iteration);
     const running = missing.filter((state) => !interrupted.has(callKey(state)));
     if (running.length === 0) {
       step.actor.send({
         type: "INTERRUPTED",
         calls: missing.map((state) => ({
           toolCallId: state.call.id,
-          reason: INTERRUPTED_REASON,
+          reason: interrupted.get(callKey(state)) ?? "",
           inputHash: approvalHash(context.runId, state.call, step.env.approvalKey),
         })),
       });
-      await checkpoint(step);
+      await persistAtBoundary(step, "dispatch");
       return true;
     }
     await Promise.all(
@@ -298,27 +299,22 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     if (result !== undefined) raw[state.call.id] = result;
   }
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
-  await checkpoint(step);
+  await persistAtBoundary(step, "dispatch");
   return true;
 }
 
-/** After a step that moved the run: tell the stream (and hooks) where it ended up. */
+/** The event a save publishes with the state it reports: a parked or finished run's outcome. */
+function outcomeEvents(record: RunRecord): RunEvent[] {
+  const { result } = record;
+  if (result === null) return [];
+  if (result.status === "awaiting_approval") {
+    return [{ type: "approval_required", pending: result.pending }];
+  }
+  return isTerminal(record.status) ? [{ type: "result", result }] : [];
+}
+
+/** After a step that moved the run to its end: tell the hooks. */
 async function announce(step: Step): Promise<void> {
   const { result } = step.record;
-  if (result === null) return;
-  const { backend } = step.deps;
-  if (result.status === "awaiting_approval") {
-    await backend.publish(result.runId, { type: "approval_required", pending: result.pending });
-    return;
-  }
-  const { error } = result;
-  if (result.status === "failed" && error !== null) {
-    await notify(step.env, HookEvent.ERROR, () => ({
-      runId: result.runId,
-      error,
-      phase: error.phase ?? "run",
-    }));
-  }
-  await notify(step.env, HookEvent.AGENT_END, () => ({ result }));
-  await backend.publish(result.runId, { type: "result", result });
+  if (result !== null && isTerminal(step.record.status)) await finishRun(step.env, result);
 }

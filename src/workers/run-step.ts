@@ -1,5 +1,5 @@
-import type { JobDelivery } from "../runtime/backend.js";
-import type { StepJob } from "../runtime/schemas.js";
+import type { JobDelivery } from "../store/backend.js";
+import type { StepJob } from "../store/schemas.js";
 import { advanceRun, failStuckRun } from "./advance-run.js";
 import type { WorkerDeps } from "./worker-deps.js";
 

@@ -2,17 +2,21 @@ import type { ToolResult } from "../core/values.js";
 import { executeCall } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
+import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
 import { type CallState, type RunContext, runsHandler } from "../machines/run-machine.js";
-import type { JobDelivery } from "../runtime/backend.js";
-import { eventPublisher } from "../runtime/event-publisher.js";
-import { callKey, contextView } from "../runtime/run-view.js";
-import { isTerminal, type ToolJob } from "../runtime/schemas.js";
+import type { JobDelivery } from "../store/backend.js";
+import { eventPublisher } from "../store/event-publisher.js";
+import { callKey, contextView } from "../store/run-view.js";
+import { isTerminal, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
-import { recover } from "./recovery.js";
+import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
-/** A tool job's outcome: a raw result to commit, or a call that waits for a person. */
-type Outcome = { result: ToolResult } | { interrupted: true };
+/**
+ * A tool job's outcome: a raw result to commit, a call that waits for a person (and why), or
+ * nothing when the run was cancelled while the handler ran.
+ */
+type Outcome = { result: ToolResult } | { waitsForPerson: string } | { cancelled: true };
 
 /**
  * A tool-dispatch job: runs one permitted call's handler, unless its raw result is committed
@@ -71,8 +75,10 @@ export async function dispatchTool(
     });
     const outcome = await runPermitted(deps, context, state, env);
     await publisher.flush();
-    if ("interrupted" in outcome) {
-      await backend.markCallInterrupted(runId, iteration, callKey(state));
+    if ("waitsForPerson" in outcome) {
+      await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);
+    } else if ("cancelled" in outcome) {
+      deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
     } else if (!(await backend.commitRaw(runId, iteration, outcome.result))) {
       deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
     }
@@ -99,8 +105,9 @@ async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<v
 }
 
 /**
- * The policy's last word, then the handler: a call denied now gets an error result instead.
- * A call marked started before by an earlier delivery follows its tool's recovery policy.
+ * The policy's last word, then the handler: a call denied now gets an error result instead,
+ * and a call the policy now asks about waits for a person, as in direct runs. A call marked
+ * started before by an earlier delivery follows its tool's recovery policy.
  */
 async function runPermitted(
   deps: WorkerDeps,
@@ -111,6 +118,7 @@ async function runPermitted(
   const rechecked = await recheckPermissions({ ...context, calls: [state] }, env);
   const checked = rechecked.type === "RECHECKED" ? rechecked.calls[0] : undefined;
   if (checked?.result !== undefined) return { result: checked.result };
+  if (checked?.status === "asked") return { waitsForPerson: checked.reason };
   if (checked === undefined || !runsHandler(checked)) {
     const reason = checked?.reason ?? "the call is no longer permitted";
     return {
@@ -128,8 +136,9 @@ async function runPermitted(
       "recovering a tool call interrupted by a crash",
     );
     const recovery = recover(policy, checked.call.id);
-    if (recovery.action === "ask") return { interrupted: true };
+    if (recovery.action === "ask") return { waitsForPerson: INTERRUPTED_REASON };
     if (recovery.action === "commit") return { result: recovery.result };
   }
-  return { result: await executeCall(context, checked, env) };
+  const result = await unlessAborted(executeCall(context, checked, env), env.signal);
+  return result === ABORTED ? { cancelled: true } : { result };
 }

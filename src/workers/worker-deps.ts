@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import type { Clock } from "../core/deps.js";
 import type { Agent } from "../engine/agent.js";
-import type { ActiveRuns } from "../runtime/active-runs.js";
-import type { RunBackend } from "../runtime/backend.js";
-import { BackendError } from "../runtime/errors.js";
+import type { ActiveRuns } from "../store/active-runs.js";
+import type { RunBackend } from "../store/backend.js";
+import { BackendError } from "../store/errors.js";
 
 /** What the run-step and tool-dispatch workers of one process share. */
 export interface WorkerDeps {

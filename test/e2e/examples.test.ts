@@ -31,7 +31,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   "durable-runs.ts": [
     "event: tool_start",
     "event: result completed",
-    "checkpoints: beforeLlm → provider → afterLlm → toolValidate → permission → permissionRecheck → dispatch → afterTool → compose → beforeLlm → provider → afterLlm → done",
+    "checkpoints: afterLlm → dispatch → compose → afterLlm → done",
     "refund run: awaiting_approval refund_order",
     "after approval: Done: Refunded order 7.",
     "after denial: Done: Denied by reviewer: not eligible.",
@@ -83,6 +83,18 @@ const EXPECTED: Record<string, readonly string[]> = {
     "blank query: status failed, pending 0",
     "error: MiddlewareError in beforeToolExecution: RequireQuery.beforeToolExecution threw: Search query must not be blank",
     "real query: status completed: Durable runs survive a crash.",
+  ],
+  "sandbox.ts": [
+    "javascript: 2",
+    "python: 45",
+    "bash: hi from harnessx-example",
+    "command: secret=unset (exit code 3)",
+    "capped: [output truncated at 64 bytes]",
+    "  SANDBOX_EXEC command exit=null timedOut=true",
+    "timed out: true, exit code null",
+    'bash tool: "exit code: 0\\nstdout:\\n42\\n"',
+    "answer.txt: 42",
+    "agent: completed: The answer is in answer.txt.",
   ],
   "streaming.ts": [
     'text_delta "Lisbon i"',

@@ -250,3 +250,7 @@ export async function collect<T>(events: AsyncIterable<T>): Promise<T[]> {
   for await (const event of events) seen.push(event);
   return seen;
 }
+
+/** A run's events without its text and thinking deltas. */
+export const withoutDeltas = (events: readonly RunEvent[]): RunEvent[] =>
+  events.filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta");

@@ -47,9 +47,9 @@ describe("memoryBackend(): a job that throws is given up", () => {
     agent.hooks.on(HookEvent.AGENT_END, (ctx) => {
       ended.push(ctx.data.result.status);
     });
-    // The save at the provider boundary fails once: the step job throws.
+    // The save after the provider response fails once: the step job throws.
     const backend = failing(memoryBackend(), "saveRun", "disk on fire", {
-      when: (_runId, _token, record) => (record as RunRecord).phase === "provider",
+      when: (_runId, _token, record) => (record as RunRecord).phase === "afterLlm",
     });
     const runtime = await runtimes.start([agent], backend);
 
@@ -60,7 +60,8 @@ describe("memoryBackend(): a job that throws is given up", () => {
     expect(result.error).toMatchObject({
       name: "BackendError",
       message: "The run's step failed for good and will not be retried: disk on fire.",
-      phase: "beforeLlm",
+      // Nothing was saved before: the run stands where it started.
+      phase: "compose",
     });
     expect(search.total).toBe(0);
     expect(ended).toEqual(["failed"]);

@@ -189,7 +189,8 @@ describe("a tool job whose worker dies on every attempt", { timeout: SLOW_TEST_M
       name: "BackendError",
       message:
         "The run's step failed for good and will not be retried: job stalled more than allowable limit.",
-      phase: "provider",
+      // Nothing is saved before the first provider response: the run stands where it started.
+      phase: "compose",
     });
     expect(await test.count("handler", query)).toBe(0);
     expect(third.running).toBe(true);

@@ -73,6 +73,26 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     expect(await test.count("handler", askQuery)).toBe(2);
   });
 
+  it("after the provider response is saved: response middleware runs again, the model is not asked again", async () => {
+    const test = await setUp();
+    const doomed = await test.worker("doomed", { block: true });
+    const query = "retry_op a1 block:after-llm";
+    const handle = await test.runtime.submit("reliable", query);
+    await doomed.blockedAt("after-llm", query);
+    expect((await handle.record()).phase).toBe("afterLlm");
+    expect(await test.count("model", query)).toBe(1);
+
+    await doomed.kill();
+    await test.worker("fresh");
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    expect(result.output).toBe(answer(query));
+    // Once for the tool call (saved, not asked again after the crash), once for the answer.
+    expect(await test.count("model", query)).toBe(2);
+    expect(await test.count("handler", query)).toBe(1);
+  });
+
   it("after the raw result is committed: post-processing runs, the handler does not run again", async () => {
     const test = await setUp();
     const doomed = await test.worker("doomed", { block: true });
@@ -98,7 +118,8 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     const query = "retry_op c1 block:post-processing";
     const handle = await test.runtime.submit("reliable", query);
     await doomed.blockedAt("post-processing", query);
-    expect((await handle.record()).phase).toBe("afterTool");
+    // The last save was at dispatch: post-processing is middleware, run again after a crash.
+    expect((await handle.record()).phase).toBe("dispatch");
 
     await doomed.kill();
     await test.worker("fresh");
@@ -143,10 +164,11 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
     expect((await warm.result()).status).toBe("completed");
 
     const killed = await clients(test.counters, test.prefix);
-    // Its run-store and queue connections, its counter connection, and BullMQ's blocking
-    // connection per queue.
+    // Its run-store, queue and cancel-subscriber connections, its counter connection, and
+    // BullMQ's blocking connection per queue.
     expect(killed.map((client) => client.name).sort()).toEqual(
       [
+        `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1-counters`,

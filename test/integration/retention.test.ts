@@ -1,4 +1,5 @@
-// Bounded retention of finished runs: their per-run data expires, their record stays. Run
+// Bounded retention of finished runs: their working data expires, their record and event log
+// stay. Run
 // against both backends with a tiny retention; the Redis expiries are also checked key by key.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,15 @@ import {
 } from "../../src/index.js";
 import { until } from "../fixtures/until.js";
 import { withOverrides } from "../support/backend-overrides.js";
-import { approvalAgent, collect, collectUntil, Runtimes, rejection, silent } from "./fixtures.js";
+import {
+  approvalAgent,
+  collect,
+  collectUntil,
+  Runtimes,
+  rejection,
+  silent,
+  withoutDeltas,
+} from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 beforeAll(async () => {
@@ -51,7 +60,7 @@ const backends: Record<string, (retentionMs: number) => RunBackend> = {
 
 for (const [name, create] of Object.entries(backends)) {
   describe(`retention of finished runs on ${name}`, () => {
-    it("drops a finished run's per-run data after retentionMs; its record and result stay", async () => {
+    it("drops a finished run's working data after retentionMs; its record, result and events stay", async () => {
       const { agent, deleted } = approvalAgent();
       const backend = create(50);
       const runtime = await runtimes.start([agent], backend);
@@ -65,17 +74,18 @@ for (const [name, create] of Object.entries(backends)) {
       await until("the finished run's data to expire", async () => {
         const raw = await backend.rawResults(handle.runId, 1);
         const decisions = await backend.decisions(handle.runId, 1);
-        const events = await collect(handle.events());
-        return (
-          Object.keys(raw).length === 0 &&
-          Object.keys(decisions).length === 0 &&
-          events.length === 1
-        );
+        return Object.keys(raw).length === 0 && Object.keys(decisions).length === 0;
       });
 
-      expect(await collect(runtime.handle(handle.runId).events())).toEqual([
-        { type: "result", result },
+      // The timeline stays readable for as long as the record.
+      const timeline = await collect(runtime.handle(handle.runId).events());
+      expect(withoutDeltas(timeline).map((event) => event.type)).toEqual([
+        "approval_required",
+        "tool_start",
+        "tool_end",
+        "result",
       ]);
+      expect(timeline.at(-1)).toEqual({ type: "result", result });
       expect(await runtime.handle(handle.runId).result()).toEqual(result);
       expect((await handle.record()).status).toBe("completed");
       expect((await runtime.list({ status: "completed" })).map((run) => run.runId)).toEqual([
@@ -97,8 +107,8 @@ for (const [name, create] of Object.entries(backends)) {
       expect((await cancelled.result()).status).toBe("awaiting_approval");
       await runtime.cancel(cancelled.runId);
       expect((await cancelled.result()).status).toBe("cancelled");
-      await until("the cancelled run's events to expire", async () => {
-        return (await collect(cancelled.events())).length === 1;
+      await until("the cancelled run's working data to expire", async () => {
+        return !(await backend.cancelRequested(cancelled.runId));
       });
 
       const events = await collectUntil(parkedHandle.events(), "approval_required");
@@ -128,7 +138,7 @@ describe("retention on redisBackend(), key by key", () => {
     return found;
   }
 
-  it("sets the retention expiry on every per-run key of a finished run, none on its record", async () => {
+  it("sets the retention expiry on every working key of a finished run, none on its record or events", async () => {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
     const { agent } = approvalAgent();
@@ -137,8 +147,13 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("awaiting_approval");
 
     const parked = await runKeys(prefix, handle.runId);
-    expect(Object.keys(parked).sort()).toEqual(["events:<run>", "fence:<run>", "run:<run>"]);
-    expect(Object.values(parked)).toEqual([-1, -1, -1]);
+    expect(Object.keys(parked).sort()).toEqual([
+      "events:<run>",
+      "fence:<run>",
+      "msgs:<run>",
+      "run:<run>",
+    ]);
+    expect(Object.values(parked)).toEqual([-1, -1, -1, -1]);
 
     await runtime.approve(handle.runId, "call_1");
     expect((await handle.result()).status).toBe("completed");
@@ -150,12 +165,14 @@ describe("retention on redisBackend(), key by key", () => {
       "events:<run>",
       "fence:<run>",
       "inflight:<run>:1",
+      "msgs:<run>",
       "raw:<run>:1",
       "run:<run>",
     ]);
-    expect(kept["run:<run>"]).toBe(-1);
+    const history = ["run:<run>", "msgs:<run>", "events:<run>"];
+    for (const key of history) expect({ key, ttl: kept[key] }).toEqual({ key, ttl: -1 });
     for (const [key, ttl] of Object.entries(kept)) {
-      if (key === "run:<run>") continue;
+      if (history.includes(key)) continue;
       expect({ key, expires: ttl > 0 && ttl <= 60_000 }).toEqual({ key, expires: true });
     }
     // The lease, if the last step has not released it yet, expires on its own.
@@ -223,7 +240,7 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("cancelled");
     await until("the cancelled run's keys to expire", async () => {
       const keys = await runKeys(prefix, handle.runId);
-      return Object.keys(keys).join() === "run:<run>";
+      return Object.keys(keys).sort().join() === "events:<run>,msgs:<run>,run:<run>";
     });
 
     const stray = released.next(handle.runId);

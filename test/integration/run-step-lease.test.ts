@@ -4,7 +4,7 @@
 // crashed worker itself, whose lease still runs for a while).
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
-import { ActiveRuns } from "../../src/runtime/active-runs.js";
+import { ActiveRuns } from "../../src/store/active-runs.js";
 import { runStep } from "../../src/workers/run-step.js";
 import { withOverrides } from "../support/backend-overrides.js";
 import { silent } from "./fixtures.js";

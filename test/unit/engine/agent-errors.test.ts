@@ -116,6 +116,44 @@ describe("Agent.run: cancellation through an AbortSignal", () => {
     provider.assertComplete();
   });
 
+  it("a provider or handler that ignores its signal does not keep a cancelled run waiting", async () => {
+    const never = new Promise<never>(() => {});
+    const providerCalled = gate();
+    const deaf: Provider = {
+      name: "deaf",
+      complete: async () => {
+        providerCalled.open();
+        return never;
+      },
+    };
+    const duringProvider = new AbortController();
+    const first = makeAgent({ provider: deaf }).run("go", { signal: duringProvider.signal });
+    await providerCalled.opened;
+    duringProvider.abort();
+    expect((await first).status).toBe("cancelled");
+
+    const handlerStarted = gate();
+    const stuck = tool({
+      name: "stuck",
+      description: "Never returns, whatever its signal says.",
+      input: z.object({}),
+      handler: async () => {
+        handlerStarted.open();
+        return never;
+      },
+    });
+    const provider = new ScriptedProvider([toolCallResponse([{ name: "stuck", input: {} }])]);
+    const duringHandler = new AbortController();
+    const second = makeAgent({ provider, tools: [stuck] }).run("go", {
+      signal: duringHandler.signal,
+    });
+    await handlerStarted.opened;
+    duringHandler.abort();
+    const result = await second;
+    expect(result.status).toBe("cancelled");
+    expect(result.error?.name).toBe("RunCancelledError");
+  });
+
   it("a signal aborted before the run cancels it without calling the provider", async () => {
     const controller = new AbortController();
     controller.abort();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunRecord, StepJob, StoredDecision, ToolJob } from "../../../src/index.js";
-import { endsStream, RunEventSchema } from "../../../src/runtime/schemas.js";
+import { endsStream, RunEventSchema } from "../../../src/store/schemas.js";
 
 const stored = {
   schemaVersion: 1,

@@ -29,6 +29,11 @@ export interface BackendStartOptions {
   /** Jobs of each queue this process works on at once. */
   concurrency: number;
   logger: Logger;
+  /**
+   * Called in every process with workers when any process asks to cancel a run (Redis: by
+   * pub/sub), so that the jobs working on it here abort at once.
+   */
+  onCancel?: (runId: string) => void;
 }
 
 /** The outcome of asking for a run's lease. */
@@ -68,12 +73,11 @@ export interface SaveOutcome {
  * Where durable runs live and how their work is queued. `AgentRuntime` and the workers use
  * only this; `memoryBackend()` and `redisBackend()` implement it with the same behaviour.
  *
- * Retention: when a run finishes (completed, failed or cancelled), its per-run data other than
- * the record — raw results, decisions, in-flight markers, fencing, cancel and wake-up flags,
- * and its event stream — is kept for `retentionMs`, then dropped. The run record (with its
- * final `RunResult`) and its place in the status index are not expired: they are the run's
- * audit trail, so `list()` and `handle(runId).result()` keep answering (an operator deletes
- * old records). `events()` of a run whose stream was dropped yields its final result only.
+ * Retention: when a run finishes (completed, failed or cancelled), its working data — raw
+ * results, decisions, in-flight markers, fencing, cancel and wake-up flags — is kept for
+ * `retentionMs`, then dropped. The run record (with its final `RunResult`), its place in the
+ * indexes and its event log are not expired: they are the run's history, so `list()`,
+ * `handle(runId).result()` and `events()` keep answering until the run is pruned.
  *
  * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
  * interruptions that asked a person again. In-flight markers and decisions are kept by key.
@@ -103,14 +107,17 @@ export interface RunBackend {
   /**
    * Writes the record, refused (throws `LeaseLostError`) when a newer token was issued since
    * `token`: a worker that lost its lease can never overwrite its successor's progress.
-   * `events` (emitted since the previous save) are appended to the run's stream in the same
-   * atomic write, so the stream never runs ahead of the saved state; none when it is refused.
+   * `events` are appended to the run's log in the same atomic write (none when it is refused).
+   * `storedMessages`: how many of the conversation's messages are stored already (the record
+   * was loaded or saved with them); only the ones after them are written. Without it, the
+   * conversation is written anew.
    */
   saveRun(
     runId: string,
     token: number,
     record: RunRecord,
     events?: readonly RunEvent[],
+    storedMessages?: number,
   ): Promise<SaveOutcome>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
@@ -125,10 +132,18 @@ export interface RunBackend {
    * lost its job in it — the tool's `recovery` decides what happens.
    */
   markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean>;
-  /** Records that an interrupted call attempt waits for a person (its tool's recovery is `ask`). */
-  markCallInterrupted(runId: string, iteration: number, callKey: string): Promise<void>;
-  /** The keys of the iteration's call attempts recorded as interrupted and waiting for a person. */
-  interruptedCalls(runId: string, iteration: number): Promise<string[]>;
+  /**
+   * Records that a call attempt did not run and waits for a person, and why: a crash
+   * interrupted it (its tool's recovery is `ask`), or the policy asks about it at dispatch.
+   */
+  markCallInterrupted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    reason: string,
+  ): Promise<void>;
+  /** The iteration's call attempts recorded as waiting for a person: call key → reason. */
+  interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>>;
   /** Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won. */
   decide(
     runId: string,
@@ -141,11 +156,11 @@ export interface RunBackend {
   requestCancel(runId: string): Promise<void>;
   cancelRequested(runId: string): Promise<boolean>;
 
-  /** Appends to the run's event stream (bounded; a final `result` starts its retention). */
-  publish(runId: string, event: RunEvent): Promise<void>;
+  /** Appends to the run's event log (bounded) and wakes its readers in every process. */
+  publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void>;
   /**
-   * The run's events from the start of its stream, ending after its final `result`; only that
-   * result once a finished run's stream was dropped (retention).
+   * The run's events from the start of its log, live, ending after its final `result`; only
+   * that result when the run has no log (it finished before logs were kept).
    */
   events(runId: string): AsyncIterable<RunEvent>;
 

@@ -1,0 +1,66 @@
+// A Sandbox runs code and shell commands under limits: a timeout that kills everything the
+// program started, capped output, a work folder, and an environment without this process's
+// variables. Where bwrap is installed ("auto"), it also keeps the network out and the system
+// read-only. `new Agent({ sandbox })` gives the model a `bash` tool that runs in it.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { Agent, HookEvent, HookRegistry, Sandbox } from "../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
+
+const work = await mkdtemp(join(tmpdir(), "harnessx-example-"));
+process.env.EXAMPLE_SECRET = "s3cr3t"; // set in this process; the sandbox never sees it
+
+try {
+  const hooks = new HookRegistry();
+  hooks.on(HookEvent.SANDBOX_EXEC, ({ data }) => {
+    console.log(`  SANDBOX_EXEC ${data.kind} exit=${data.exitCode} timedOut=${data.timedOut}`);
+  });
+  const sandbox = new Sandbox(
+    { cwd: work, timeoutMs: 5_000, maxOutputBytes: 64, env: { GREETING: "hi" } },
+    { hooks },
+  );
+  console.log(`tier: ${await sandbox.tier()}`);
+
+  const javascript = await sandbox.execute("console.log(1 + 1)", { language: "javascript" });
+  console.log(`javascript: ${javascript.stdout.trim()}`);
+  const python = await sandbox.execute("print(sum(range(10)))", { language: "python" });
+  console.log(`python: ${python.stdout.trim()}`);
+  const bash = await sandbox.execute('echo "$GREETING from $(basename "$PWD" | cut -c1-16)"', {
+    language: "bash",
+  });
+  console.log(`bash: ${bash.stdout.trim()}`);
+
+  const secret = await sandbox.executeCommand(
+    'echo "secret=$(printenv EXAMPLE_SECRET || echo unset)"; exit 3',
+  );
+  console.log(`command: ${secret.stdout.trim()} (exit code ${secret.exitCode})`);
+
+  const long = await sandbox.executeCommand("seq 1 100000");
+  console.log(`capped: ${long.stdout.split("\n").at(-1)}`);
+
+  const quick = new Sandbox({ cwd: work, timeoutMs: 300 }, { hooks });
+  const hung = await quick.executeCommand("sleep 30 & sleep 30");
+  console.log(`timed out: ${hung.timedOut}, exit code ${hung.exitCode}`);
+
+  // The agent's bash tool: the scripted model writes a file, then answers.
+  const provider = new ScriptedProvider([
+    toolCallResponse([
+      { name: "bash", input: { command: "echo 42 > answer.txt && cat answer.txt" } },
+    ]),
+    textResponse("The answer is in answer.txt."),
+  ]);
+  const agent = new Agent({ provider, sandbox, logger: pino({ level: "silent" }) });
+  const result = await agent.run("Write the answer to a file");
+  const toolResult = result.messages
+    .flatMap((message) => message.content)
+    .find((block) => block.type === "tool_result");
+  console.log(
+    `bash tool: ${JSON.stringify(toolResult?.type === "tool_result" ? toolResult.content : null)}`,
+  );
+  console.log(`answer.txt: ${(await readFile(join(work, "answer.txt"), "utf8")).trim()}`);
+  console.log(`agent: ${result.status}: ${result.output}`);
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

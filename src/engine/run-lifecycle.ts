@@ -1,0 +1,68 @@
+import { createActor } from "xstate";
+import { ProviderMissingError } from "../core/errors.js";
+import type { Message, RunResult } from "../core/values.js";
+import { HookEvent } from "../hooks/events.js";
+import { type CallState, runMachine } from "../machines/run-machine.js";
+import { approvalHash } from "../permissions/input-hash.js";
+import type { RunActor } from "./drive.js";
+import { notify, type RunEnv } from "./run-env.js";
+
+// The start and end of one run, and the binding of a person's decision to what was asked:
+// shared by direct runs (`Agent`) and durable runs (the run-step worker), so both behave alike.
+
+export interface RunStart {
+  runId: string;
+  sessionId: string;
+  /** The input as given (a string stays a string): what `AGENT_START` tells its observers. */
+  input: string | Message[];
+  messages: Message[];
+  maxIterations: number;
+}
+
+/**
+ * Starts a run: `AGENT_START`, then a started machine at `compose`; a run without a provider
+ * fails at once with `ProviderMissingError`.
+ */
+export async function startRun(env: RunEnv, start: RunStart): Promise<RunActor> {
+  const { runId, sessionId, input, messages, maxIterations } = start;
+  await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
+  const actor = createActor(runMachine, {
+    input: { runId, sessionId, messages, maxIterations },
+  }).start();
+  if (env.provider === undefined) {
+    actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+  }
+  return actor;
+}
+
+/** Tells the hooks a run ended: `ERROR` for a failure, then `AGENT_END` (never for a wait). */
+export async function finishRun(env: RunEnv, result: RunResult): Promise<void> {
+  const { error } = result;
+  if (result.status === "failed" && error !== null) {
+    await notify(env, HookEvent.ERROR, () => ({
+      runId: result.runId,
+      error,
+      phase: error.phase ?? "run",
+    }));
+  }
+  await notify(env, HookEvent.AGENT_END, () => ({ result }));
+}
+
+/**
+ * True when a decision bound to `decidedHash` (the hash the person saw; none when the store
+ * kept none) applies to `state`: it still waits, and its stored call still hashes to what was
+ * asked. An edit of the pending input between the question and the answer fails this.
+ */
+export function decisionApplies(
+  runId: string,
+  state: CallState,
+  decidedHash: string | undefined,
+  approvalKey: string | undefined,
+): boolean {
+  return (
+    state.status === "asked" &&
+    state.inputHash !== undefined &&
+    state.inputHash === approvalHash(runId, state.call, approvalKey) &&
+    (decidedHash === undefined || decidedHash === state.inputHash)
+  );
+}

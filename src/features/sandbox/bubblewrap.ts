@@ -1,0 +1,74 @@
+import { lstatSync, readlinkSync } from "node:fs";
+
+// The host's system folders, visible read-only inside the sandbox at the same paths.
+const SYSTEM_FOLDERS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+// The pieces of /etc programs need without a network: the dynamic linker, users, Debian's
+// alternatives (/usr/bin/awk points into /etc/alternatives), the time zone.
+const ETC_PIECES = [
+  "/etc/alternatives",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/nsswitch.conf",
+  "/etc/localtime",
+];
+
+/** How the host lays out one system folder: a real folder, or a symlink (merged /usr). */
+export type SystemEntry = { path: string; symlinkTo: string } | { path: string; folder: true };
+
+/** Reads how the host lays out its system folders (absent ones are left out). */
+export function readSystemLayout(): SystemEntry[] {
+  const entries: SystemEntry[] = [];
+  for (const path of SYSTEM_FOLDERS) {
+    try {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) entries.push({ path, symlinkTo: readlinkSync(path) });
+      else if (stat.isDirectory()) entries.push({ path, folder: true });
+    } catch {
+      // Not on this host.
+    }
+  }
+  return entries;
+}
+
+export interface BubblewrapLayout {
+  system: readonly SystemEntry[];
+  /** The writable work folder, at the same path inside. */
+  cwd: string;
+  /** Files outside the system folders to show read-only (the node binary, say). */
+  readOnlyExtras: readonly string[];
+}
+
+/**
+ * The `bwrap` arguments for one program: no network, a new PID namespace, read-only system
+ * folders, a private /tmp, the work folder writable, the session detached from any terminal,
+ * and everything killed when bwrap dies.
+ */
+export function bubblewrapArgs(layout: BubblewrapLayout, command: readonly string[]): string[] {
+  const args = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+  ];
+  for (const entry of layout.system) {
+    if ("symlinkTo" in entry) args.push("--symlink", entry.symlinkTo, entry.path);
+    else args.push("--ro-bind", entry.path, entry.path);
+  }
+  for (const piece of ETC_PIECES) args.push("--ro-bind-try", piece, piece);
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  for (const extra of layout.readOnlyExtras) {
+    if (!isUnderSystem(extra, layout.system)) args.push("--ro-bind", extra, extra);
+  }
+  args.push("--bind", layout.cwd, layout.cwd, "--chdir", layout.cwd, "--", ...command);
+  return args;
+}
+
+function isUnderSystem(path: string, system: readonly SystemEntry[]): boolean {
+  return system.some((entry) => path.startsWith(`${entry.path}/`));
+}

@@ -1,0 +1,257 @@
+import { stat } from "node:fs/promises";
+import { performance } from "node:perf_hooks";
+import { type Logger, pino } from "pino";
+import { ConfigError } from "../../core/errors.js";
+import { HookEvent } from "../../hooks/events.js";
+import type { SandboxExecData } from "../../hooks/payloads.js";
+import { emitHook, type HookRegistry } from "../../hooks/registry.js";
+import { bubblewrapArgs, readSystemLayout } from "./bubblewrap.js";
+import {
+  parseSandboxConfig,
+  type ResolvedSandboxConfig,
+  type SandboxConfig,
+  SandboxLanguage,
+  type SandboxTier,
+} from "./config.js";
+import { sandboxEnvironment } from "./environment.js";
+import { SandboxError, SandboxUnavailableError } from "./errors.js";
+import { findExecutable, isExecutable } from "./executables.js";
+import { type ProcessOutcome, runProcess } from "./run-process.js";
+
+export interface SandboxOptions {
+  /** Receives `SANDBOX_EXEC` after every call. An agent lends its own to a sandbox without. */
+  hooks?: HookRegistry;
+  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  logger?: Logger;
+}
+
+export interface SandboxExecuteOptions {
+  language: SandboxLanguage;
+  /** Aborting kills the program, as the timeout does. */
+  signal?: AbortSignal;
+}
+
+export interface SandboxCommandOptions {
+  /** Aborting kills the command, as the timeout does. */
+  signal?: AbortSignal;
+}
+
+/** What one call produced. */
+export interface SandboxResult {
+  stdout: string;
+  stderr: string;
+  /** `null` when the program ended by a signal (killed at the timeout, for one). */
+  exitCode: number | null;
+  timedOut: boolean;
+  executionTimeMs: number;
+}
+
+type Kind = SandboxExecData["kind"];
+
+/**
+ * Runs code and shell commands under limits: a wall-clock timeout that kills the whole process
+ * group, capped output, a work folder and an environment with none of this process's variables.
+ * The `process` tier is limits only, not a security boundary; the `bubblewrap` tier adds Linux
+ * namespaces (no network, read-only system, only the work folder writable, its own PIDs).
+ * @example
+ * const sandbox = new Sandbox({ cwd: "./work" });
+ * const { stdout } = await sandbox.execute("print(1 + 1)", { language: "python" });
+ */
+export class Sandbox {
+  readonly config: ResolvedSandboxConfig;
+  #hooks: HookRegistry | undefined;
+  #hookAgent: unknown;
+  #logger: Logger | undefined;
+  readonly #bwrapPath: string | undefined;
+  #tier: Promise<SandboxTier> | undefined;
+
+  constructor(config: SandboxConfig, options: SandboxOptions = {}) {
+    this.config = parseSandboxConfig(config);
+    this.#hooks = options.hooks;
+    this.#logger = options.logger;
+    this.#bwrapPath =
+      this.config.bwrapPath ?? findExecutable("bwrap", `${process.env.PATH ?? ""}:/usr/bin:/bin`);
+    if (this.config.tier === "bubblewrap") {
+      if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath)) {
+        throw new SandboxUnavailableError(
+          `The bubblewrap tier needs bwrap, and ${
+            this.#bwrapPath === undefined
+              ? "none is on PATH"
+              : `"${this.#bwrapPath}" is not an executable`
+          }: install it (Debian: apt-get install bubblewrap) or choose tier "process".`,
+        );
+      }
+    }
+  }
+
+  /** The hooks `SANDBOX_EXEC` goes to, if any. */
+  get hooks(): HookRegistry | undefined {
+    return this.#hooks;
+  }
+
+  /**
+   * Lends an agent's hooks (and logger) to a sandbox that has none; `ctx.agent` of its events
+   * is then that agent. Does nothing when the sandbox has hooks of its own. @internal
+   */
+  lendHooks<A>(hooks: HookRegistry<A>, agent: A, logger: Logger): void {
+    if (this.#hooks !== undefined) return;
+    this.#hooks = hooks as HookRegistry;
+    this.#hookAgent = agent;
+    this.#logger ??= logger;
+  }
+
+  /**
+   * The tier calls run in. `"auto"` is settled on first use: `bubblewrap` when `bwrap` runs
+   * here, else `process` (logged at `warn`). A `bubblewrap` sandbox whose `bwrap` cannot make
+   * its namespaces rejects with `SandboxUnavailableError`.
+   */
+  tier(): Promise<SandboxTier> {
+    this.#tier ??= this.#settleTier();
+    return this.#tier;
+  }
+
+  /** Runs code: `javascript` (this Node.js), `bash` or `python` (`python3` on the sandbox PATH). */
+  async execute(code: string, options: SandboxExecuteOptions): Promise<SandboxResult> {
+    if (typeof code !== "string") throw new ConfigError("code: expected a string");
+    const language = SandboxLanguage.safeParse(options?.language);
+    if (!language.success) {
+      throw new ConfigError(
+        `Invalid execute options: language: expected one of ${SandboxLanguage.options.join(", ")}, got ${JSON.stringify(options?.language)}`,
+      );
+    }
+    const command =
+      language.data === "javascript"
+        ? [process.execPath, "-e", code]
+        : language.data === "python"
+          ? [this.#program("python3"), "-c", code]
+          : [this.#program("bash"), "-c", code];
+    return this.#run("code", command, options.signal);
+  }
+
+  /** Runs a shell command line with bash in the work folder. */
+  async executeCommand(
+    command: string,
+    options: SandboxCommandOptions = {},
+  ): Promise<SandboxResult> {
+    if (typeof command !== "string") throw new ConfigError("command: expected a string");
+    return this.#run("command", [this.#program("bash"), "-c", command], options.signal);
+  }
+
+  async #run(
+    kind: Kind,
+    command: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<SandboxResult> {
+    signal?.throwIfAborted();
+    await this.#checkWorkFolder();
+    const tier = await this.tier();
+    const started = performance.now();
+    const outcome = await this.#spawn(tier, command, signal);
+    const result = { ...outcome, executionTimeMs: performance.now() - started };
+    await this.#emit({
+      kind,
+      tier,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      executionTimeMs: result.executionTimeMs,
+    });
+    return result;
+  }
+
+  async #spawn(
+    tier: SandboxTier,
+    command: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<ProcessOutcome> {
+    const [file, ...args] =
+      tier === "bubblewrap"
+        ? [this.#bwrapPath as string, ...this.#bubblewrapArgs(command)]
+        : command;
+    try {
+      return await runProcess({
+        file: file as string,
+        args,
+        cwd: this.config.cwd,
+        env: sandboxEnvironment(this.config.cwd, this.config.env),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: this.config.maxOutputBytes,
+        signal,
+      });
+    } catch (error) {
+      throw new SandboxError(
+        `The sandbox could not start ${file}: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  #bubblewrapArgs(command: readonly string[]): string[] {
+    return bubblewrapArgs(
+      { system: readSystemLayout(), cwd: this.config.cwd, readOnlyExtras: [process.execPath] },
+      command,
+    );
+  }
+
+  /** An interpreter found on the sandbox's PATH (the same path inside bubblewrap). */
+  #program(name: string): string {
+    const pathValue = sandboxEnvironment(this.config.cwd, this.config.env).PATH as string;
+    const found = findExecutable(name, pathValue);
+    if (found === undefined) {
+      throw new SandboxError(`${name} was not found on the sandbox PATH (${pathValue}).`);
+    }
+    return found;
+  }
+
+  async #checkWorkFolder(): Promise<void> {
+    const folder = await stat(this.config.cwd).catch(() => undefined);
+    if (folder?.isDirectory() !== true) {
+      throw new SandboxError(`The sandbox work folder "${this.config.cwd}" is not a folder.`);
+    }
+  }
+
+  async #settleTier(): Promise<SandboxTier> {
+    if (this.config.tier === "process") return "process";
+    const problem = await this.#probeBubblewrap();
+    if (problem === undefined) return "bubblewrap";
+    if (this.config.tier === "bubblewrap") {
+      throw new SandboxUnavailableError(`The bubblewrap tier cannot run here: ${problem}`);
+    }
+    this.#log().warn({ problem }, "bwrap cannot run here; the sandbox uses the process tier");
+    return "process";
+  }
+
+  /** Runs `true` under the real bubblewrap layout; answers what went wrong, if anything. */
+  async #probeBubblewrap(): Promise<string | undefined> {
+    if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath))
+      return "bwrap is not installed";
+    try {
+      const outcome = await runProcess({
+        file: this.#bwrapPath,
+        args: this.#bubblewrapArgs([this.#program("bash"), "-c", "exit 0"]),
+        cwd: "/",
+        env: sandboxEnvironment(this.config.cwd, {}),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: 4_096,
+      });
+      if (outcome.exitCode === 0) return undefined;
+      return `bwrap exited with ${outcome.exitCode ?? "a signal"}: ${outcome.stderr.trim()}`;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  async #emit(data: SandboxExecData): Promise<void> {
+    const hooks = this.#hooks;
+    if (hooks === undefined || !hooks.has(HookEvent.SANDBOX_EXEC)) return;
+    await emitHook(
+      hooks,
+      { event: HookEvent.SANDBOX_EXEC, agent: this.#hookAgent, data, timestamp: Date.now() },
+      this.#log(),
+    );
+  }
+
+  #log(): Logger {
+    this.#logger ??= pino({ name: "harnessx", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    return this.#logger;
+  }
+}

@@ -1,0 +1,64 @@
+import type { RunEvent } from "../engine/run-events.js";
+import type { RunBackend } from "./backend.js";
+
+export interface EventPublisher {
+  /** Queues an event; events reach the run's log in the order emitted, as soon as they can. */
+  emit(event: RunEvent): void;
+  /** Waits until every emitted event is in the log; throws the first failure. */
+  flush(): Promise<void>;
+}
+
+type Delta = Extract<RunEvent, { type: "text_delta" | "thinking_delta" }>;
+
+const isDelta = (event: RunEvent): event is Delta =>
+  event.type === "text_delta" || event.type === "thinking_delta";
+
+/**
+ * Turns the engine's synchronous `emit` into ordered appends to a run's event log, live: the
+ * first event goes out at once. Events emitted while an append is under way go out together
+ * with the next one, consecutive deltas of one kind joined into one event, so a fast stream
+ * costs a few appends and a few log entries instead of one per token.
+ */
+export function eventPublisher(backend: RunBackend, runId: string): EventPublisher {
+  const queued: RunEvent[] = [];
+  let sending: Promise<void> | undefined;
+  let failure: { error: unknown } | undefined;
+
+  const pump = async (): Promise<void> => {
+    while (queued.length > 0 && failure === undefined) {
+      const batch = coalesceDeltas(queued.splice(0));
+      try {
+        await backend.publish(runId, batch);
+      } catch (error) {
+        failure = { error };
+      }
+    }
+    sending = undefined;
+  };
+
+  return {
+    emit(event) {
+      if (failure !== undefined) return;
+      queued.push(event);
+      sending ??= pump();
+    },
+    async flush() {
+      while (sending !== undefined) await sending;
+      if (failure !== undefined) throw failure.error;
+    },
+  };
+}
+
+/** Joins each run of consecutive deltas of one kind into one delta with their text. */
+export function coalesceDeltas(events: readonly RunEvent[]): RunEvent[] {
+  const joined: RunEvent[] = [];
+  for (const event of events) {
+    const last = joined.at(-1);
+    if (isDelta(event) && last !== undefined && isDelta(last) && last.type === event.type) {
+      joined[joined.length - 1] = { type: event.type, text: last.text + event.text };
+    } else {
+      joined.push(event);
+    }
+  }
+  return joined;
+}

@@ -1,0 +1,207 @@
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, Sandbox, SandboxError, type SandboxTier } from "../../../src/index.js";
+import { until } from "../../fixtures/until.js";
+import { expectReported, isAlive, liveSleeps, recordingHooks, scratchFolder } from "./support.js";
+
+// Both tiers keep the same limits; bubblewrap is installed by .ci/run, so its absence fails here.
+describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier) => {
+  let folder: { path: string; remove: () => Promise<void> };
+  const recorded = recordingHooks();
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    folder = await scratchFolder();
+    sandbox = new Sandbox(
+      { tier, cwd: folder.path, timeoutMs: 15_000, env: { GREETING: "hello" } },
+      { hooks: recorded.hooks },
+    );
+  });
+  afterAll(async () => {
+    await folder.remove();
+  });
+
+  /** Runs a call and checks the SANDBOX_EXEC it emitted against its result. */
+  const reported = async (
+    kind: "code" | "command",
+    call: () => Promise<Awaited<ReturnType<Sandbox["execute"]>>>,
+  ) => {
+    const before = recorded.events.length;
+    const result = await call();
+    expect(recorded.events.length).toBe(before + 1);
+    expectReported(recorded.events.at(-1), result, { kind, tier });
+    return result;
+  };
+
+  it("settles on its tier", async () => {
+    await expect(sandbox.tier()).resolves.toBe(tier);
+  });
+
+  it("runs javascript with this Node.js", async () => {
+    const result = await reported("code", () =>
+      sandbox.execute("console.log(6 * 7, process.version)", { language: "javascript" }),
+    );
+    expect(result).toMatchObject({ stdout: `42 ${process.version}\n`, exitCode: 0 });
+    expect(result.timedOut).toBe(false);
+    expect(result.executionTimeMs).toBeGreaterThan(0);
+  });
+
+  it("runs python with python3", async () => {
+    const result = await reported("code", () =>
+      sandbox.execute("import sys\nprint(sum(range(10)))\nsys.exit(4)", { language: "python" }),
+    );
+    expect(result).toMatchObject({ stdout: "45\n", stderr: "", exitCode: 4, timedOut: false });
+  });
+
+  it("runs bash code", async () => {
+    const result = await reported("code", () =>
+      sandbox.execute('for n in 1 2 3; do printf "%s," "$n"; done', { language: "bash" }),
+    );
+    expect(result).toMatchObject({ stdout: "1,2,3,", exitCode: 0 });
+  });
+
+  it("runs commands in the work folder, with stdout, stderr and the exit code apart", async () => {
+    const result = await reported("command", () =>
+      sandbox.executeCommand('pwd; echo "$HOME"; echo oops >&2; exit 3'),
+    );
+    expect(result).toMatchObject({
+      stdout: `${folder.path}\n${folder.path}\n`,
+      stderr: "oops\n",
+      exitCode: 3,
+      timedOut: false,
+    });
+  });
+
+  it("reports a javascript exception as stderr and exit code 1", async () => {
+    const result = await reported("code", () =>
+      sandbox.execute('throw new Error("boom")', { language: "javascript" }),
+    );
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain("Error: boom");
+  });
+
+  it("writes files in the work folder", async () => {
+    await reported("command", () => sandbox.executeCommand("echo kept > note.txt"));
+    await expect(readFile(join(folder.path, "note.txt"), "utf8")).resolves.toBe("kept\n");
+  });
+
+  it("passes none of this process's variables, only minimal defaults and `env`", async () => {
+    const canary = `canary-${randomUUID()}`;
+    process.env.HARNESSX_SANDBOX_CANARY = canary;
+    try {
+      const shell = await reported("command", () => sandbox.executeCommand("env"));
+      expect(shell.stdout).not.toContain(canary);
+      expect(shell.stdout).toContain("GREETING=hello\n");
+      const python = await reported("code", () =>
+        sandbox.execute("import os, json; print(json.dumps(dict(os.environ)))", {
+          language: "python",
+        }),
+      );
+      const seen = JSON.parse(python.stdout) as Record<string, string>;
+      expect(seen).toMatchObject({
+        PATH: "/usr/local/bin:/usr/bin:/bin",
+        HOME: folder.path,
+        LANG: "C.UTF-8",
+        GREETING: "hello",
+      });
+      // bwrap sets PWD for the program it starts; nothing else is added.
+      expect(Object.keys(seen).sort()).toEqual(
+        ["GREETING", "HOME", "LANG", "PATH", ...(tier === "bubblewrap" ? ["PWD"] : [])].sort(),
+      );
+    } finally {
+      delete process.env.HARNESSX_SANDBOX_CANARY;
+    }
+  });
+
+  it("kills the whole process group at the timeout: no grandchild survives", async () => {
+    const short = new Sandbox(
+      { tier, cwd: folder.path, timeoutMs: 2_000 },
+      { hooks: recorded.hooks },
+    );
+    const token = `${300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const before = recorded.events.length;
+    const result = await short.executeCommand(
+      `sleep ${token} >/dev/null 2>&1 & echo "$!"; sleep ${token}`,
+    );
+    expectReported(recorded.events[before], result, { kind: "command", tier });
+    expect(result).toMatchObject({ exitCode: null, timedOut: true });
+    expect(result.stdout).toMatch(/^\d+\n$/);
+    if (tier === "process") {
+      // The pid printed is this host's pid of the background sleep.
+      const pid = Number(result.stdout.trim());
+      await until(`pid ${pid} to be gone`, async () => !isAlive(pid), { timeoutMs: 2_000 });
+    }
+    await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
+      timeoutMs: 2_000,
+    });
+  });
+
+  it("kills what a command left in the background when it exits", async () => {
+    const token = `${1300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const result = await reported("command", () =>
+      sandbox.executeCommand(`sleep ${token} >/dev/null 2>&1 & echo started`),
+    );
+    expect(result).toMatchObject({ stdout: "started\n", exitCode: 0, timedOut: false });
+    await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
+      timeoutMs: 2_000,
+    });
+  });
+
+  it("kills the program when the signal aborts", async () => {
+    const controller = new AbortController();
+    const token = `${2300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const running = sandbox.executeCommand(`echo ready; sleep ${token}`, {
+      signal: controller.signal,
+    });
+    await until("the sleep to start", async () => liveSleeps(token).length > 0);
+    controller.abort();
+    const result = await running;
+    expect(result).toMatchObject({ stdout: "ready\n", exitCode: null, timedOut: false });
+    expect(liveSleeps(token)).toEqual([]);
+  });
+
+  it("cuts stdout and stderr at maxOutputBytes each, and marks the cut", async () => {
+    const capped = new Sandbox({ tier, cwd: folder.path, maxOutputBytes: 100 });
+    const result = await capped.execute(
+      'process.stdout.write("a".repeat(5000)); process.stderr.write("é".repeat(60))',
+      { language: "javascript" },
+    );
+    expect(result.stdout).toBe(`${"a".repeat(100)}\n[output truncated at 100 bytes]`);
+    // 100 bytes end inside nothing: 50 two-byte characters exactly.
+    expect(result.stderr).toBe(`${"é".repeat(50)}\n[output truncated at 100 bytes]`);
+    const odd = new Sandbox({ tier, cwd: folder.path, maxOutputBytes: 101 });
+    const split = await odd.execute('process.stdout.write("é".repeat(60))', {
+      language: "javascript",
+    });
+    // Byte 101 would split a character: the cut steps back to a whole one.
+    expect(split.stdout).toBe(`${"é".repeat(50)}\n[output truncated at 101 bytes]`);
+    expect(result.exitCode).toBe(0);
+  });
+
+  it("keeps output under the cap whole", async () => {
+    const capped = new Sandbox({ tier, cwd: folder.path, maxOutputBytes: 100 });
+    const result = await capped.executeCommand("printf '%0100d' 0");
+    expect(result.stdout).toBe("0".repeat(100));
+  });
+
+  it("refuses a work folder that does not exist, without running anything", async () => {
+    const missing = new Sandbox({ tier, cwd: join(folder.path, "missing") }, recorded);
+    const before = recorded.events.length;
+    const failure = await missing.executeCommand("true").catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect(failure).toMatchObject({ code: "sandbox_failed" });
+    expect(recorded.events.length).toBe(before);
+  });
+
+  it("refuses an unknown language with a ConfigError naming it", async () => {
+    const failure = await sandbox
+      .execute("puts 1", { language: "ruby" as "bash" })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConfigError);
+    expect((failure as Error).message).toBe(
+      'Invalid execute options: language: expected one of javascript, bash, python, got "ruby"',
+    );
+  });
+});

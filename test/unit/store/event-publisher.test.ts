@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import type { RunBackend, RunEvent } from "../../../src/index.js";
+import { coalesceDeltas, eventPublisher } from "../../../src/store/event-publisher.js";
+
+const text = (value: string): RunEvent => ({ type: "text_delta", text: value });
+const thinking = (value: string): RunEvent => ({ type: "thinking_delta", text: value });
+const toolStart: RunEvent = {
+  type: "tool_start",
+  toolCall: { id: "call_1", name: "search", input: {} },
+};
+
+/** A backend whose `publish` records each append and waits for the test to let it finish. */
+function recordingBackend() {
+  const appends: RunEvent[][] = [];
+  const releases: Array<() => void> = [];
+  const backend = {
+    publish: (_runId: string, events: RunEvent | readonly RunEvent[]) => {
+      appends.push(Array.isArray(events) ? [...(events as RunEvent[])] : [events as RunEvent]);
+      return new Promise<void>((resolve) => releases.push(resolve));
+    },
+  } as unknown as RunBackend;
+  const releaseAll = () => {
+    for (const release of releases.splice(0)) release();
+  };
+  return { backend, appends, releaseAll };
+}
+
+describe("coalesceDeltas", () => {
+  it("joins consecutive deltas of one kind and keeps everything else in order", () => {
+    expect(
+      coalesceDeltas([
+        text("He"),
+        text("llo"),
+        thinking("hm"),
+        thinking("m"),
+        toolStart,
+        text("!"),
+      ]),
+    ).toEqual([text("Hello"), thinking("hmm"), toolStart, text("!")]);
+  });
+});
+
+describe("eventPublisher", () => {
+  it("sends the first event at once and joins the deltas emitted while it is under way", async () => {
+    const { backend, appends, releaseAll } = recordingBackend();
+    const publisher = eventPublisher(backend, "run");
+
+    publisher.emit(text("Hel"));
+    expect(appends).toEqual([[text("Hel")]]);
+    publisher.emit(text("lo"));
+    publisher.emit(text(", "));
+    publisher.emit(toolStart);
+    publisher.emit(text("world"));
+    releaseAll();
+    const flushed = publisher.flush();
+    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    releaseAll();
+    await flushed;
+
+    expect(appends).toEqual([[text("Hel")], [text("lo, "), toolStart, text("world")]]);
+  });
+
+  it("reports a failed append at flush and sends nothing after it", async () => {
+    let calls = 0;
+    const backend = {
+      publish: async () => {
+        calls += 1;
+        throw new Error("Redis is down");
+      },
+    } as unknown as RunBackend;
+    const publisher = eventPublisher(backend, "run");
+    publisher.emit(text("a"));
+    await expect(publisher.flush()).rejects.toThrow("Redis is down");
+    publisher.emit(text("b"));
+    await expect(publisher.flush()).rejects.toThrow("Redis is down");
+    expect(calls).toBe(1);
+  });
+});
