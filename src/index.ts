@@ -48,6 +48,24 @@ export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
 export { ApprovalDecision, ParkedRun } from "./engine/parked-run.js";
 export type { RunEvent } from "./engine/run-events.js";
+// Extensions, the flight recorder and replay
+export { ExtensionError } from "./extensions/errors.js";
+export {
+  Extension,
+  type ExtensionContext,
+  type ExtensionLike,
+  type SavedState,
+} from "./extensions/extension.js";
+export {
+  type ExtensionHost,
+  ExtensionManager,
+  ExtensionRegistration,
+} from "./extensions/extension-manager.js";
+export {
+  type ExtensionStateAddress,
+  type ExtensionStateStore,
+  memoryExtensionStateStore,
+} from "./extensions/state-store.js";
 // Skills and knowledge bundles
 export { KnowledgeBundleOptions, KnowledgeOptions } from "./features/knowledge/knowledge.js";
 export {
@@ -55,6 +73,17 @@ export {
   type KnowledgeHit,
   MAX_SEARCH_LIMIT,
 } from "./features/knowledge/knowledge-tools.js";
+export {
+  RecorderEntry,
+  type RecorderEntryType,
+  type RunRecorder,
+} from "./features/recorder/entry.js";
+export { FlightRecorder, type FlightRecorderOptions } from "./features/recorder/flight-recorder.js";
+export {
+  type MemoryRecorderSinkOptions,
+  memoryRecorderSink,
+  type RecorderSink,
+} from "./features/recorder/recorder-sink.js";
 // Sandbox
 export {
   type ResolvedSandboxConfig,
@@ -121,6 +150,7 @@ export {
   mcpTools,
 } from "./providers/mcp.js";
 export { type OpenAIProviderOptions, openaiProvider } from "./providers/openai.js";
+export { parseRecording, ReplayDivergenceError, ReplayProvider } from "./providers/replay.js";
 // Durable runtime
 export {
   AgentRuntime,

@@ -13,14 +13,18 @@ import {
 
 export const name = "harnessx";
 
-/** An agent whose every run makes `toolIterations` provider+tool iterations, then answers. */
-export function create(toolIterations) {
+/**
+ * An agent whose every run makes `toolIterations` provider+tool iterations, then answers;
+ * `options` adds Agent options (bench/recorder.mjs adds a recorder).
+ */
+export function create(toolIterations, options = {}) {
   const provider = createProvider(toolIterations);
   const agent = new Agent({
     provider,
     tools: [noopTool],
     middleware: createMiddleware(),
     logger: pino({ level: "silent" }),
+    ...options,
   });
   for (const event of HOOK_EVENTS) agent.hooks.on(HookEvent[event], observeHook);
   return {

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { runDemo } from "./demo.js";
 import { ProviderFlagError, providerFromFlags } from "./model-option.js";
+import { runReplay } from "./replay.js";
 import { runRuntimeDemo } from "./runtime-demo.js";
 import { runWorker } from "./worker.js";
 
@@ -18,6 +19,10 @@ Commands:
                 --redis <url>       e.g. redis://127.0.0.1:6379 (default: $REDIS_URL)
                 --prefix <name>     key prefix (default: hx)
                 --concurrency <n>   jobs of each queue at once (default: 16)
+  replay FILE.jsonl
+              a flight recording: its timeline, or with --agent <module> (exporting
+              createAgent(provider) or a default) that agent run against the recorded
+              model responses, compared with the recording; --json for one JSON object
 
 Options:
   --provider <name>  demo and tour: a real model, openai (OPENAI_API_KEY) or
@@ -36,6 +41,8 @@ const parse = (args: string[]) =>
       concurrency: { type: "string" },
       provider: { type: "string" },
       model: { type: "string" },
+      agent: { type: "string" },
+      json: { type: "boolean" },
     },
     allowPositionals: true,
     strict: true,
@@ -68,7 +75,8 @@ async function main(args: string[]): Promise<number> {
   }
   const [command = "demo", ...extra] = positionals;
   try {
-    if (extra.length > 0) throw new UsageError(`unexpected "${extra[0]}"`);
+    const operands = command === "replay" ? 1 : 0;
+    if (extra.length > operands) throw new UsageError(`unexpected "${extra[operands]}"`);
     switch (command) {
       case "demo":
       case "tour": {
@@ -89,6 +97,15 @@ async function main(args: string[]): Promise<number> {
           ...(concurrency === undefined ? {} : { concurrency }),
         });
         return 0;
+      }
+      case "replay": {
+        const [file] = extra;
+        if (file === undefined) throw new UsageError("replay needs a FILE.jsonl");
+        return await runReplay({
+          file,
+          json: values.json === true,
+          ...(values.agent === undefined ? {} : { agent: values.agent }),
+        });
       }
       default:
         throw new UsageError(`unknown command "${command}"`);

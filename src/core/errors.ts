@@ -20,6 +20,8 @@ export type HarnessErrorCode =
   | "already_decided"
   | "approval_tampered"
   | "backend_failed"
+  | "extension_failed"
+  | "replay_diverged"
   | "sandbox_unavailable"
   | "sandbox_failed"
   | "store_version"

@@ -7,7 +7,11 @@ import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import type { Message, RunResult } from "../core/values.js";
+import type { ExtensionLike } from "../extensions/extension.js";
+import { ExtensionManager } from "../extensions/extension-manager.js";
+import { withinRun } from "../extensions/run-scope.js";
 import { createKnowledge, type KnowledgeOptions } from "../features/knowledge/knowledge.js";
+import type { RunRecorder } from "../features/recorder/entry.js";
 import { sandboxTools } from "../features/sandbox/bash-tool.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { createSkills, type SkillsOptions } from "../features/skills/skills.js";
@@ -23,6 +27,7 @@ import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
+import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
@@ -45,6 +50,13 @@ export interface AgentOptions {
   hooks?: HookRegistry<Agent>;
   /** @defaultValue a manager that allows every call */
   permissions?: PermissionManager;
+  /**
+   * Installed at `start()` (a run starts the agent), lower `priority` first, ties in the order
+   * given; their middleware follows whatever was added before.
+   */
+  extensions?: readonly ExtensionLike[];
+  /** A `FlightRecorder`: every run's requests, raw responses, raw tool results, decisions, errors. */
+  recorder?: RunRecorder;
   /** Adds the `bash` tool, lends the agent's hooks to it if it has none, and is `ctx.sandbox`. */
   sandbox?: Sandbox;
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
@@ -105,7 +117,12 @@ export class Agent implements AsyncDisposable {
   readonly permissions: PermissionManager;
   readonly logger: Logger;
   readonly sandbox: Sandbox | undefined;
+  /** Installed extensions; `install(extension)` adds one now. */
+  readonly extensions: ExtensionManager;
+  readonly recorder: RunRecorder | undefined;
   readonly #deps: Required<RuntimeDeps>;
+  readonly #extensionOptions: readonly ExtensionLike[];
+  #starting: Promise<void> | undefined;
   readonly #parked = new Map<string, ParkedRun>();
   // Runs being resumed now: a second resume of one (even from a copy of its data) is refused.
   readonly #resuming = new Set<string>();
@@ -118,6 +135,7 @@ export class Agent implements AsyncDisposable {
     if (typeof options !== "object" || options === null) {
       throw new ConfigError("Agent options must be an object.");
     }
+    checkAgentOptions(options);
     this.config = parseAgentConfig(options.config ?? {});
     this.provider = options.provider;
     this.tools = new ToolRegistry(options.tools ?? []);
@@ -132,6 +150,16 @@ export class Agent implements AsyncDisposable {
     for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
     this.#approvalKey = options.approvalKey;
     this.#mcp = options.mcp ?? [];
+    this.recorder = options.recorder;
+    this.#extensionOptions = options.extensions ?? [];
+    this.extensions = new ExtensionManager({
+      name: this.config.name,
+      logger: this.logger,
+      addMiddleware: (middleware) => this.middleware.add(middleware),
+      addHook: (event, observer) => this.hooks.on(event, observer),
+      addTool: (tool) => this.tools.register(tool),
+      addPromptProvider: (provider) => this.addPromptProvider(provider),
+    });
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -165,12 +193,26 @@ export class Agent implements AsyncDisposable {
     return this.#started;
   }
 
+  /** Installs the `extensions` option's extensions; a failing one fails start() with nothing installed. */
   async start(): Promise<void> {
-    this.#started = true;
+    this.#starting ??= this.extensions.installAll(this.#extensionOptions).then(
+      () => {
+        this.#started = true;
+      },
+      (error: unknown) => {
+        this.#starting = undefined;
+        throw error;
+      },
+    );
+    await this.#starting;
   }
 
+  /** Uninstalls every extension (each `cleanup()` runs once). The agent starts again on its next run. */
   async close(): Promise<void> {
+    await this.#starting?.catch(() => {});
+    this.#starting = undefined;
     this.#started = false;
+    await this.extensions.closeAll();
     await Promise.all(this.#mcp.map((connection) => connection.close()));
   }
 
@@ -382,6 +424,9 @@ export class Agent implements AsyncDisposable {
   }): RunEnv {
     const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
     const clock = this.#deps.clock;
+    const runScope = this.extensions.usesSavedState
+      ? { runId: run.runId, sessionId: run.sessionId }
+      : undefined;
     return {
       config: this.config,
       provider: this.provider,
@@ -391,7 +436,9 @@ export class Agent implements AsyncDisposable {
       hooks: {
         has: (event) => this.hooks.has(event),
         emit: (event, data) =>
-          emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+          withinRun(runScope, () =>
+            emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+          ),
       },
       promptProviders: this.#promptProviders,
       logger,
@@ -402,6 +449,8 @@ export class Agent implements AsyncDisposable {
       emit: run.emit,
       sandbox: this.sandbox,
       approvalKey: this.#approvalKey,
+      recorder: this.recorder,
+      runScope,
     };
   }
 }

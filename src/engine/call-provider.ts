@@ -12,6 +12,7 @@ import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { describeIssues } from "../tools/validate.js";
 import { emitContentAsDeltas } from "./emit-content.js";
+import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
 
@@ -30,6 +31,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
+  await record(env, context, { type: "llm_request", request });
   await notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
     system: request.system,
@@ -103,9 +105,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
       phase: "provider",
     });
   }
-  return {
-    type: "PROVIDER_RESPONDED",
-    response: parsed.data,
-    durationMs: env.clock.now() - started,
-  };
+  const durationMs = env.clock.now() - started;
+  await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+  return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
 }

@@ -1,11 +1,16 @@
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { composeSystemPrompt } from "./compose-prompt.js";
+import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 import { trimContext } from "./trim-context.js";
 
 /** Phase `compose`: the system prompt and the trimmed conversation for the next provider call. */
 export async function composeRequest(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
+  if (context.iteration === 0) {
+    const { sessionId, messages: input } = context;
+    await record(env, context, { type: "run_start", sessionId, agent: env.config.name, input });
+  }
   await notify(env, HookEvent.LOOP_ITERATION_START, () => ({
     runId: context.runId,
     iteration: context.iteration + 1,

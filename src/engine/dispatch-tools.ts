@@ -1,6 +1,7 @@
 import { loggableError, toRunError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
+import { withinRun } from "../extensions/run-scope.js";
 import { HookEvent } from "../hooks/events.js";
 import {
   type CallState,
@@ -11,6 +12,7 @@ import {
 import { traceTool } from "../observability/spans.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import { validateInput } from "../tools/validate.js";
+import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 
 /** Executes one permitted call's handler and returns its raw outcome (before result middleware). */
@@ -28,18 +30,21 @@ export async function executeCall(
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
   const { result, error, thrown } = await traceTool(call, () =>
-    runHandler(
-      found,
-      input.value,
-      {
-        signal: env.signal,
-        runId: context.runId,
-        toolCallId: call.id,
-        ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
-      },
-      { timeoutMs: found.timeoutMs ?? env.config.toolTimeoutMs, timer: env.timer },
+    withinRun(env.runScope, () =>
+      runHandler(
+        found,
+        input.value,
+        {
+          signal: env.signal,
+          runId: context.runId,
+          toolCallId: call.id,
+          ...(env.sandbox === undefined ? {} : { sandbox: env.sandbox }),
+        },
+        { timeoutMs: found.timeoutMs ?? env.config.toolTimeoutMs, timer: env.timer },
+      ),
     ),
   );
+  await record(env, context, { type: "tool_result_raw", toolCall: call, result });
   if (error !== undefined) {
     // Only the thrown value's name, message and stack: an SDK error may carry request headers.
     env.logger.debug(

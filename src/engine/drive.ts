@@ -1,5 +1,6 @@
 import { type Actor, createActor, type Snapshot } from "xstate";
 import { HarnessError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
+import { withinRun } from "../extensions/run-scope.js";
 import {
   type Phase,
   type RunMachine,
@@ -7,6 +8,7 @@ import {
   STAGE_OF_PHASE,
   type StagePhase,
 } from "../machines/run-machine.js";
+import { record } from "./record.js";
 import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
 import { ABORTED, unlessAborted } from "./unless-aborted.js";
@@ -38,7 +40,10 @@ export async function drive(
 ): Promise<void> {
   for (;;) {
     const snapshot = actor.getSnapshot();
-    if (snapshot.status !== "active") return;
+    if (snapshot.status !== "active") {
+      if (env.recorder !== undefined) await recordEnd(actor, env);
+      return;
+    }
     const phase = snapshot.value as Phase;
     if (phase === "awaitingApproval" || options.stopAt?.has(phase)) return;
     if (env.signal.aborted) {
@@ -46,7 +51,10 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
-        const event = await unlessAborted(stage(snapshot.context, env), env.signal);
+        const event = await unlessAborted(
+          withinRun(env.runScope, () => stage(snapshot.context, env)),
+          env.signal,
+        );
         actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
       } catch (error) {
         const failure = toHarnessError(
@@ -54,15 +62,22 @@ export async function drive(
           (message, stageOptions) => new HarnessError("backend_failed", message, stageOptions),
           phase,
         );
-        actor.send(
-          env.signal.aborted || failure.code === "run_cancelled"
-            ? cancelledEvent(phase)
-            : { type: "FAIL", error: { ...toRunError(failure), phase: failure.phase ?? phase } },
-        );
+        const cancelled = env.signal.aborted || failure.code === "run_cancelled";
+        const runError = { ...toRunError(failure), phase: failure.phase ?? phase };
+        if (!cancelled) await record(env, snapshot.context, { type: "error", error: runError });
+        actor.send(cancelled ? cancelledEvent(phase) : { type: "FAIL", error: runError });
       }
     }
     await options.onBoundary?.(actor, phase);
   }
+}
+
+/** The run's outcome, for its flight recording. */
+async function recordEnd(actor: RunActor, env: RunEnv): Promise<void> {
+  const { value, context } = actor.getSnapshot();
+  const status = value === "done" ? "completed" : value === "cancelled" ? "cancelled" : "failed";
+  const { output, error } = context;
+  await record(env, context, { type: "run_end", status, output, error });
 }
 
 /** A started run actor restored from a persisted snapshot (as `getPersistedSnapshot()` gave it). */

@@ -1,6 +1,7 @@
 import type { CallState, RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { errorResult } from "../tools/run-handler.js";
+import { decisionEntries, record } from "./record.js";
 import type { RunEnv } from "./run-env.js";
 
 /** Phase `permission`: the policy's verdict on every valid call. */
@@ -22,6 +23,7 @@ export async function resolvePermissions(
       }
     }),
   );
+  await record(env, context, ...decisionEntries(calls, "policy"));
   return { type: "PERMISSIONS_RESOLVED", calls };
 }
 
@@ -48,6 +50,13 @@ export async function recheckPermissions(
       return state;
     }),
   );
+  if (env.recorder !== undefined) {
+    const decided = context.calls.filter(
+      (state) => state.status === "approved" || state.status === "rejected",
+    );
+    await record(env, context, ...decisionEntries(decided, "person"));
+    await record(env, context, ...decisionEntries(calls, "recheck", context.calls));
+  }
   return { type: "RECHECKED", calls };
 }
 

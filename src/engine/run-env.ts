@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { Clock, Timer } from "../core/deps.js";
 import type { Provider } from "../core/provider.js";
+import type { RunScope } from "../extensions/run-scope.js";
+import type { RunRecorder } from "../features/recorder/entry.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookPayloads } from "../hooks/payloads.js";
@@ -38,6 +40,10 @@ export interface RunEnv {
   sandbox: Sandbox | undefined;
   /** Keys the hashes that bind approvals to calls (see `AgentOptions.approvalKey`). */
   approvalKey: string | undefined;
+  /** The agent's flight recorder, called at each recording point. */
+  recorder?: RunRecorder | undefined;
+  /** Set when extensions use saved state: stages run within this run's scope. */
+  runScope?: RunScope | undefined;
 }
 
 /** Emits a hook event, skipping all work when nobody observes it. */

@@ -37,6 +37,17 @@ const EXPECTED: Record<string, readonly string[]> = {
     "after denial: Done: Denied by reviewer: not eligible.",
     "completed runs: 3",
   ],
+  "extension-audit.ts": [
+    "  hook: lookup done, 3 call(s) this session",
+    "  hook: lookup done, 1 call(s) this session",
+    "run 1 tool results: record a1, owner key [token] | 1 call(s)",
+    "system prompt of the last request: Tool calls this session: 2.",
+    "installed: audit",
+    "installed: audit, greeting",
+    "cleanup: greeting",
+    "cleanup: audit",
+    "after close, audit_count registered: false",
+  ],
   "hide-fixture-token.ts": [
     'call_1 isError=false: "api_url=https://example.test\\napi_key=[redacted]"',
     'call_2 isError=true: "no config named missing ([redacted]=abc)"',
@@ -74,6 +85,15 @@ const EXPECTED: Record<string, readonly string[]> = {
     'with NormalizeSearch: completed: "I found: Results for harnessx"',
     "registration closed: true, middleware left: 0",
     'without it: completed: "I found: Results for    harnessx   "',
+  ],
+  "record-replay.ts": [
+    'recorded: completed: "Order 42 has shipped."',
+    "entries: run_start, llm_request, llm_response_raw, decision, tool_result_raw, llm_request, llm_response_raw, run_end",
+    'raw final response (before middleware): [{"type":"text","text":"  Order 42 has shipped.  "}]',
+    "the API key in the export: false",
+    "same output: true",
+    'replayed without middleware: "  Order 42 has shipped.  "',
+    "diverged: ReplayDivergenceError: Replay diverged at provider call 1: the tool list differs: recorded [order_status], sent [].",
   ],
   "require-query.ts": [
     "blank query: status failed, pending 0",

@@ -1,0 +1,73 @@
+// The flight recorder and saved state on the embedded runtime: the workers advance runs through
+// the same engine stages, so a run recorded there has the same entries as a direct run.
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  Agent,
+  AgentRuntime,
+  type ExtensionContext,
+  FlightRecorder,
+  memoryBackend,
+  tool,
+} from "../../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { ONE_TOOL_CALL_RUN } from "../support/recording.js";
+
+const silent = pino({ level: "silent" });
+let runtime: AgentRuntime | undefined;
+
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
+
+describe("on the embedded runtime", () => {
+  it("records a durable run like a direct one, and saved state follows the session", async () => {
+    const recorder = new FlightRecorder();
+    const calls = tool({
+      name: "count",
+      description: "Counts this session's calls.",
+      input: z.object({}),
+      handler: async () => "counted",
+    });
+    const seen: number[] = [];
+    const agent = new Agent({
+      provider: new ScriptedProvider(
+        [toolCallResponse([{ name: "count", input: {}, id: "c1" }]), textResponse("done")],
+        { loop: true },
+      ),
+      tools: [calls],
+      recorder,
+      logger: silent,
+      config: { name: "durable" },
+      extensions: [
+        {
+          name: "tally",
+          install: (ctx: ExtensionContext) => {
+            const tally = ctx.state("tally", 0);
+            ctx.addMiddleware({
+              afterToolExecution: async (result) => {
+                const next = (await tally.get()) + 1;
+                await tally.set(next);
+                seen.push(next);
+                return result;
+              },
+            });
+          },
+        },
+      ],
+    });
+    // The runtime does not start agents (yet): start it so its extensions are installed.
+    await agent.start();
+    runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger: silent });
+    await runtime.start();
+    const first = await (await runtime.submit("durable", "count", { sessionId: "s1" })).result();
+    const second = await (await runtime.submit("durable", "count", { sessionId: "s1" })).result();
+    expect([first.status, second.status]).toEqual(["completed", "completed"]);
+    expect(seen).toEqual([1, 2]);
+
+    const types = (await recorder.entries(first.runId)).map((entry) => entry.type);
+    expect(types).toEqual([...ONE_TOOL_CALL_RUN]);
+  });
+});
