@@ -122,6 +122,8 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
     this.#state = "starting";
+    // Each agent installs its extensions once, as a direct run would on its first run.
+    await Promise.all([...this.#agents.values()].map((agent) => agent.start()));
     const deps: WorkerDeps = {
       backend: this.backend,
       agents: this.#agents,

@@ -4,6 +4,7 @@ import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type {
@@ -38,8 +39,11 @@ import {
   subscriberOf,
 } from "./redis-connection.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { indexHead } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
+  callField,
+  callKeyOfField,
   jobIdPart,
   type RedisKeys,
   redisKeys,
@@ -315,6 +319,7 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
+    const summary = summarize(record);
     const created = await CREATE_RUN.run(
       this.#redis,
       [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
@@ -322,7 +327,8 @@ class RedisBackend implements RunBackend {
         recordDocument(record),
         record.status,
         this.#keys.indexPrefix,
-        JSON.stringify(summarize(record)),
+        JSON.stringify(summary),
+        indexHead(summary),
         ...conversationOf(record).map((message) => JSON.stringify(message)),
       ],
     );
@@ -422,12 +428,14 @@ class RedisBackend implements RunBackend {
     const [, token, cancelled, document, flatRaw, messages] = reply;
     const record = document === "" ? undefined : joinRecord(document, messages);
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
-    const results: Record<string, ToolResult> = {};
+    const entries: Array<[string, ToolResult]> = [];
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
-      results[flatRaw[index] as string] = ToolResult.parse(
-        JSON.parse(flatRaw[index + 1] as string),
-      );
+      entries.push([
+        callKeyOfField(flatRaw[index] as string),
+        ToolResult.parse(JSON.parse(flatRaw[index + 1] as string)),
+      ]);
     }
+    const results = recordById(entries);
     return {
       acquired: true,
       token,
@@ -456,6 +464,7 @@ class RedisBackend implements RunBackend {
     storedMessages?: number,
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
+    const summary = summarize(record);
     const newMessages = conversationOf(record)
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
@@ -474,8 +483,8 @@ class RedisBackend implements RunBackend {
         token,
         recordDocument(record),
         record.status,
-        JSON.stringify(summarize(record)),
-        runId,
+        JSON.stringify(summary),
+        indexHead(summary),
         this.lockDurationMs,
         this.#keys.indexPrefix,
         finished ? this.retentionMs : "",
@@ -510,7 +519,7 @@ class RedisBackend implements RunBackend {
   async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
     const won = await this.#redis.hsetnx(
       this.#keys.raw(runId, iteration),
-      result.toolCallId,
+      callField(result.toolCallId),
       JSON.stringify(result),
     );
     return won === 1;
@@ -519,8 +528,8 @@ class RedisBackend implements RunBackend {
   async rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>> {
     const stored = await this.#redis.hgetall(this.#keys.raw(runId, iteration));
     return Object.fromEntries(
-      Object.entries(stored).map(([toolCallId, json]) => [
-        toolCallId,
+      Object.entries(stored).map(([field, json]) => [
+        callKeyOfField(field),
         ToolResult.parse(JSON.parse(json)),
       ]),
     );
@@ -530,8 +539,9 @@ class RedisBackend implements RunBackend {
     const key = this.#keys.inFlight(runId, iteration);
     // Unique per call: a reply lost and re-sent by ioredis answers 0 for our own write.
     const mark = `${STARTED}:${randomUUID()}`;
-    if ((await this.#redis.hsetnx(key, callKey, mark)) === 1) return true;
-    return (await this.#redis.hget(key, callKey)) === mark;
+    const field = callField(callKey);
+    if ((await this.#redis.hsetnx(key, field, mark)) === 1) return true;
+    return (await this.#redis.hget(key, field)) === mark;
   }
 
   async markCallInterrupted(
@@ -542,7 +552,7 @@ class RedisBackend implements RunBackend {
   ): Promise<void> {
     await this.#redis.hset(
       this.#keys.inFlight(runId, iteration),
-      callKey,
+      callField(callKey),
       `${INTERRUPTED}${reason}`,
     );
   }
@@ -551,7 +561,9 @@ class RedisBackend implements RunBackend {
     const marks = await this.#redis.hgetall(this.#keys.inFlight(runId, iteration));
     const waiting = new Map<string, string>();
     for (const [key, mark] of Object.entries(marks)) {
-      if (mark.startsWith(INTERRUPTED)) waiting.set(key, mark.slice(INTERRUPTED.length));
+      if (mark.startsWith(INTERRUPTED)) {
+        waiting.set(callKeyOfField(key), mark.slice(INTERRUPTED.length));
+      }
     }
     return waiting;
   }
@@ -566,7 +578,7 @@ class RedisBackend implements RunBackend {
     const reply = await DECIDE.run(
       this.#redis,
       [this.#keys.decisions(runId, iteration), this.#keys.audit(runId)],
-      [callKey, JSON.stringify(decision), JSON.stringify(audit)],
+      [callField(callKey), JSON.stringify(decision), JSON.stringify(audit)],
     );
     if (reply === 1) return true;
     // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
@@ -577,8 +589,8 @@ class RedisBackend implements RunBackend {
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
     const stored = await this.#redis.hgetall(this.#keys.decisions(runId, iteration));
     return Object.fromEntries(
-      Object.entries(stored).map(([toolCallId, json]) => [
-        toolCallId,
+      Object.entries(stored).map(([field, json]) => [
+        callKeyOfField(field),
         StoredDecision.parse(JSON.parse(json)),
       ]),
     );

@@ -1,3 +1,5 @@
+import type { RunSummary } from "../store/summary.js";
+
 // The Lua block that keeps a run's summary and index entries, shared by CREATE_RUN and SAVE_RUN
 // (redis-scripts.ts) and kept apart from them: see redis-index-scripts.ts for the rest.
 
@@ -6,23 +8,42 @@ export const finishedLua = (status: string) =>
   `(${status} == "completed" or ${status} == "failed" or ${status} == "cancelled")`;
 
 /**
- * The Lua block that writes the `summary` (JSON) of run hash `run` and keeps the run in the
- * indexes under `indexPrefix`: on its first write in all of them, then on a status change out
- * of the old status's indexes into the new one's, and in the finished set (scored by its
- * `updatedAt`, under the index prefix) while it is finished. Reads the run's previous summary, so it runs before
- * anything else of the script changes the hash. Shared by CREATE_RUN and SAVE_RUN.
+ * The fields the index scripts read, as JSON that Redis's cjson can decode: it refuses a lone
+ * surrogate's escape (ids and names are any string), so those become U+FFFD here, as they do
+ * in every string ioredis sends (UTF-8). The stored summary keeps the exact strings.
  */
-export const indexRunLua = (run: string, indexPrefix: string, summary: string) => `
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const wellFormed = (value: string): string => value.replace(LONE_SURROGATES, "\uFFFD");
+
+export function indexHead(summary: RunSummary): string {
+  const { runId, status, agent, sessionId, createdAt, updatedAt } = summary;
+  return JSON.stringify({
+    runId: wellFormed(runId),
+    status,
+    agent: wellFormed(agent),
+    sessionId: wellFormed(sessionId),
+    createdAt,
+    updatedAt,
+  });
+}
+
+/**
+ * The Lua block that writes the `summary` (JSON) of run hash `run` and keeps the run in the
+ * indexes under `indexPrefix`, given the index fields `head` (`indexHead`): on its first write
+ * (no `status` in the hash yet) in all of them, then on a status change out of the old
+ * status's indexes into the new one's, and in the finished set (scored by its `updatedAt`)
+ * while it is finished. Also keeps the run's `agent` in the hash for filtered listings. Reads
+ * the run's previous status, so it runs before anything else of the script changes the hash.
+ * Shared by CREATE_RUN and SAVE_RUN.
+ */
+export const indexRunLua = (run: string, indexPrefix: string, summary: string, head: string) => `
 do
-  local summary = cjson.decode(${summary})
-  local id, status, agent = summary.runId, summary.status, summary.agent
-  local previous = redis.call("HGET", ${run}, "summary")
-  local old = nil
-  if previous then
-    old = cjson.decode(previous).status
-  else
-    for _, name in ipairs({"all", "agent:" .. agent, "session:" .. summary.sessionId}) do
-      redis.call("ZADD", ${indexPrefix} .. name, summary.createdAt, id)
+  local head = cjson.decode(${head})
+  local id, status, agent = head.runId, head.status, head.agent
+  local old = redis.call("HGET", ${run}, "status")
+  if not old then
+    for _, name in ipairs({"all", "agent:" .. agent, "session:" .. head.sessionId}) do
+      redis.call("ZADD", ${indexPrefix} .. name, head.createdAt, id)
     end
   end
   if old ~= status then
@@ -30,11 +51,11 @@ do
       redis.call("ZREM", ${indexPrefix} .. "status:" .. old, id)
       redis.call("ZREM", ${indexPrefix} .. "agent-status:" .. old .. ":" .. agent, id)
     end
-    redis.call("ZADD", ${indexPrefix} .. "status:" .. status, summary.createdAt, id)
-    redis.call("ZADD", ${indexPrefix} .. "agent-status:" .. status .. ":" .. agent, summary.createdAt, id)
+    redis.call("ZADD", ${indexPrefix} .. "status:" .. status, head.createdAt, id)
+    redis.call("ZADD", ${indexPrefix} .. "agent-status:" .. status .. ":" .. agent, head.createdAt, id)
   end
-  if ${finishedLua("status")} then redis.call("ZADD", ${indexPrefix} .. "finished", summary.updatedAt, id)
+  if ${finishedLua("status")} then redis.call("ZADD", ${indexPrefix} .. "finished", head.updatedAt, id)
   elseif old and ${finishedLua("old")} then redis.call("ZREM", ${indexPrefix} .. "finished", id) end
-  redis.call("HSET", ${run}, "summary", ${summary})
+  redis.call("HSET", ${run}, "summary", ${summary}, "agent", agent)
 end
 `;

@@ -19,13 +19,11 @@ local limit = tonumber(ARGV[1])
 local runPrefix, status, agent = ARGV[4], ARGV[5], ARGV[6]
 local found = {}
 local function take(id)
-  local summary = redis.call("HGET", runPrefix .. id, "summary")
+  local stored = redis.call("HMGET", runPrefix .. id, "summary", "status", "agent")
+  local summary = stored[1]
   if not summary then return false end
-  if status ~= "" or agent ~= "" then
-    local fields = cjson.decode(summary)
-    if (status ~= "" and fields.status ~= status) or (agent ~= "" and fields.agent ~= agent) then
-      return false
-    end
+  if (status ~= "" and stored[2] ~= status) or (agent ~= "" and stored[3] ~= agent) then
+    return false
   end
   found[#found + 1] = summary
   return #found > limit

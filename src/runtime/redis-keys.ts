@@ -56,4 +56,31 @@ export function retainedKeys(keys: RedisKeys, runId: string, iterations: number)
 export type RedisKeys = ReturnType<typeof redisKeys>;
 
 /** A part of a BullMQ job id: BullMQ refuses custom ids containing ":". */
-export const jobIdPart = (value: string): string => encodeURIComponent(value);
+export function jobIdPart(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    // A lone surrogate (ids are any string) has no URI encoding; its UTF-16 code units do.
+    // "%7E" never comes out of encodeURIComponent ("~" is left as is), so the two never meet.
+    return `%7E${Buffer.from(value, "utf16le").toString("base64url")}`;
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const ENCODED_FIELD = "\u0000";
+
+/**
+ * The hash field of a call key (raw results, decisions, in-flight marks). Redis stores UTF-8,
+ * in which a lone surrogate (ids are any string) has no form of its own: such a key, and any key
+ * starting with the marker, is stored as the marker and its UTF-16 code units in base64url.
+ */
+export function callField(callKey: string): string {
+  if (!callKey.startsWith(ENCODED_FIELD) && !LONE_SURROGATE.test(callKey)) return callKey;
+  return `${ENCODED_FIELD}${Buffer.from(callKey, "utf16le").toString("base64url")}`;
+}
+
+/** The call key a hash field stands for (`callField` undone). */
+export function callKeyOfField(field: string): string {
+  if (!field.startsWith(ENCODED_FIELD)) return field;
+  return Buffer.from(field.slice(ENCODED_FIELD.length), "base64url").toString("utf16le");
+}

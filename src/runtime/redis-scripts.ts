@@ -122,7 +122,8 @@ return 0
 /**
  * KEYS: run, fence, cancel, lease, events, messages, then the keys to expire when the run
  * finished.
- * ARGV: token, record document, new status, summary JSON, runId, ttlMs, index key prefix,
+ * ARGV: token, record document, new status, summary JSON, its index fields (`indexHead`),
+ * ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
@@ -143,7 +144,7 @@ elseif redis.call("LLEN", KEYS[6]) ~= tonumber(ARGV[11]) then return -2 end
 for index = 13, 12 + count do redis.call("RPUSH", KEYS[6], ARGV[index]) end
 local firstEvent = 13 + count
 ${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", "firstEvent")}
-${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]")}
+${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]", "ARGV[5]")}
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
 else
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
@@ -171,15 +172,16 @@ return 1
 `);
 
 /**
- * KEYS: run, messages. ARGV: record document, status, index key prefix, summary JSON, then
- * the JSON of each message of the conversation. 0 when the run exists.
+ * KEYS: run, messages. ARGV: record document, status, index key prefix, summary JSON, its
+ * index fields (`indexHead`), then the JSON of each message of the conversation. 0 when the
+ * run exists.
  * Stores the record, its conversation, its summary and its index entries (`indexRunLua`).
  */
 export const CREATE_RUN = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
-${indexRunLua("KEYS[1]", "ARGV[3]", "ARGV[4]")}
+${indexRunLua("KEYS[1]", "ARGV[3]", "ARGV[4]", "ARGV[5]")}
 redis.call("HSET", KEYS[1], "record", ARGV[1], "status", ARGV[2])
 redis.call("DEL", KEYS[2])
-for index = 5, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
+for index = 6, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
 return 1
 `);

@@ -1,3 +1,4 @@
+import { entryById } from "../core/id-record.js";
 import type { RunResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { RunBackend } from "../store/backend.js";
@@ -78,7 +79,7 @@ export class RunHandle {
     const context = contextView(record);
     const decided = await this.#backend.decisions(this.runId, context?.iteration ?? 0);
     const asked = (context?.calls ?? []).filter((state) => state.status === "asked");
-    const waiting = asked.every((state) => decided[callKey(state)] === undefined);
+    const waiting = asked.every((state) => entryById(decided, callKey(state)) === undefined);
     return waiting ? record.result : undefined;
   }
 }

@@ -1,5 +1,5 @@
 import { RunCancelledError } from "../core/errors.js";
-import type { ToolResult } from "../core/values.js";
+import { entryById, recordById } from "../core/id-record.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
@@ -221,9 +221,9 @@ async function persist(step: Step): Promise<void> {
 async function applyDecisions(step: Step): Promise<boolean> {
   const context = step.actor.getSnapshot().context;
   const recorded = await step.deps.backend.decisions(context.runId, context.iteration);
-  const decisions: Record<string, Decision> = {};
+  const decisions: Array<[string, Decision]> = [];
   for (const state of context.calls) {
-    const stored = state.status === "asked" ? recorded[callKey(state)] : undefined;
+    const stored = state.status === "asked" ? entryById(recorded, callKey(state)) : undefined;
     if (stored === undefined) continue;
     // The decision binds the input a person saw; the stored call must still hash to it.
     if (!decisionApplies(context.runId, state, stored.inputHash, step.env.approvalKey)) {
@@ -233,14 +233,17 @@ async function applyDecisions(step: Step): Promise<boolean> {
       );
       continue;
     }
-    decisions[state.call.id] = {
-      decision: stored.decision,
-      ...(stored.reason === undefined ? {} : { reason: stored.reason }),
-      ...(stored.by === undefined ? {} : { by: stored.by }),
-    };
+    decisions.push([
+      state.call.id,
+      {
+        decision: stored.decision,
+        ...(stored.reason === undefined ? {} : { reason: stored.reason }),
+        ...(stored.by === undefined ? {} : { by: stored.by }),
+      },
+    ]);
   }
-  if (Object.keys(decisions).length === 0) return false;
-  step.actor.send({ type: "DECIDED", decisions });
+  if (decisions.length === 0) return false;
+  step.actor.send({ type: "DECIDED", decisions: recordById(decisions) });
   await persistAtBoundary(step, "awaitingApproval");
   return true;
 }
@@ -263,7 +266,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     todo.length === 0
       ? {}
       : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
-  const missing = todo.filter((state) => committed[state.call.id] === undefined);
+  const missing = todo.filter((state) => entryById(committed, state.call.id) === undefined);
   if (missing.length > 0) {
     const interrupted = entered
       ? new Map<string, string>()
@@ -293,11 +296,12 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     );
     return false;
   }
-  const raw: Record<string, ToolResult> = {};
-  for (const state of todo) {
-    const result = committed[state.call.id];
-    if (result !== undefined) raw[state.call.id] = result;
-  }
+  const raw = recordById(
+    todo.flatMap((state) => {
+      const result = entryById(committed, state.call.id);
+      return result === undefined ? [] : [[state.call.id, result] as const];
+    }),
+  );
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
   await persistAtBoundary(step, "dispatch");
   return true;

@@ -1,3 +1,4 @@
+import { entryById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
 import { executeCall } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
@@ -39,7 +40,7 @@ export async function dispatchTool(
     backend.cancelRequested(runId),
   ]);
   if (record === undefined || isTerminal(record.status)) return;
-  if (committed[toolCallId] !== undefined) {
+  if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
     await backend.enqueueStep(runId);
     return;

@@ -21,7 +21,7 @@ import {
   tool,
   UnknownAgentError,
 } from "../../src/index.js";
-import { ScriptedProvider, toolCallResponse } from "../../src/testing.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
 import { storedRun } from "../support/run-records.js";
 import {
@@ -379,6 +379,49 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect(result.status).toBe("completed");
       expect(result.output).toBe("Answer: Results for cats");
       expect(search.total).toBe(1);
+    });
+
+    it("runs, parks and resumes calls whose ids are odd strings from the model", async () => {
+      const oddIds = [
+        "__proto__",
+        "constructor",
+        "toString",
+        "hasOwnProperty",
+        "a:b/../c",
+        "\uD800",
+      ];
+      const search = searchTool();
+      const deletions = deleteTool();
+      const provider = new ScriptedProvider([
+        toolCallResponse([
+          ...oddIds.map((id) => ({ id: `s-${id}`, name: "search", input: { query: id } })),
+          { id: "valueOf", name: "search", input: { query: "plain valueOf" } },
+          ...oddIds.map((id) => ({ id, name: "delete_file", input: { path: `${id}.log` } })),
+        ]),
+        textResponse("done"),
+      ]);
+      const agent = makeAgent("ops", {
+        provider,
+        tools: [search.tool, deletions.tool],
+        permissions: approvalPolicy(),
+      });
+      const runtime = await runtimes.start([agent], factory.create());
+
+      const handle = await runtime.submit("ops", "clean up");
+      const parked = await handle.result();
+      expect(parked.status).toBe("awaiting_approval");
+      expect(parked.pending.map((each) => each.toolCallId)).toEqual(oddIds);
+      for (const id of oddIds) await runtime.approve(handle.runId, id, { by: "ops-lead" });
+      const result = await handle.result();
+
+      expect(result.status).toBe("completed");
+      expect(deletions.deleted.sort()).toEqual(oddIds.map((id) => `${id}.log`).sort());
+      expect(search.total).toBe(oddIds.length + 1);
+      const results = toolResults(result.messages);
+      expect(results.map((each) => each.toolCallId).sort()).toEqual(
+        [...oddIds.map((id) => `s-${id}`), "valueOf", ...oddIds].sort(),
+      );
+      expect(results.every((each) => !each.isError)).toBe(true);
     });
 
     it("tells AGENT_START the input as submitted, a string or messages", async () => {

@@ -58,8 +58,7 @@ describe("on the embedded runtime", () => {
         },
       ],
     });
-    // The runtime does not start agents (yet): start it so its extensions are installed.
-    await agent.start();
+    // runtime.start() starts the agent, which installs its extensions.
     runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger: silent });
     await runtime.start();
     const first = await (await runtime.submit("durable", "count", { sessionId: "s1" })).result();
