@@ -5,6 +5,7 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
+import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
 import {
@@ -68,6 +69,9 @@ const Options = z.object({
   logger: z.unknown().optional(),
   deps: z.unknown().optional(),
 });
+
+const traceOf = (carrier: Record<string, string>) =>
+  Object.keys(carrier).length === 0 ? {} : { trace: carrier };
 
 /**
  * Many concurrent, durable agent runs: each run is a machine advanced by workers through the
@@ -179,6 +183,7 @@ export class AgentRuntime implements AsyncDisposable {
       result: null,
       createdAt: now,
       updatedAt: now,
+      ...traceOf(injectTraceContext()),
     };
     if (!(await this.backend.createRun(record))) {
       throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);

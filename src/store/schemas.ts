@@ -67,6 +67,11 @@ export const RunRecord = z.object({
   result: RunResult.nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
+  /**
+   * The trace context the run was submitted in (W3C `traceparent`…): every job of the run
+   * starts its spans in it, so a durable run is one trace across processes.
+   */
+  trace: z.record(z.string(), z.string()).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

@@ -13,6 +13,8 @@ import {
   type Phase,
   runsHandler,
 } from "../machines/run-machine.js";
+import { withExtractedContext } from "../observability/propagation.js";
+import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { OpenedRun } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
@@ -55,7 +57,16 @@ export async function advanceRun(
   await withStep(deps, runId, token, opened, async (step, starting) => {
     // A run that failed as it started (it has no provider) is saved as such.
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
-    await proceed(step);
+    const { agent, sessionId, trace } = step.record;
+    const { config, provider } = step.env;
+    // Each step is an `invoke_agent` span in the trace the run was submitted in.
+    await withExtractedContext(trace, () =>
+      traceRun(
+        { agent, runId, sessionId, model: config.model, provider: provider?.name },
+        () => proceed(step),
+        () => spanOutcome(step),
+      ),
+    );
   });
 }
 
@@ -315,6 +326,17 @@ function outcomeEvents(record: RunRecord): RunEvent[] {
     return [{ type: "approval_required", pending: result.pending }];
   }
   return isTerminal(record.status) ? [{ type: "result", result }] : [];
+}
+
+/** Where a step left the run, for its span. */
+function spanOutcome(step: Step) {
+  const { value, context } = step.actor.getSnapshot();
+  return {
+    status: statusOf(value as Phase | FinalPhase),
+    error: context.error,
+    usage: context.usage,
+    iterations: context.iteration,
+  };
 }
 
 /** After a step that moved the run to its end: tell the hooks. */

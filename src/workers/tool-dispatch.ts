@@ -5,6 +5,7 @@ import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
 import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
 import { type CallState, type RunContext, runsHandler } from "../machines/run-machine.js";
+import { withExtractedContext } from "../observability/propagation.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
 import { callKey, contextView } from "../store/run-view.js";
@@ -74,7 +75,9 @@ export async function dispatchTool(
       signal: controller.signal,
       emit: publisher.emit,
     });
-    const outcome = await runPermitted(deps, context, state, env);
+    const outcome = await withExtractedContext(record.trace, () =>
+      runPermitted(deps, context, state, env),
+    );
     await publisher.flush();
     if ("waitsForPerson" in outcome) {
       await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);
