@@ -39,6 +39,19 @@ export async function withDeadline<T>(
   const expired = new Promise<typeof EXPIRED>((resolve) => {
     cancel = options.timer.schedule(() => resolve(EXPIRED), options.ms);
   });
+  // The caller's abort ends the wait too, so that work ignoring its signal holds neither the
+  // caller nor (through the deadline's timer) the process. Work that answers its abort at once
+  // settles first, with its own outcome.
+  let stopListening = (): void => {};
+  const stopped = new Promise<never>((_resolve, reject) => {
+    const onAbort = (): void => {
+      setImmediate(() => reject(abortReason(options.signal)));
+    };
+    if (options.signal.aborted) onAbort();
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    stopListening = () => options.signal.removeEventListener("abort", onAbort);
+  });
+  stopped.catch(() => {});
   let running: Promise<T>;
   try {
     running = work(signal);
@@ -46,12 +59,19 @@ export async function withDeadline<T>(
     running = Promise.reject(error);
   }
   try {
-    const winner = await Promise.race([running, expired]);
+    const winner = await Promise.race([running, expired, stopped]);
     if (winner !== EXPIRED) return { expired: false, value: winner };
     running.catch(() => {});
     controller.abort(options.reason());
     return { expired: true };
+  } catch (error) {
+    running.catch(() => {});
+    throw error;
   } finally {
     cancel();
+    stopListening();
   }
 }
+
+const abortReason = (signal: AbortSignal): unknown =>
+  signal.reason ?? new Error("The operation was aborted.");

@@ -112,6 +112,13 @@ const EXPECTED: Record<string, readonly string[]> = {
     "answer.txt: 42",
     "agent: completed: The answer is in answer.txt.",
   ],
+  "live-events.ts": [
+    'delta: "Order 42 "',
+    'delta: "ships "',
+    'delta: "today."',
+    "result: completed: Order 42 ships today.",
+    "cancelled run: cancelled (RunCancelledError), provider saw abort: true",
+  ],
   "run-store.ts": [
     "page 1: awaiting_approval, completed, completed",
     "page 2: completed, completed, completed",

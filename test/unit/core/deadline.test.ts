@@ -84,6 +84,20 @@ describe("withDeadline", () => {
     await expect(pending).rejects.toThrow("aborted by the caller");
   });
 
+  it("stops waiting for work that ignores the caller's abort, and cancels its timer", async () => {
+    const { timer, scheduled } = manualTimer();
+    const caller = new AbortController();
+    const pending = withDeadline(() => never<string>(), {
+      ms: 600_000,
+      signal: caller.signal,
+      timer,
+      reason: () => new Error("late"),
+    });
+    caller.abort(new Error("the run was cancelled"));
+    await expect(pending).rejects.toThrow("the run was cancelled");
+    expect(scheduled.map((entry) => entry.cancelled)).toEqual([true]);
+  });
+
   it("rethrows what the work throws before the deadline, synchronously or not", async () => {
     const { timer, scheduled } = manualTimer();
     const options = {
