@@ -210,10 +210,11 @@ class MemoryBackend implements RunBackend {
         `Run "${runId}" has ${kept.length} stored messages, not ${storedMessages}: refusing a save that would misplace the conversation.`,
       );
     }
-    const messages = [
-      ...(storedMessages === undefined ? [] : kept),
-      ...conversation.slice(storedMessages ?? 0).map((message) => JSON.stringify(message)),
-    ];
+    // Appended in place: like the Redis list, a save writes only the new messages.
+    const messages = storedMessages === undefined ? [] : kept;
+    for (const message of conversation.slice(storedMessages ?? 0)) {
+      messages.push(JSON.stringify(message));
+    }
     this.#records.set(runId, { document: recordDocument(record), messages });
     this.#runIndex.put(summarize(record));
     for (const event of events) this.#events.publish(runId, event);

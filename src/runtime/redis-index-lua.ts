@@ -1,4 +1,5 @@
 import type { RunSummary } from "../store/summary.js";
+import { wellFormed } from "./redis-keys.js";
 
 // The Lua block that keeps a run's summary and index entries, shared by CREATE_RUN and SAVE_RUN
 // (redis-scripts.ts) and kept apart from them: see redis-index-scripts.ts for the rest.
@@ -12,8 +13,6 @@ export const finishedLua = (status: string) =>
  * surrogate's escape (ids and names are any string), so those become U+FFFD here, as they do
  * in every string ioredis sends (UTF-8). The stored summary keeps the exact strings.
  */
-const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const wellFormed = (value: string): string => value.replace(LONE_SURROGATES, "\uFFFD");
 
 export function indexHead(summary: RunSummary): string {
   const { runId, status, agent, sessionId, createdAt, updatedAt } = summary;

@@ -66,7 +66,10 @@ export function jobIdPart(value: string): string {
   }
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `value` with each lone surrogate (which UTF-8, and so Redis, cannot hold) made U+FFFD. */
+export const wellFormed = (value: string): string => value.replace(LONE_SURROGATES, "\uFFFD");
 const ENCODED_FIELD = "\u0000";
 
 /**
@@ -75,7 +78,7 @@ const ENCODED_FIELD = "\u0000";
  * starting with the marker, is stored as the marker and its UTF-16 code units in base64url.
  */
 export function callField(callKey: string): string {
-  if (!callKey.startsWith(ENCODED_FIELD) && !LONE_SURROGATE.test(callKey)) return callKey;
+  if (!callKey.startsWith(ENCODED_FIELD) && wellFormed(callKey) === callKey) return callKey;
   return `${ENCODED_FIELD}${Buffer.from(callKey, "utf16le").toString("base64url")}`;
 }
 

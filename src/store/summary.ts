@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
+import { conversationOf } from "./stored-record.js";
 
 // What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no
 // snapshot, no messages), and a run's audit trail of decisions.
@@ -55,7 +56,6 @@ const ContextProgress = z.looseObject({
   iteration: z.number().int().nonnegative(),
   usage: Usage,
 });
-const ContextMessages = z.looseObject({ messages: z.array(Message) });
 
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {
@@ -76,14 +76,7 @@ export function summarize(record: RunRecord): RunSummary {
   };
 }
 
-/** The conversation of a record: its result's, else its snapshot's, else its input. */
-export function recordMessages(record: RunRecord): Message[] {
-  if (record.result !== null) return record.result.messages;
-  const context = ContextMessages.safeParse(record.snapshot?.context);
-  return context.success ? context.data.messages : record.input.messages;
-}
-
 /** The detail of a run: its summary, conversation and audit trail. */
 export function runDetail(record: RunRecord, decisions: readonly DecisionRecord[]): RunDetail {
-  return { ...summarize(record), messages: recordMessages(record), decisions: [...decisions] };
+  return { ...summarize(record), messages: [...conversationOf(record)], decisions: [...decisions] };
 }
