@@ -3,10 +3,11 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
-import type { ContentBlock, RunResult, ToolCall } from "../core/values.js";
+import type { RunResult, ToolCall } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { parseRecording, ReplayProvider } from "../providers/replay.js";
+import { clip, describeContent } from "./run-format.js";
 
 export interface ReplayCommandOptions {
   /** A JSONL recording, as `recorder.exportJsonl(runId)` wrote it. */
@@ -15,17 +16,6 @@ export interface ReplayCommandOptions {
   agent?: string;
   json: boolean;
 }
-
-const clip = (text: string, max = 70) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-const describeContent = (content: readonly ContentBlock[]): string =>
-  content
-    .map((block) => {
-      if (block.type === "tool_use") return `${block.name}(${JSON.stringify(block.input)})`;
-      if (block.type === "tool_result") return `result ${JSON.stringify(clip(block.content))}`;
-      return `${block.type === "thinking" ? "thinking " : ""}${JSON.stringify(clip(block.text))}`;
-    })
-    .join(" + ");
 
 /** One line per entry: what a person reading the recording wants first. */
 function describeEntry(entry: RecorderEntry): string {

@@ -1,7 +1,7 @@
-import { pino } from "pino";
 import type { Provider } from "../core/provider.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { memoryBackend } from "../runtime/memory-backend.js";
+import { stderrLogger } from "./cli-support.js";
 import type { DemoOutput } from "./demo.js";
 import { supportAgent } from "./fleet.js";
 
@@ -14,16 +14,25 @@ export interface RuntimeDemoOptions {
   provider?: Provider;
 }
 
+/** How the demo went, for `--json`. */
+export interface RuntimeDemoSummary {
+  runs: number;
+  completed: number;
+  seconds: number;
+}
+
 const short = (runId: string) => runId.slice(0, 8);
 
 /**
  * The main job: many concurrent durable runs on the embedded (in-memory) runtime, one of them
  * parked for a person's approval and approved, printed as they progress.
  */
-export async function runRuntimeDemo(options: RuntimeDemoOptions = {}): Promise<void> {
+export async function runRuntimeDemo(
+  options: RuntimeDemoOptions = {},
+): Promise<RuntimeDemoSummary> {
   const print = options.output ?? ((line: string) => console.log(line));
   const total = options.runs ?? (options.provider === undefined ? 36 : 3);
-  const logger = pino({ level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+  const logger = stderrLogger("harnessx-demo", "warn");
   const runtime = new AgentRuntime({
     agents: [
       supportAgent({
@@ -82,6 +91,7 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions = {}): Promise<
     const listed = await runtime.list({ status: "completed" });
     print(`runtime.list({ status: "completed" }) → ${listed.runs.length} runs`);
     if (completed !== total) throw new Error(`${total - completed} run(s) did not complete`);
+    return { runs: total, completed, seconds };
   } finally {
     await runtime.close({ timeoutMs: 5_000 });
   }

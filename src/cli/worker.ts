@@ -1,10 +1,10 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino } from "pino";
 import { ConfigError } from "../core/errors.js";
 import { Agent } from "../engine/agent.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { redisBackend } from "../runtime/redis-backend.js";
+import { stderrLogger } from "./cli-support.js";
 
 export interface WorkerOptions {
   /** A module whose `default` or `agents` export is Agent[] (or a function returning them). */
@@ -31,12 +31,30 @@ export async function loadAgents(path: string): Promise<Agent[]> {
   return agents as Agent[];
 }
 
+/** What a worker did, for `--json`. */
+export interface WorkerReport {
+  agents: string[];
+  /** The signal that stopped it. */
+  signal: NodeJS.Signals;
+}
+
+/** A Redis URL without its password, for logs. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparsable url)";
+  }
+}
+
 /**
  * `harnessx worker`: advances runs of the given agents from Redis until SIGINT or SIGTERM, then
- * stops taking jobs and waits for those in flight.
+ * stops taking jobs and waits for those in flight. It logs (pino, JSON lines) on stderr.
  */
-export async function runWorker(options: WorkerOptions): Promise<void> {
-  const logger = pino({ name: "harnessx-worker", level: process.env.HARNESSX_LOG_LEVEL ?? "info" });
+export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
+  const logger = stderrLogger("harnessx-worker", "info");
   const agents = await loadAgents(options.agents);
   const runtime = new AgentRuntime({
     agents,
@@ -48,11 +66,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
   });
+  const names = agents.map((agent) => agent.name);
+  const redis = withoutPassword(options.redis);
+  logger.info({ agents: names, redis }, "worker starting");
   await runtime.start();
-  logger.info(
-    { agents: agents.map((agent) => agent.name), redis: options.redis },
-    "worker started",
-  );
+  logger.info({ agents: names, redis }, "worker started");
 
   const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
     process.once("SIGINT", resolveSignal);
@@ -61,4 +79,5 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   logger.info({ signal }, "worker stopping");
   await runtime.close({ timeoutMs: options.shutdownMs ?? 10_000 });
   logger.info("worker stopped");
+  return { agents: names, signal };
 }

@@ -104,6 +104,8 @@ describe("harnessx replay", () => {
       (error: unknown) => error,
     );
     expect(failure).toMatchObject({ code: 2 });
-    expect((failure as { stderr: string }).stderr).toMatch(/^harnessx: replay needs a FILE.jsonl/);
+    expect((failure as { stderr: string }).stderr).toMatch(
+      /^harnessx: missing required argument 'FILE.jsonl'/,
+    );
   });
 });

@@ -9,8 +9,11 @@ import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integrati
 const root = new URL("../../", import.meta.url);
 const silent = pino({ level: "silent" });
 
-/** Starts `harnessx worker` from the built package; resolves once it logs that it started. */
-async function startWorker(prefix: string): Promise<ChildProcess> {
+/**
+ * Starts `harnessx worker --json` from the built package; resolves once it logs (on stderr) that
+ * it started. `stdout()` is what it printed on stdout so far.
+ */
+async function startWorker(prefix: string): Promise<{ child: ChildProcess; stdout: () => string }> {
   const child = spawn(
     process.execPath,
     ["dist/cli/main.js", "worker", "--agents", "examples/distributed/agents.mjs"].concat([
@@ -20,21 +23,26 @@ async function startWorker(prefix: string): Promise<ChildProcess> {
       prefix,
       "--concurrency",
       "4",
+      "--json",
     ]),
     { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
   );
+  let stdout = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   await new Promise<void>((resolve, reject) => {
-    let output = "";
-    child.once("exit", (code) => reject(new Error(`worker exited (${String(code)}):\n${output}`)));
+    let log = "";
+    child.once("exit", (code) =>
+      reject(new Error(`worker exited (${String(code)}):\n${log}\n${stdout}`)),
+    );
+    // Its log is on stderr: stdout is for --json.
     child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"msg":"worker started"')) resolve();
+      log += chunk.toString();
+      if (log.includes('"msg":"worker started"')) resolve();
     });
   });
-  return child;
+  return { child, stdout: () => stdout };
 }
 
 describe("harnessx worker (a separate process)", () => {
@@ -47,7 +55,7 @@ describe("harnessx worker (a separate process)", () => {
     await requireRedis();
     const prefix = uniquePrefix();
     cleanups.push(() => deletePrefix(prefix));
-    const worker = await startWorker(prefix);
+    const { child: worker, stdout } = await startWorker(prefix);
     cleanups.push(async () => {
       if (worker.exitCode === null && worker.signalCode === null) {
         const exited = once(worker, "exit");
@@ -80,9 +88,12 @@ describe("harnessx worker (a separate process)", () => {
     await submitter.approve(refund.runId, parked.pending[0]?.toolCallId ?? "", { by: "test" });
     expect((await refund.result()).output).toBe("Done: Refunded order 7.");
 
-    const exited = once(worker, "exit");
+    // "close": its stdout is read to the end.
+    const exited = once(worker, "close");
     worker.kill("SIGTERM");
     const [code] = (await exited) as [number | null];
     expect(code).toBe(0);
+    // Nothing but its --json report on stdout: the log went to stderr.
+    expect(JSON.parse(stdout())).toEqual({ agents: ["support"], signal: "SIGTERM" });
   });
 });

@@ -1,0 +1,120 @@
+import type { Command } from "commander";
+import { ExitWith, positiveInteger, printJson, UsageError, withJson } from "./cli-support.js";
+import { ProviderFlagError, providerFromFlags } from "./model-option.js";
+import { type RedisFlags, redisUrlOf, withRedisOptions } from "./redis-runtime.js";
+
+// `demo`, `tour`, `worker` and `replay`: the commands that need no stored runs to read. Each
+// loads its module when it runs, so a command starts without loading the others' (the tour
+// loads the whole package).
+
+interface ProviderFlags {
+  provider?: string;
+  model?: string;
+  json?: boolean;
+}
+
+const withProviderOptions = (command: Command): Command =>
+  withJson(command)
+    .option(
+      "--provider <name>",
+      "a real model instead of the scripted one: openai (OPENAI_API_KEY) or anthropic (ANTHROPIC_API_KEY)",
+    )
+    .option(
+      "--model <name>",
+      "with --provider: the model (default: gpt-5-mini, claude-sonnet-4-5)",
+    );
+
+/** The `--provider` options as `runDemo`/`runRuntimeDemo` take them; bad flags are usage errors. */
+function providerOptionOf(flags: ProviderFlags) {
+  try {
+    const provider = providerFromFlags(flags);
+    return provider === undefined ? {} : { provider };
+  } catch (error) {
+    if (error instanceof ProviderFlagError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** `demo`, the default command: the embedded runtime, many concurrent runs, one approved. */
+export function registerDemo(program: Command): Command {
+  return withProviderOptions(program.command("demo", { isDefault: true }))
+    .description(
+      "many concurrent durable runs on the embedded runtime, one approved by a person (no servers)",
+    )
+    .action(async (flags: ProviderFlags) => {
+      const options = providerOptionOf(flags);
+      const { runRuntimeDemo } = await import("./runtime-demo.js");
+      if (flags.json !== true) {
+        await runRuntimeDemo(options);
+        return;
+      }
+      const lines: string[] = [];
+      const summary = await runRuntimeDemo({ ...options, output: (line) => lines.push(line) });
+      printJson({ ...summary, lines });
+    });
+}
+
+/** `tour`: direct runs with a scripted model, printed as they happen. */
+export function registerTour(program: Command): Command {
+  return withProviderOptions(program.command("tour"))
+    .description(
+      "direct runs with a scripted model: tools, middleware, hooks, streaming, an approval",
+    )
+    .action(async (flags: ProviderFlags) => {
+      const options = providerOptionOf(flags);
+      const { runDemo } = await import("./demo.js");
+      if (flags.json !== true) {
+        await runDemo(options);
+        return;
+      }
+      const lines: string[] = [];
+      await runDemo({ ...options, output: (line) => lines.push(line), deltaDelayMs: 0 });
+      printJson({ lines });
+    });
+}
+
+interface WorkerFlags extends RedisFlags {
+  agents: string;
+  concurrency?: number;
+  json?: boolean;
+}
+
+/** `worker`: advances durable runs from Redis until SIGINT/SIGTERM. */
+export function registerWorker(program: Command): Command {
+  return withJson(withRedisOptions(program.command("worker")))
+    .description("advance durable runs from Redis until SIGINT/SIGTERM (logs on stderr)")
+    .requiredOption(
+      "--agents <module>",
+      "a module exporting `agents` (or a default): Agent[] or a function returning them",
+    )
+    .option("--concurrency <n>", "jobs of each queue at once (default: 16)", positiveInteger)
+    .action(async (flags: WorkerFlags) => {
+      const { runWorker } = await import("./worker.js");
+      const report = await runWorker({
+        agents: flags.agents,
+        redis: redisUrlOf(flags, "worker"),
+        ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
+        ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+      });
+      if (flags.json === true) printJson(report);
+    });
+}
+
+/** `replay FILE.jsonl [--agent module]`: a flight recording's timeline, or a replay of it. */
+export function registerReplay(program: Command): Command {
+  return withJson(program.command("replay"))
+    .description(
+      "a flight recording's timeline, or with --agent that agent run against the recorded model responses, compared",
+    )
+    .argument("<FILE.jsonl>", "a recording, as recorder.exportJsonl(runId) wrote it")
+    .option("--agent <module>", "a module exporting createAgent(provider) (or a default)")
+    .action(async (file: string, flags: { agent?: string; json?: boolean }) => {
+      const { runReplay } = await import("./replay.js");
+      const code = await runReplay({
+        file,
+        json: flags.json === true,
+        ...(flags.agent === undefined ? {} : { agent: flags.agent }),
+      });
+      if (code !== 0) throw new ExitWith(code);
+    });
+}

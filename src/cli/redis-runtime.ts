@@ -1,0 +1,54 @@
+import type { Command } from "commander";
+import { AgentRuntime } from "../runtime/agent-runtime.js";
+import { redisBackend } from "../runtime/redis-backend.js";
+import { stderrLogger, UsageError } from "./cli-support.js";
+
+/** The options of a command that works on a Redis runtime. */
+export interface RedisFlags {
+  redis?: string | undefined;
+  prefix?: string | undefined;
+}
+
+/** Adds `--redis URL` and `--prefix NAME` to a command. */
+export const withRedisOptions = (command: Command): Command =>
+  command
+    .option(
+      "--redis <url>",
+      "the runtime's Redis, e.g. redis://127.0.0.1:6379 (default: $REDIS_URL)",
+    )
+    .option("--prefix <name>", "the runtime's key prefix (default: hx)");
+
+/** `--redis`, else `$REDIS_URL`; a usage error naming the command without either. */
+export function redisUrlOf(flags: RedisFlags, command: string, env = process.env): string {
+  const url = flags.redis ?? env.REDIS_URL;
+  if (url === undefined || url === "") {
+    throw new UsageError(`${command} needs --redis <url> (or REDIS_URL)`);
+  }
+  return url;
+}
+
+/**
+ * Runs `use` on a runtime of the Redis backend the flags name, with no agents and no workers:
+ * it reads runs and records decisions; the workers elsewhere advance them. Closed afterwards.
+ */
+export async function withRedisRuntime<T>(
+  flags: RedisFlags,
+  command: string,
+  use: (runtime: AgentRuntime) => Promise<T>,
+): Promise<T> {
+  const runtime = new AgentRuntime({
+    agents: [],
+    backend: redisBackend({
+      url: redisUrlOf(flags, command),
+      ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
+      connectTimeoutMs: 5_000,
+    }),
+    logger: stderrLogger("harnessx-cli", "error"),
+  });
+  try {
+    await runtime.start({ workers: false });
+    return await use(runtime);
+  } finally {
+    await runtime.close({ timeoutMs: 2_000 });
+  }
+}
