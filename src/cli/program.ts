@@ -8,7 +8,11 @@ import { registerDecisions, registerRuns } from "./runs-commands.js";
 /** Adds one command (or a group) to the program. */
 export type RegisterCommand = (program: Command) => unknown;
 
-/** The commands, in the order `--help` lists them. A new command is one more entry. */
+/**
+ * The commands, in the order `--help` lists them. A new command is one more entry: a function
+ * that adds it to the program (see runs-commands.ts; redis-runtime.ts gives `--redis`/`--prefix`
+ * and a runtime with no agents, cli-support.ts `--json`, the errors and their exit codes).
+ */
 const COMMANDS: readonly RegisterCommand[] = [
   registerDemo,
   registerTour,

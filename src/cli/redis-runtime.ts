@@ -28,14 +28,10 @@ export function redisUrlOf(flags: RedisFlags, command: string, env = process.env
 }
 
 /**
- * Runs `use` on a runtime of the Redis backend the flags name, with no agents and no workers:
- * it reads runs and records decisions; the workers elsewhere advance them. Closed afterwards.
+ * A started runtime on the Redis backend the flags name, with no agents and no workers: it reads
+ * runs and records decisions; the workers elsewhere advance them. The caller closes it.
  */
-export async function withRedisRuntime<T>(
-  flags: RedisFlags,
-  command: string,
-  use: (runtime: AgentRuntime) => Promise<T>,
-): Promise<T> {
+export async function openRedisRuntime(flags: RedisFlags, command: string): Promise<AgentRuntime> {
   const runtime = new AgentRuntime({
     agents: [],
     backend: redisBackend({
@@ -47,6 +43,21 @@ export async function withRedisRuntime<T>(
   });
   try {
     await runtime.start({ workers: false });
+  } catch (error) {
+    await runtime.close({ timeoutMs: 2_000 });
+    throw error;
+  }
+  return runtime;
+}
+
+/** Runs `use` on `openRedisRuntime(flags, command)`, then closes the runtime. */
+export async function withRedisRuntime<T>(
+  flags: RedisFlags,
+  command: string,
+  use: (runtime: AgentRuntime) => Promise<T>,
+): Promise<T> {
+  const runtime = await openRedisRuntime(flags, command);
+  try {
     return await use(runtime);
   } finally {
     await runtime.close({ timeoutMs: 2_000 });
