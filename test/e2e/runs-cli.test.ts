@@ -292,3 +292,24 @@ describe("harnessx usage", () => {
     expect(await harnessx(["--version"])).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
   });
 });
+
+describe("harnessx demo and tour --json", () => {
+  it("prints the demo's outcome as one JSON document", async () => {
+    const outcome = await harnessx(["demo", "--json"]);
+    expect(outcome.code).toBe(0);
+    const report = JSON.parse(outcome.stdout) as {
+      runs: number;
+      completed: number;
+      lines: string[];
+    };
+    expect(report).toMatchObject({ runs: 36, completed: 36 });
+    expect(report.lines).toContain('  approving call_1 as "demo-operator"');
+  });
+
+  it("prints the tour's lines as one JSON document", async () => {
+    const outcome = await harnessx(["tour", "--json"]);
+    expect(outcome.code).toBe(0);
+    const { lines } = JSON.parse(outcome.stdout) as { lines: string[] };
+    expect(lines).toContain("  hook TOOL_CALL_END   delete_file -> deleted old.log");
+  });
+});
