@@ -34,6 +34,7 @@ export async function resolvePermissions(
 export async function recheckPermissions(
   context: RunContext,
   env: RunEnv,
+  options: { personDecisionsRecorded?: boolean } = {},
 ): Promise<RunMachineEvent> {
   const calls = await Promise.all(
     context.calls.map(async (state): Promise<CallState> => {
@@ -54,7 +55,10 @@ export async function recheckPermissions(
     const decided = context.calls.filter(
       (state) => state.status === "approved" || state.status === "rejected",
     );
-    await record(env, context, ...decisionEntries(decided, "person"));
+    // A durable run asks again at the tool job, after its step recorded the person's word.
+    if (options.personDecisionsRecorded !== true) {
+      await record(env, context, ...decisionEntries(decided, "person"));
+    }
     await record(env, context, ...decisionEntries(calls, "recheck", context.calls));
   }
   return { type: "RECHECKED", calls };

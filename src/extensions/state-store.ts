@@ -1,3 +1,5 @@
+import { jsonProblem } from "../core/json-value.js";
+
 /** Where one value of saved state lives: per agent, extension, key and session. */
 export interface ExtensionStateAddress {
   agent: string;
@@ -30,9 +32,10 @@ export function memoryExtensionStateStore(): ExtensionStateStore {
       return stored === undefined ? undefined : (JSON.parse(stored) as unknown);
     },
     async set(address, value) {
-      const json = JSON.stringify(value);
-      if (json === undefined) throw new TypeError("Saved state must be JSON data.");
-      values.set(stateKeyOf(address), json);
+      const problem = jsonProblem(value);
+      if (problem !== undefined)
+        throw new TypeError(`Saved state must be JSON data: it ${problem}.`);
+      values.set(stateKeyOf(address), JSON.stringify(value));
     },
   };
 }

@@ -5,6 +5,7 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
+import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
@@ -126,7 +127,13 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
     this.#state = "starting";
-    // Each agent installs its extensions once, as a direct run would on its first run.
+    // The agents' saved state and recordings live in the backend, so that they travel with
+    // their runs to any process; then each agent installs its extensions once, as a direct run
+    // would on its first run.
+    for (const agent of this.#agents.values()) {
+      agent.extensions.useStateStore(this.backend.extensionState);
+      agent.recorder?.useSink?.(this.backend.recordings);
+    }
     await Promise.all([...this.#agents.values()].map((agent) => agent.start()));
     const deps: WorkerDeps = {
       backend: this.backend,
@@ -247,6 +254,24 @@ export class AgentRuntime implements AsyncDisposable {
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
     return runDetail(record, decisions);
+  }
+
+  /**
+   * The run's flight recording, in order, as its agent's `FlightRecorder` stored it (redacted)
+   * from whichever processes advanced it: the same entries `recorder.entries(runId)` gives for
+   * a direct run. Empty for a run whose agent has no recorder; `RunNotFoundError` for an
+   * unknown run.
+   * @example
+   * const provider = ReplayProvider.fromRecording(await runtime.recording(runId));
+   */
+  async recording(runId: string): Promise<RecorderEntry[]> {
+    this.#requireStarted("recording");
+    const [record, entries] = await Promise.all([
+      this.backend.loadRun(runId),
+      this.backend.recordings.entries(runId),
+    ]);
+    if (record === undefined) throw new RunNotFoundError(runId);
+    return entries;
   }
 
   /**

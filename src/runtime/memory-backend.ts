@@ -1,5 +1,6 @@
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import { type ExtensionStateStore, memoryExtensionStateStore } from "../extensions/state-store.js";
 import type {
   BackendStartOptions,
   EnqueueStepOptions,
@@ -22,6 +23,7 @@ import {
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { DecisionRecord, summarize } from "../store/summary.js";
 import { MemoryEventLog } from "./memory-event-log.js";
+import { memoryRecorderStore } from "./memory-run-extras.js";
 import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
 
@@ -68,6 +70,8 @@ class MemoryBackend implements RunBackend {
   readonly kind = "memory" as const;
   readonly lockDurationMs: number;
   readonly retentionMs: number;
+  readonly extensionState: ExtensionStateStore = memoryExtensionStateStore();
+  readonly recordings = memoryRecorderStore();
   // Records are kept as JSON so that no caller shares objects with the store.
   readonly #records = new Map<string, StoredRun>();
   readonly #runIndex = new MemoryRunIndex();
@@ -167,6 +171,7 @@ class MemoryBackend implements RunBackend {
       this.#expiries.delete(runId);
       this.#dropRunData(runId, iterations);
       this.#events.drop(runId);
+      this.recordings.drop(runId);
       this.#records.delete(runId);
       this.#runIndex.remove(runId);
       this.#audit.delete(runId);

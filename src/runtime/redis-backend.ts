@@ -7,6 +7,7 @@ import { ConfigError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type {
   BackendStartOptions,
   EnqueueStepOptions,
@@ -52,6 +53,7 @@ import {
   TOOL_QUEUE,
 } from "./redis-keys.js";
 import type { QueueSettings } from "./redis-queues.js";
+import { redisExtensionStateStore, redisRecorderSink } from "./redis-run-extras.js";
 import {
   ACQUIRE_LEASE,
   CREATE_RUN,
@@ -207,6 +209,8 @@ class RedisBackend implements RunBackend {
   readonly kind = "redis" as const;
   readonly lockDurationMs: number;
   readonly retentionMs: number;
+  readonly extensionState: ExtensionStateStore;
+  readonly recordings: ReturnType<typeof redisRecorderSink>;
   /** Where Redis is, for messages: "Redis at <url>" or "Redis Cluster at <nodes>". */
   readonly #where: string;
   readonly #prefix: string;
@@ -261,6 +265,8 @@ class RedisBackend implements RunBackend {
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
     }
+    this.extensionState = redisExtensionStateStore(this.#redis, this.#keys);
+    this.recordings = redisRecorderSink(this.#redis, this.#keys);
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
@@ -398,6 +404,7 @@ class RedisBackend implements RunBackend {
       this.#keys.audit(runId),
       this.#keys.messages(runId),
       this.#keys.events(runId),
+      this.#keys.recording(runId),
       this.#keys.lease(runId),
       ...retainedKeys(this.#keys, runId, summary?.iterations ?? 0),
     ];

@@ -30,6 +30,10 @@ export function redisKeys(prefix: string) {
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
     inFlight: (runId: string, iteration: number) => `${prefix}:inflight:${runId}:${iteration}`,
     events: (runId: string) => `${prefix}:events:${runId}`,
+    /** The run's flight recording: one JSON entry an item, appended (see recording-codec). */
+    recording: (runId: string) => `${prefix}:rec:${runId}`,
+    /** One value of an extension's saved state, by `stateKeyOf` its address. */
+    extensionState: (stateKey: string) => `${prefix}:xstate:${stateKey}`,
     /** The run's conversation: one JSON message an entry, appended, never rewritten. */
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import type { ExtensionStateStore } from "../extensions/state-store.js";
+import type { RecorderSink } from "../features/recorder/recorder-sink.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 import type { DecisionRecord } from "./summary.js";
@@ -95,6 +97,13 @@ export interface RunBackend {
   readonly lockDurationMs: number;
   /** How long a finished run's per-run data is kept. */
   readonly retentionMs: number;
+  /**
+   * Extensions' saved state (per agent, extension, key and session), shared by every process of
+   * the backend; never expired, as it belongs to sessions rather than runs.
+   */
+  readonly extensionState: ExtensionStateStore;
+  /** Runs' flight recordings, kept with each run's event log and deleted when it is pruned. */
+  readonly recordings: RecorderSink;
 
   /** Connects, checks the server, and starts workers when `processors` is given. */
   start(options: BackendStartOptions): Promise<void>;

@@ -119,7 +119,9 @@ async function runPermitted(
   state: CallState,
   env: RunEnv,
 ): Promise<Outcome> {
-  const rechecked = await recheckPermissions({ ...context, calls: [state] }, env);
+  const rechecked = await recheckPermissions({ ...context, calls: [state] }, env, {
+    personDecisionsRecorded: true,
+  });
   const checked = rechecked.type === "RECHECKED" ? rechecked.calls[0] : undefined;
   if (checked?.result !== undefined) return { result: checked.result };
   if (checked?.status === "asked") return { waitsForPerson: checked.reason };

@@ -7,6 +7,7 @@ import {
   Agent,
   AgentRuntime,
   type ExtensionContext,
+  ExtensionError,
   FlightRecorder,
   memoryBackend,
   tool,
@@ -68,5 +69,31 @@ describe("on the embedded runtime", () => {
 
     const types = (await recorder.entries(first.runId)).map((entry) => entry.type);
     expect(types).toEqual([...ONE_TOOL_CALL_RUN]);
+  });
+
+  it("fails start() with the named error when an extension fails to install, adding nothing", async () => {
+    const agent = new Agent({
+      provider: new ScriptedProvider([textResponse("never")]),
+      logger: silent,
+      config: { name: "broken" },
+      extensions: [
+        {
+          name: "licensed",
+          install: (ctx: ExtensionContext) => {
+            ctx.addTool(
+              tool({ name: "paid", description: "Paid.", input: z.object({}), handler: () => "" }),
+            );
+            throw new Error("no licence key");
+          },
+        },
+      ],
+    });
+    runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger: silent });
+    const failure = await runtime.start().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ExtensionError);
+    expect(failure).toMatchObject({ extension: "licensed", code: "extension_failed" });
+    expect(agent.tools.has("paid")).toBe(false);
+    expect(agent.extensions.names).toEqual([]);
+    await expect(runtime.submit("broken", "go")).rejects.toThrow(/needs a started runtime/);
   });
 });

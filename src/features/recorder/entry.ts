@@ -7,6 +7,7 @@ import {
   ToolResult,
   ToolSchema,
 } from "../../core/values.js";
+import type { RecorderSink } from "./recorder-sink.js";
 
 const ProviderRequestData = z.object({
   system: z.string(),
@@ -87,4 +88,6 @@ export type RecorderEntryType = RecorderEntry["type"];
 /** What the engine calls at each recording point; `FlightRecorder` implements it. */
 export interface RunRecorder {
   record(entry: RecorderEntry): Promise<void>;
+  /** Moves the recording to `sink` (a durable runtime's store): `FlightRecorder` has it. */
+  useSink?(sink: RecorderSink): void;
 }
