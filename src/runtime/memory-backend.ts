@@ -333,7 +333,7 @@ class MemoryBackend implements RunBackend {
 
   async enqueueTool(job: ToolJob): Promise<void> {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    this.#tools.add({ ...job }, { key: `${roundKey(job.runId, job.iteration)}\u0000${key}` });
+    this.#tools.add({ ...job }, { key: JSON.stringify([job.runId, job.iteration, key]) });
   }
 
   #marks(runId: string, iteration: number): Map<string, CallMark> {

@@ -634,10 +634,11 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
-    // One id per call attempt: while a job for it exists, BullMQ ignores the add.
+    // One id per call attempt: while a job for it exists, BullMQ ignores the add. The parts
+    // are joined by "|", which jobIdPart always escapes, so two attempts never share an id.
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
     await this.#queue("tools").add("tool", job, {
-      jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
+      jobId: `tool|${jobIdPart(job.runId)}|${job.iteration}|${jobIdPart(key)}`,
     });
   }
 

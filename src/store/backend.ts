@@ -86,7 +86,7 @@ export interface SaveOutcome {
  * beside the record and keep it in the time indexes `RunIndex` names, so `listRuns` reads one
  * page of summaries at a cost that does not grow with the runs stored.
  *
- * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
+ * A call's key (`callKey`) names one attempt of a call: its id, then a marked `n#id` after n crash
  * interruptions that asked a person again. In-flight markers and decisions are kept by key.
  */
 export interface RunBackend {

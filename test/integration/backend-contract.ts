@@ -41,6 +41,7 @@ import {
   silent,
   withoutDeltas,
 } from "./fixtures.js";
+import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {
@@ -54,6 +55,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describePrimitives(name, factory);
   describeRecovery(name, factory);
   describeRunStoreContract(name, factory);
+  describeHardeningContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
@@ -388,7 +390,13 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
         "toString",
         "hasOwnProperty",
         "a:b/../c",
+        ":",
+        "../",
+        "a#1",
+        "\u0001",
+        "工具-🔧-é\u0000ü",
         "\uD800",
+        "x".repeat(10 * 1024),
       ];
       const search = searchTool();
       const deletions = deleteTool();
