@@ -1,3 +1,4 @@
+import { loggableError } from "../core/errors.js";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type {
@@ -105,10 +106,10 @@ class MemoryBackend implements RunBackend {
     const failed =
       <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<void>) =>
       (job: T, error: unknown) => {
-        logger.warn({ err: error, job, queue }, "job failed");
+        logger.warn({ err: loggableError(error), job, queue }, "job failed");
         const reason = error instanceof Error ? error.message : String(error);
         process(job, { redelivered: true, gaveUp: reason }).catch((failure: unknown) =>
-          logger.error({ err: failure, job, queue }, "giving a job up failed"),
+          logger.error({ err: loggableError(failure), job, queue }, "giving a job up failed"),
         );
       };
     const step = processors.step.bind(processors);

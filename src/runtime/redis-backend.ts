@@ -3,7 +3,7 @@ import type { Queue, Worker } from "bullmq";
 import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, loggableError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
@@ -259,7 +259,7 @@ class RedisBackend implements RunBackend {
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
-      redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+      redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));
     }
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
@@ -286,7 +286,9 @@ class RedisBackend implements RunBackend {
       tools: createQueue(TOOL_QUEUE, settings),
     };
     for (const queue of Object.values(this.#queues)) {
-      queue.on("error", (error) => this.#logger.error({ err: error }, "queue error"));
+      queue.on("error", (error) =>
+        this.#logger.error({ err: loggableError(error) }, "queue error"),
+      );
     }
     const { processors } = options;
     if (processors === undefined) return;
@@ -645,7 +647,9 @@ class RedisBackend implements RunBackend {
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
   async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
-    subscriber.on("error", (error) => this.#logger.warn({ err: error }, "cancel subscriber error"));
+    subscriber.on("error", (error) =>
+      this.#logger.warn({ err: loggableError(error) }, "cancel subscriber error"),
+    );
     subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
     this.#cancelSubscriber = subscriber;
     await subscriber.connect();

@@ -2,11 +2,21 @@
 // describeBackendContract: unknown runs, odd call ids, limits and decisions that cannot apply.
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { PermissionManager, RunNotFoundError, tool } from "../../src/index.js";
+import { AgentRuntime, PermissionManager, RunNotFoundError, tool } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { withOverrides } from "../support/backend-overrides.js";
+import { captureLogs } from "../support/log-capture.js";
 import { toolResults } from "../support/messages.js";
 import type { BackendFactory } from "./backend-contract.js";
-import { collect, gate, makeAgent, Runtimes, rejection } from "./fixtures.js";
+import {
+  collect,
+  gate,
+  makeAgent,
+  oneToolModel,
+  Runtimes,
+  rejection,
+  searchTool,
+} from "./fixtures.js";
 
 /** `ask_op`: an operation whose recovery is `ask`, counting its runs by query. */
 function askTool() {
@@ -27,8 +37,10 @@ function askTool() {
 export function describeHardeningContract(name: string, factory: BackendFactory): void {
   describe(`hardening on ${name}`, () => {
     const runtimes = new Runtimes();
+    const logged: AgentRuntime[] = [];
     afterEach(async () => {
       await runtimes.closeAll();
+      await Promise.all(logged.splice(0).map((runtime) => runtime.close({ timeoutMs: 5000 })));
       await factory.cleanup();
     });
 
@@ -94,6 +106,36 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         ["a#1", "first"],
         ["a", "second"],
       ]);
+    });
+
+    it("logs a failed job's error without anything a foreign error object carries", async () => {
+      const canary = "Bearer canary-5f0c1e";
+      const foreign = Object.assign(new Error("upstream said no"), {
+        config: { headers: { Authorization: canary } },
+        response: { headers: { "x-api-key": canary } },
+        toJSON: () => ({ authorization: canary }),
+      });
+      const backend = factory.create();
+      const broken = withOverrides(backend, {
+        async rawResults() {
+          throw foreign;
+        },
+      });
+      const search = searchTool();
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const logs = captureLogs();
+      const runtime = new AgentRuntime({ agents: [agent], backend: broken, logger: logs.logger });
+      logged.push(runtime);
+      await runtime.start();
+
+      await runtime.submit("support", "cats");
+      const failed = await logs.waitFor((entry) => entry.msg === "job failed");
+
+      expect(logs.lines.filter((line) => line.includes("canary"))).toEqual([]);
+      expect((failed.err as { message?: unknown }).message).toBe("upstream said no");
     });
   });
 }
