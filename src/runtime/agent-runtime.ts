@@ -5,6 +5,7 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
+import { toMessages } from "../engine/run-input.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
@@ -22,9 +23,14 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
+import {
+  checkInputSize,
+  type RuntimeLimits,
+  RuntimeLimitsSchema,
+  resolveLimits,
+} from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
-import { toMessages } from "./run-input.js";
 
 export interface AgentRuntimeOptions {
   /** The agents this runtime submits and advances runs for, found by `config.name`. */
@@ -40,6 +46,8 @@ export interface AgentRuntimeOptions {
   logger?: Logger;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;
+  /** Size limits of inputs and tool results (1 MB each by default). */
+  limits?: RuntimeLimits;
 }
 
 export interface StartOptions {
@@ -68,6 +76,7 @@ const Options = z.object({
   concurrency: z.number().int().positive().optional(),
   logger: z.unknown().optional(),
   deps: z.unknown().optional(),
+  limits: RuntimeLimitsSchema.optional(),
 });
 
 const traceOf = (carrier: Record<string, string>) =>
@@ -89,6 +98,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #agents: ReadonlyMap<string, Agent>;
   readonly #concurrency: number;
   readonly #deps: RuntimeDeps;
+  readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
   #state: "created" | "starting" | "started" | "closed" = "created";
 
@@ -112,6 +122,7 @@ export class AgentRuntime implements AsyncDisposable {
     this.logger =
       options.logger ??
       pino({ name: "harnessx-runtime", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    this.#limits = resolveLimits(options.limits);
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -134,6 +145,7 @@ export class AgentRuntime implements AsyncDisposable {
       logger: this.logger,
       clock: this.#deps.clock,
       active: this.#active,
+      limits: { maxToolResultBytes: this.#limits.maxToolResultBytes },
     };
     await this.backend.start({
       concurrency: this.#concurrency,
@@ -165,7 +177,9 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submit");
     const agent = this.#agents.get(agentName);
     if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
+    // Plain JSON data, not too deep (InputInvalidError), and not too big (InputTooLargeError).
     const messages = toMessages(input);
+    checkInputSize(input, messages, this.#limits.maxInputBytes);
     const now = this.#deps.clock.now();
     const record: RunRecord = {
       schemaVersion: RUN_RECORD_VERSION,

@@ -12,6 +12,7 @@ import { callKey, contextView } from "../store/run-view.js";
 import { isTerminal, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
+import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -83,7 +84,13 @@ export async function dispatchTool(
       await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);
     } else if ("cancelled" in outcome) {
       deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
-    } else if (!(await backend.commitRaw(runId, iteration, outcome.result))) {
+    } else if (
+      !(await backend.commitRaw(
+        runId,
+        iteration,
+        capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+      ))
+    ) {
       deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
     }
   } finally {

@@ -2,7 +2,17 @@
 // describeBackendContract: unknown runs, odd call ids, limits and decisions that cannot apply.
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AgentRuntime, PermissionManager, RunNotFoundError, tool } from "../../src/index.js";
+import {
+  type Agent,
+  AgentRuntime,
+  type AgentRuntimeOptions,
+  HarnessError,
+  InputTooLargeError,
+  type Message,
+  PermissionManager,
+  RunNotFoundError,
+  tool,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { withOverrides } from "../support/backend-overrides.js";
 import { captureLogs } from "../support/log-capture.js";
@@ -16,6 +26,7 @@ import {
   Runtimes,
   rejection,
   searchTool,
+  silent,
 } from "./fixtures.js";
 
 /** `ask_op`: an operation whose recovery is `ask`, counting its runs by query. */
@@ -43,6 +54,22 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
       await Promise.all(logged.splice(0).map((runtime) => runtime.close({ timeoutMs: 5000 })));
       await factory.cleanup();
     });
+
+    /** A started runtime with options the shared fixture does not pass; closed after the test. */
+    const startWith = async (
+      agents: readonly Agent[],
+      options: Omit<AgentRuntimeOptions, "agents"> = {},
+    ): Promise<AgentRuntime> => {
+      const runtime = new AgentRuntime({
+        agents,
+        backend: factory.create(),
+        logger: silent,
+        ...options,
+      });
+      logged.push(runtime);
+      await runtime.start();
+      return runtime;
+    };
 
     it("rejects events() and result() of an unknown run with RunNotFoundError", async () => {
       const runtime = await runtimes.start([], factory.create(), { workers: false });
@@ -136,6 +163,74 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
 
       expect(logs.lines.filter((line) => line.includes("canary"))).toEqual([]);
       expect((failed.err as { message?: unknown }).message).toBe("upstream said no");
+    });
+
+    it("refuses an input over limits.maxInputBytes at submit and stores nothing", async () => {
+      const agent = makeAgent("support", { provider: oneToolModel("search") });
+      const runtime = await startWith([agent], { limits: { maxInputBytes: 1000 } });
+      const messages: Message[] = [
+        { role: "user", content: [{ type: "text", text: "é".repeat(600) }] },
+      ];
+
+      const fromText = await rejection(runtime.submit("support", "x".repeat(1001)));
+      const fromMessages = await rejection(runtime.submit("support", messages));
+
+      for (const error of [fromText, fromMessages]) {
+        expect(error).toBeInstanceOf(InputTooLargeError);
+        expect((error as InputTooLargeError).code).toBe("input_too_large");
+      }
+      expect((await runtime.list()).runs).toEqual([]);
+      const fits = await runtime.submit("support", "x".repeat(1000));
+      expect((await fits.record()).input.text).toHaveLength(1000);
+    });
+
+    it("refuses deeply nested or unserialisable input at submit with a HarnessError", async () => {
+      const agent = makeAgent("support", { provider: oneToolModel("search") });
+      const runtime = await startWith([agent]);
+      let nested: Record<string, unknown> = {};
+      for (let depth = 0; depth < 100_000; depth++) nested = { inner: nested };
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      const withInput = (input: Record<string, unknown>): Message[] => [
+        { role: "user", content: [{ type: "text", text: "look" }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "search", input }] },
+      ];
+
+      const errors = [
+        await rejection(runtime.submit("support", withInput(nested))),
+        await rejection(runtime.submit("support", withInput(cyclic))),
+        await rejection(runtime.submit("support", withInput({ when: new Date(0) }))),
+      ];
+
+      for (const error of errors) {
+        expect(HarnessError.isHarnessError(error)).toBe(true);
+        expect((error as HarnessError).code).toBe("input_invalid");
+      }
+      expect((await runtime.list()).runs).toEqual([]);
+    });
+
+    it("cuts a tool result over limits.maxToolResultBytes before it is committed, and says so", async () => {
+      const huge = tool({
+        name: "search",
+        description: "Returns far too much.",
+        input: z.object({ query: z.string() }),
+        // Two-, three- and four-byte characters, so a byte cut could fall inside any of them.
+        handler: async () => "é€🔧".repeat(1000),
+      });
+      const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [huge] });
+      const runtime = await startWith([agent], { limits: { maxToolResultBytes: 1000 } });
+
+      const result = await (await runtime.submit("support", "cats")).result();
+
+      expect(result.status).toBe("completed");
+      const [cut] = toolResults(result.messages);
+      const content = cut?.content ?? "";
+      expect(Buffer.byteLength(content)).toBeLessThanOrEqual(1000);
+      expect(content).toMatch(
+        /^(é€🔧)+é?€?\n\[harnessx: this tool result was cut: it was 9000 bytes/,
+      );
+      expect(content).not.toContain("\uFFFD");
+      expect(result.output).toBe(`Answer: ${content}`);
     });
   });
 }
