@@ -10,6 +10,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { decodeStored } from "../store/record-codec.js";
 import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
@@ -157,7 +158,9 @@ class MemoryBackend implements RunBackend {
   }
 
   async auditTrail(runId: string): Promise<DecisionRecord[]> {
-    return (this.#audit.get(runId) ?? []).map((json) => DecisionRecord.parse(JSON.parse(json)));
+    return (this.#audit.get(runId) ?? []).map((json) =>
+      decodeStored(DecisionRecord, json, `An audit entry of run "${runId}"`),
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
@@ -280,7 +283,9 @@ class MemoryBackend implements RunBackend {
     const existing = recorded.get(callKey);
     // The same decision written again (a retried request) still wins, as in Redis.
     if (existing !== undefined)
-      return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
+      return (
+        decodeStored(StoredDecision, existing, `A decision of run "${runId}"`).id === decision.id
+      );
     recorded.set(callKey, JSON.stringify(decision));
     const trail = this.#audit.get(runId) ?? [];
     trail.push(JSON.stringify(audit));
@@ -293,7 +298,7 @@ class MemoryBackend implements RunBackend {
     return Object.fromEntries(
       [...recorded].map(([toolCallId, json]) => [
         toolCallId,
-        StoredDecision.parse(JSON.parse(json)),
+        decodeStored(StoredDecision, json, `A decision of run "${runId}"`),
       ]),
     );
   }

@@ -15,6 +15,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { decodeStored } from "../store/record-codec.js";
 import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
@@ -26,7 +27,7 @@ import {
   ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
-import { DecisionRecord, RunSummary, summarize } from "../store/summary.js";
+import { corruptSummary, DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import {
   type ClusterNode,
@@ -361,13 +362,27 @@ class RedisBackend implements RunBackend {
         filter.agent ?? "",
       ],
     );
-    const summaries = Replies.parse(reply).map((json) => RunSummary.parse(JSON.parse(json)));
+    const flat = Replies.parse(reply);
+    const summaries: RunSummary[] = [];
+    for (let at = 0; at + 2 < flat.length; at += 3) {
+      const [runId, json, status] = flat.slice(at, at + 3) as [string, string, string];
+      try {
+        summaries.push(decodeStored(RunSummary, json, `The summary of run "${runId}"`));
+      } catch (error) {
+        // One bad record never hides the others: it is listed, marked, and logged.
+        const createdAt = Number(await this.#redis.zscore(this.#keys.index(index), runId));
+        this.#logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
+        summaries.push(corruptSummary(runId, status, createdAt, error));
+      }
+    }
     return pageOf(summaries, query.limit);
   }
 
   async auditTrail(runId: string): Promise<DecisionRecord[]> {
     const entries = await this.#redis.lrange(this.#keys.audit(runId), 0, -1);
-    return entries.map((json) => DecisionRecord.parse(JSON.parse(json)));
+    return entries.map((json) =>
+      decodeStored(DecisionRecord, json, `An audit entry of run "${runId}"`),
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
@@ -394,7 +409,8 @@ class RedisBackend implements RunBackend {
 
   /** Deletes one finished run, given its stored summary (null when it has none). */
   async #pruneRun(runId: string, json: string | null): Promise<boolean> {
-    const summary = json === null ? undefined : RunSummary.parse(JSON.parse(json));
+    const summary =
+      json === null ? undefined : decodeStored(RunSummary, json, `The summary of run "${runId}"`);
     const indexes = summary === undefined ? [] : runIndexes(summary).map(this.#keys.index);
     const others = [
       this.#keys.audit(runId),
@@ -434,7 +450,7 @@ class RedisBackend implements RunBackend {
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
       entries.push([
         callKeyOfField(flatRaw[index] as string),
-        ToolResult.parse(JSON.parse(flatRaw[index + 1] as string)),
+        decodeStored(ToolResult, flatRaw[index + 1] as string, `A raw result of run "${runId}"`),
       ]);
     }
     const results = recordById(entries);
@@ -532,7 +548,7 @@ class RedisBackend implements RunBackend {
     return Object.fromEntries(
       Object.entries(stored).map(([field, json]) => [
         callKeyOfField(field),
-        ToolResult.parse(JSON.parse(json)),
+        decodeStored(ToolResult, json, `A raw result of run "${runId}"`),
       ]),
     );
   }
@@ -585,7 +601,7 @@ class RedisBackend implements RunBackend {
     if (reply === 1) return true;
     // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
     const stored = z.string().parse(reply);
-    return StoredDecision.parse(JSON.parse(stored)).id === decision.id;
+    return decodeStored(StoredDecision, stored, `A decision of run "${runId}"`).id === decision.id;
   }
 
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
@@ -593,7 +609,7 @@ class RedisBackend implements RunBackend {
     return Object.fromEntries(
       Object.entries(stored).map(([field, json]) => [
         callKeyOfField(field),
-        StoredDecision.parse(JSON.parse(json)),
+        decodeStored(StoredDecision, json, `A decision of run "${runId}"`),
       ]),
     );
   }

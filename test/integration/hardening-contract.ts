@@ -6,6 +6,7 @@ import {
   type Agent,
   AgentRuntime,
   type AgentRuntimeOptions,
+  BackendError,
   HarnessError,
   InputTooLargeError,
   type Message,
@@ -17,6 +18,7 @@ import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/test
 import { withOverrides } from "../support/backend-overrides.js";
 import { captureLogs } from "../support/log-capture.js";
 import { toolResults } from "../support/messages.js";
+import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
 import {
   collect,
@@ -232,5 +234,39 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
       expect(content).not.toContain("\uFFFD");
       expect(result.output).toBe(`Answer: ${content}`);
     });
+
+    // Only storage that can be edited from outside (Redis) can hold a corrupt record.
+    const { overwriteRun } = factory;
+    if (overwriteRun !== undefined)
+      it("lists the other runs around a corrupt one, marked record_corrupt; get rejects it", async () => {
+        const backend = factory.create();
+        const logs = captureLogs("warn");
+        const runtime = new AgentRuntime({ agents: [], backend, logger: logs.logger });
+        logged.push(runtime);
+        await runtime.start({ workers: false });
+        for (const [runId, createdAt] of [
+          ["r1", 1000],
+          ["r2", 2000],
+          ["r3", 3000],
+        ] as const) {
+          expect(await backend.createRun(storedRun(runId, { createdAt }))).toBe(true);
+        }
+        await overwriteRun("r2", "{not json");
+
+        const page = await runtime.list({ limit: 2 });
+        const next = await runtime.list({ limit: 2, cursor: page.nextCursor ?? "" });
+        const error = await rejection(runtime.get("r2"));
+
+        expect(page.runs.map((run) => [run.runId, run.status, run.error?.code ?? null])).toEqual([
+          ["r3", "queued", null],
+          ["r2", "queued", "record_corrupt"],
+        ]);
+        expect(next.runs.map((run) => run.runId)).toEqual(["r1"]);
+        expect(error).toBeInstanceOf(BackendError);
+        expect((error as BackendError).code).toBe("record_corrupt");
+        expect((await runtime.get("r1")).status).toBe("queued");
+        const warned = await logs.waitFor((entry) => entry.msg === "a stored run is corrupt");
+        expect(warned.runId).toBe("r2");
+      });
   });
 }

@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { beforeAll } from "vitest";
 import { type RunBackend, redisBackend } from "../../src/index.js";
 import { describeBackendContract } from "./backend-contract.js";
@@ -22,5 +23,13 @@ describeBackendContract("redisBackend()", {
   },
   cleanup: async () => {
     await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
+  },
+  overwriteRun: async (runId, json) => {
+    const redis = new Redis(redisUrl());
+    try {
+      await redis.hset(`${prefixes.at(-1) ?? ""}:run:${runId}`, "record", json, "summary", json);
+    } finally {
+      redis.disconnect();
+    }
   },
 });

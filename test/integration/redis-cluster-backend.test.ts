@@ -52,6 +52,14 @@ beforeAll(async () => {
 describeBackendContract("redisBackend() on a Redis Cluster", {
   create: () => backendOn(freshPrefix()),
   cleanup,
+  overwriteRun: async (runId, json) => {
+    const client = await clusterClient();
+    try {
+      await client.hset(`${prefixes.at(-1) ?? ""}:run:${runId}`, "record", json, "summary", json);
+    } finally {
+      client.disconnect();
+    }
+  },
 });
 
 describe("redisBackend() options for a Redis Cluster", () => {
