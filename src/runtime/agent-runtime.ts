@@ -304,6 +304,12 @@ export class AgentRuntime implements AsyncDisposable {
       options,
       id: this.#deps.generateId(),
       now: this.#deps.clock.now(),
+      approvalKey: (name) => {
+        const agent = this.#agents.get(name);
+        if (agent === undefined) return undefined;
+        const env = agent.runEnv({ runId, sessionId: "", signal: undefined, emit: undefined });
+        return { key: env.approvalKey };
+      },
     });
     await this.backend.enqueueStep(runId);
   }

@@ -149,8 +149,7 @@ class MemoryBackend implements RunBackend {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const stored = this.#records.get(runId);
-    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
+    return this.#recordOf(runId);
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -276,7 +275,10 @@ class MemoryBackend implements RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean> {
+    // Synchronous from here to the write: nothing changes the record in between.
+    check?.(this.#recordOf(runId));
     const key = roundKey(runId, iteration);
     const recorded = this.#decisions.get(key) ?? new Map<string, string>();
     this.#decisions.set(key, recorded);
@@ -340,6 +342,11 @@ class MemoryBackend implements RunBackend {
   async enqueueTool(job: ToolJob): Promise<void> {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
     this.#tools.add({ ...job }, { key: JSON.stringify([job.runId, job.iteration, key]) });
+  }
+
+  #recordOf(runId: string): RunRecord | undefined {
+    const stored = this.#records.get(runId);
+    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
   }
 
   #marks(runId: string, iteration: number): Map<string, CallMark> {

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Queue, Worker } from "bullmq";
 import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
@@ -201,6 +201,8 @@ const LeaseReply = z.union([
   ]),
 ]);
 const Replies = z.array(z.string());
+/** How often a decision is checked again when the run's record changed meanwhile. */
+const MAX_DECIDE_ATTEMPTS = 5;
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -592,12 +594,34 @@ class RedisBackend implements RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean> {
-    const reply = await DECIDE.run(
-      this.#redis,
-      [this.#keys.decisions(runId, iteration), this.#keys.audit(runId)],
-      [callField(callKey), JSON.stringify(decision), JSON.stringify(audit)],
-    );
+    let reply: unknown;
+    for (let attempt = 1; ; attempt++) {
+      let checked = "";
+      if (check !== undefined) {
+        const [document, messages] = await Promise.all([
+          this.#redis.hget(this.#keys.run(runId), "record"),
+          this.#redis.lrange(this.#keys.messages(runId), 0, -1),
+        ]);
+        check(document === null ? undefined : joinRecord(document, messages));
+        checked = createHash("sha1")
+          .update(document ?? "")
+          .digest("hex");
+      }
+      // The script writes only while the record is still the one checked.
+      reply = await DECIDE.run(
+        this.#redis,
+        [this.#keys.decisions(runId, iteration), this.#keys.audit(runId), this.#keys.run(runId)],
+        [callField(callKey), JSON.stringify(decision), JSON.stringify(audit), checked],
+      );
+      if (reply !== -1) break;
+      if (attempt === MAX_DECIDE_ATTEMPTS) {
+        throw new BackendError(
+          `Run "${runId}" kept changing while a decision on it was recorded; nothing was recorded.`,
+        );
+      }
+    }
     if (reply === 1) return true;
     // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
     const stored = z.string().parse(reply);

@@ -59,11 +59,16 @@ end
 `);
 
 /**
- * KEYS: decisions hash, audit list. ARGV: call key, decision JSON, audit entry JSON.
+ * KEYS: decisions hash, audit list, run hash. ARGV: call key, decision JSON, audit entry JSON,
+ * the SHA-1 of the run's `record` as it was checked ("" for none).
  * Records the decision unless the call key has one, appending its audit entry in the same
- * write: returns 1, or the decision already stored (to tell our own re-sent write by its id).
+ * write: returns 1, or the decision already stored (to tell our own re-sent write by its id),
+ * or -1 and writes nothing when the record is no longer the one checked.
  */
 export const DECIDE = new LuaScript(`
+if ARGV[4] ~= "" and redis.sha1hex(redis.call("HGET", KEYS[3], "record") or "") ~= ARGV[4] then
+  return -1
+end
 if redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call("RPUSH", KEYS[2], ARGV[3])
   return 1

@@ -163,6 +163,9 @@ export interface RunBackend {
   /**
    * Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won.
    * The winning decision's `audit` entry joins the run's audit trail in the same write.
+   * `check` is given the run's record as stored when the decision is written, in the same
+   * atomic step (Redis: the write is refused and the check run again if the record changed
+   * since it was read): it throws to refuse the decision, and nothing is written.
    */
   decide(
     runId: string,
@@ -170,6 +173,7 @@ export interface RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean>;
   /** The iteration's decisions by call key. */
   decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;

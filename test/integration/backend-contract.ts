@@ -50,10 +50,14 @@ export interface BackendFactory {
   /** Deletes what the test's backends stored. */
   cleanup(): Promise<void>;
   /**
-   * Overwrites a run's stored record and summary (of the last backend created) with `json`, as
-   * a stray write or a bad restore would: only storage that can be edited from outside has it.
+   * Rewrites a stored field of a run (of the last backend created), as a stray write, a bad
+   * restore or an intruder would: only storage that can be edited from outside has it.
    */
-  overwriteRun?(runId: string, json: string): Promise<void>;
+  editStored?(
+    runId: string,
+    field: "record" | "summary",
+    edit: (json: string) => string,
+  ): Promise<void>;
 }
 
 export function describeBackendContract(name: string, factory: BackendFactory): void {

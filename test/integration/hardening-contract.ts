@@ -6,6 +6,7 @@ import {
   type Agent,
   AgentRuntime,
   type AgentRuntimeOptions,
+  ApprovalError,
   BackendError,
   HarnessError,
   InputTooLargeError,
@@ -21,6 +22,7 @@ import { toolResults } from "../support/messages.js";
 import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
 import {
+  approvalAgent,
   collect,
   gate,
   makeAgent,
@@ -236,8 +238,8 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
     });
 
     // Only storage that can be edited from outside (Redis) can hold a corrupt record.
-    const { overwriteRun } = factory;
-    if (overwriteRun !== undefined)
+    const { editStored } = factory;
+    if (editStored !== undefined)
       it("lists the other runs around a corrupt one, marked record_corrupt; get rejects it", async () => {
         const backend = factory.create();
         const logs = captureLogs("warn");
@@ -251,7 +253,8 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         ] as const) {
           expect(await backend.createRun(storedRun(runId, { createdAt }))).toBe(true);
         }
-        await overwriteRun("r2", "{not json");
+        await editStored("r2", "record", () => "{not json");
+        await editStored("r2", "summary", () => "{not json");
 
         const page = await runtime.list({ limit: 2 });
         const next = await runtime.list({ limit: 2, cursor: page.nextCursor ?? "" });
@@ -267,6 +270,27 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         expect((await runtime.get("r1")).status).toBe("queued");
         const warned = await logs.waitFor((entry) => entry.msg === "a stored run is corrupt");
         expect(warned.runId).toBe("r2");
+      });
+
+    if (editStored !== undefined)
+      it("refuses a decision on a call whose stored input was changed, with approval_tampered", async () => {
+        const { agent, deleted } = approvalAgent();
+        const runtime = await startWith([agent]);
+        const handle = await runtime.submit("ops", "old.log");
+        expect((await handle.result()).pending.map((each) => each.input)).toEqual([
+          { path: "old.log" },
+        ]);
+        await editStored(handle.runId, "record", (json) =>
+          json.replaceAll('"path":"old.log"', '"path":"/etc/passwd"'),
+        );
+
+        const error = await rejection(runtime.approve(handle.runId, "call_1", { by: "ops" }));
+
+        expect(error).toBeInstanceOf(ApprovalError);
+        expect((error as ApprovalError).code).toBe("approval_tampered");
+        expect((await runtime.get(handle.runId)).decisions).toEqual([]);
+        expect((await handle.result()).status).toBe("awaiting_approval");
+        expect(deleted).toEqual([]);
       });
   });
 }

@@ -24,10 +24,11 @@ describeBackendContract("redisBackend()", {
   cleanup: async () => {
     await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
   },
-  overwriteRun: async (runId, json) => {
+  editStored: async (runId, field, edit) => {
     const redis = new Redis(redisUrl());
     try {
-      await redis.hset(`${prefixes.at(-1) ?? ""}:run:${runId}`, "record", json, "summary", json);
+      const key = `${prefixes.at(-1) ?? ""}:run:${runId}`;
+      await redis.hset(key, field, edit((await redis.hget(key, field)) ?? ""));
     } finally {
       redis.disconnect();
     }

@@ -52,10 +52,11 @@ beforeAll(async () => {
 describeBackendContract("redisBackend() on a Redis Cluster", {
   create: () => backendOn(freshPrefix()),
   cleanup,
-  overwriteRun: async (runId, json) => {
+  editStored: async (runId, field, edit) => {
     const client = await clusterClient();
     try {
-      await client.hset(`${prefixes.at(-1) ?? ""}:run:${runId}`, "record", json, "summary", json);
+      const key = `${prefixes.at(-1) ?? ""}:run:${runId}`;
+      await client.hset(key, field, edit((await client.hget(key, field)) ?? ""));
     } finally {
       client.disconnect();
     }
