@@ -23,6 +23,7 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { watchEventLoopLag } from "./event-loop-lag.js";
 import {
   checkInputSize,
   type RuntimeLimits,
@@ -101,6 +102,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
   #state: "created" | "starting" | "started" | "closed" = "created";
+  #stopLagWatch: (() => void) | undefined;
 
   constructor(options: AgentRuntimeOptions) {
     const parsed = Options.safeParse(options);
@@ -165,6 +167,9 @@ export class AgentRuntime implements AsyncDisposable {
           }
         : {}),
     });
+    if (options.workers ?? true) {
+      this.#stopLagWatch = watchEventLoopLag(this.backend.lockDurationMs, this.logger);
+    }
     this.#state = "started";
   }
 
@@ -283,6 +288,7 @@ export class AgentRuntime implements AsyncDisposable {
   async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.#state === "closed") return;
     this.#state = "closed";
+    this.#stopLagWatch?.();
     await this.backend.close({ timeoutMs: options.timeoutMs ?? 10_000 });
   }
 

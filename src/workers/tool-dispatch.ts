@@ -91,7 +91,18 @@ export async function dispatchTool(
         capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
       ))
     ) {
-      deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
+      // First commit wins: another delivery (this job taken over while its handler ran here)
+      // committed first, and the run goes on with that. Ours is discarded, never silently.
+      deps.logger.warn(
+        {
+          runId,
+          iteration,
+          toolCallId,
+          isError: outcome.result.isError,
+          bytes: Buffer.byteLength(outcome.result.content),
+        },
+        "a late tool result was discarded: another delivery of the call committed first (first commit wins)",
+      );
     }
   } finally {
     untrack();

@@ -830,7 +830,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
           type: "tool_result",
           toolCallId: "call_1",
           content:
-            "The tool call was interrupted by a worker crash and was not retried (recovery: fail).",
+            "The tool call's outcome is unknown: its worker stopped answering while it ran (a crash, or an event loop blocked past lockDurationMs), so it may or may not have taken effect. It was not retried (recovery: fail).",
           isError: true,
         },
       ]);
@@ -848,7 +848,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
           name: "ask_op",
           input: { query: "payload" },
           reason: expect.stringMatching(
-            /interrupted by a worker crash \(recovery: ask\)/,
+            /outcome is unknown: .* may or may not have taken effect \(recovery: ask\)/,
           ) as string,
         },
       ]);
@@ -912,7 +912,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
 
       expect(again.status).toBe("awaiting_approval");
       expect(again.pending.map((each) => each.reason)).toEqual([
-        expect.stringMatching(/interrupted by a worker crash/) as string,
+        expect.stringMatching(/outcome is unknown/) as string,
       ]);
       expect(operation.executions).toBe(0);
 
