@@ -8,6 +8,7 @@ export {
   type HarnessErrorCode,
   type HarnessErrorOptions,
   InputInvalidError,
+  InputTooLargeError,
   MaxIterationsError,
   MiddlewareContractError,
   MiddlewareError,
@@ -160,6 +161,7 @@ export {
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
 export type { DecisionOptions } from "./runtime/approvals.js";
+export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
 export { RunHandle } from "./runtime/run-handle.js";

@@ -4,6 +4,7 @@ import type { RunError } from "./values.js";
 export type HarnessErrorCode =
   | "config_invalid"
   | "input_invalid"
+  | "input_too_large"
   | "provider_missing"
   | "provider_failed"
   | ProviderErrorCode
@@ -20,6 +21,7 @@ export type HarnessErrorCode =
   | "already_decided"
   | "approval_tampered"
   | "backend_failed"
+  | "record_corrupt"
   | "extension_failed"
   | "replay_diverged"
   | "sandbox_unavailable"
@@ -253,6 +255,21 @@ export class InputInvalidError extends HarnessError {
   override name = "InputInvalidError";
   constructor(message: string) {
     super("input_invalid", message);
+  }
+}
+
+/** A durable run's input is bigger than the runtime's `limits.maxInputBytes`; nothing was stored. */
+export class InputTooLargeError extends HarnessError {
+  override name = "InputTooLargeError";
+  readonly bytes: number;
+  readonly maxBytes: number;
+  constructor(bytes: number, maxBytes: number) {
+    super(
+      "input_too_large",
+      `The run input is ${bytes} bytes, over the runtime's limits.maxInputBytes (${maxBytes}).`,
+    );
+    this.bytes = bytes;
+    this.maxBytes = maxBytes;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { z } from "zod";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, loggableError } from "../core/errors.js";
 import { Registration } from "../core/registration.js";
 import { describeIssues } from "../tools/validate.js";
 import { ExtensionError } from "./errors.js";
@@ -151,7 +151,7 @@ export class ExtensionManager {
       try {
         await checked.cleanup?.();
       } catch (error) {
-        logger.warn({ err: error }, "extension cleanup threw; ignored");
+        logger.warn({ err: loggableError(error) }, "extension cleanup threw; ignored");
       }
     };
     try {

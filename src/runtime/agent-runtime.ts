@@ -6,6 +6,7 @@ import { ConfigError } from "../core/errors.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
+import { toMessages } from "../engine/run-input.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
@@ -23,9 +24,15 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { watchEventLoopLag } from "./event-loop-lag.js";
+import {
+  checkInputSize,
+  type RuntimeLimits,
+  RuntimeLimitsSchema,
+  resolveLimits,
+} from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
-import { toMessages } from "./run-input.js";
 
 export interface AgentRuntimeOptions {
   /** The agents this runtime submits and advances runs for, found by `config.name`. */
@@ -41,6 +48,8 @@ export interface AgentRuntimeOptions {
   logger?: Logger;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;
+  /** Size limits of inputs and tool results (1 MB each by default). */
+  limits?: RuntimeLimits;
 }
 
 export interface StartOptions {
@@ -69,6 +78,7 @@ const Options = z.object({
   concurrency: z.number().int().positive().optional(),
   logger: z.unknown().optional(),
   deps: z.unknown().optional(),
+  limits: RuntimeLimitsSchema.optional(),
 });
 
 const traceOf = (carrier: Record<string, string>) =>
@@ -90,8 +100,10 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #agents: ReadonlyMap<string, Agent>;
   readonly #concurrency: number;
   readonly #deps: RuntimeDeps;
+  readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
   #state: "created" | "starting" | "started" | "closed" = "created";
+  #stopLagWatch: (() => void) | undefined;
 
   constructor(options: AgentRuntimeOptions) {
     const parsed = Options.safeParse(options);
@@ -113,6 +125,7 @@ export class AgentRuntime implements AsyncDisposable {
     this.logger =
       options.logger ??
       pino({ name: "harnessx-runtime", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    this.#limits = resolveLimits(options.limits);
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -141,6 +154,7 @@ export class AgentRuntime implements AsyncDisposable {
       logger: this.logger,
       clock: this.#deps.clock,
       active: this.#active,
+      limits: { maxToolResultBytes: this.#limits.maxToolResultBytes },
     };
     await this.backend.start({
       concurrency: this.#concurrency,
@@ -160,6 +174,9 @@ export class AgentRuntime implements AsyncDisposable {
           }
         : {}),
     });
+    if (options.workers ?? true) {
+      this.#stopLagWatch = watchEventLoopLag(this.backend.lockDurationMs, this.logger);
+    }
     this.#state = "started";
   }
 
@@ -172,7 +189,9 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submit");
     const agent = this.#agents.get(agentName);
     if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
+    // Plain JSON data, not too deep (InputInvalidError), and not too big (InputTooLargeError).
     const messages = toMessages(input);
+    checkInputSize(input, messages, this.#limits.maxInputBytes);
     const now = this.#deps.clock.now();
     const record: RunRecord = {
       schemaVersion: RUN_RECORD_VERSION,
@@ -294,6 +313,7 @@ export class AgentRuntime implements AsyncDisposable {
   async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.#state === "closed") return;
     this.#state = "closed";
+    this.#stopLagWatch?.();
     await this.backend.close({ timeoutMs: options.timeoutMs ?? 10_000 });
   }
 
@@ -315,6 +335,12 @@ export class AgentRuntime implements AsyncDisposable {
       options,
       id: this.#deps.generateId(),
       now: this.#deps.clock.now(),
+      approvalKey: (name) => {
+        const agent = this.#agents.get(name);
+        if (agent === undefined) return undefined;
+        const env = agent.runEnv({ runId, sessionId: "", signal: undefined, emit: undefined });
+        return { key: env.approvalKey };
+      },
     });
     await this.backend.enqueueStep(runId);
   }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApprovalError } from "../core/errors.js";
-import { Message } from "../core/values.js";
+import { Message, type ToolCall } from "../core/values.js";
+import { approvalHash } from "../permissions/input-hash.js";
 import type { RunBackend } from "../store/backend.js";
 import { callKey, contextView } from "../store/run-view.js";
 import { isTerminal, type RunRecord, type StoredDecision } from "../store/schemas.js";
@@ -17,7 +18,9 @@ export interface DecisionOptions {
  * decisions wins (the backend's first-write-wins), the other is refused with `already_decided`.
  * The winning decision joins the run's audit trail (`RunDetail.decisions`), which is kept for as
  * long as the run's record. Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`,
- * `already_decided`) and changes nothing when the decision cannot apply.
+ * `already_decided`, `approval_tampered`) and changes nothing when the decision cannot apply:
+ * the stored call must still hash to the input the person was asked about, checked in the same
+ * atomic step that records the decision.
  */
 export async function recordDecision(
   backend: RunBackend,
@@ -28,6 +31,11 @@ export async function recordDecision(
     options: DecisionOptions;
     id: string;
     now: number;
+    /**
+     * The run's agent's approval key, when this process has the agent; without the agent the
+     * stored input is not checked here (the worker that applies the decision checks it).
+     */
+    approvalKey: (agent: string) => { key: string | undefined } | undefined;
   },
 ): Promise<void> {
   const { runId, toolCallId } = request;
@@ -68,7 +76,9 @@ export async function recordDecision(
     inputHash: state.inputHash ?? null,
     at: request.now,
   };
-  const won = await backend.decide(runId, context.iteration, callKey(state), stored, audit);
+  const won = await backend.decide(runId, context.iteration, callKey(state), stored, audit, (now) =>
+    checkUntampered(now, toolCallId, request.approvalKey),
+  );
   if (!won) throw alreadyDecided();
 }
 
@@ -83,3 +93,25 @@ function requestedEarlier(record: RunRecord, toolCallId: string): boolean {
 }
 
 const Messages = z.array(Message);
+
+/**
+ * Refuses a decision on a call whose stored input no longer hashes to what was asked (the
+ * stored run was edited): applying it could run an input nobody approved.
+ */
+function checkUntampered(
+  record: RunRecord | undefined,
+  toolCallId: string,
+  approvalKey: (agent: string) => { key: string | undefined } | undefined,
+): void {
+  if (record === undefined) return;
+  const agent = approvalKey(record.agent);
+  if (agent === undefined) return;
+  const state = contextView(record)?.calls.find((each) => each.call.id === toolCallId);
+  if (state === undefined || state.status !== "asked") return;
+  const call = state.call as ToolCall;
+  if (state.inputHash === approvalHash(record.runId, call, agent.key)) return;
+  throw new ApprovalError(
+    "approval_tampered",
+    `Tool call "${toolCallId}" of run "${record.runId}" no longer matches the input that was asked about (the stored run was changed): the decision is refused.`,
+  );
+}

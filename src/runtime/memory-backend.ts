@@ -1,3 +1,4 @@
+import { loggableError } from "../core/errors.js";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { type ExtensionStateStore, memoryExtensionStateStore } from "../extensions/state-store.js";
@@ -10,6 +11,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { decodeStored } from "../store/record-codec.js";
 import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
@@ -109,10 +111,10 @@ class MemoryBackend implements RunBackend {
     const failed =
       <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<void>) =>
       (job: T, error: unknown) => {
-        logger.warn({ err: error, job, queue }, "job failed");
+        logger.warn({ err: loggableError(error), job, queue }, "job failed");
         const reason = error instanceof Error ? error.message : String(error);
         process(job, { redelivered: true, gaveUp: reason }).catch((failure: unknown) =>
-          logger.error({ err: failure, job, queue }, "giving a job up failed"),
+          logger.error({ err: loggableError(failure), job, queue }, "giving a job up failed"),
         );
       };
     const step = processors.step.bind(processors);
@@ -151,8 +153,7 @@ class MemoryBackend implements RunBackend {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const stored = this.#records.get(runId);
-    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
+    return this.#recordOf(runId);
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -160,7 +161,9 @@ class MemoryBackend implements RunBackend {
   }
 
   async auditTrail(runId: string): Promise<DecisionRecord[]> {
-    return (this.#audit.get(runId) ?? []).map((json) => DecisionRecord.parse(JSON.parse(json)));
+    return (this.#audit.get(runId) ?? []).map((json) =>
+      decodeStored(DecisionRecord, json, `An audit entry of run "${runId}"`),
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
@@ -277,14 +280,19 @@ class MemoryBackend implements RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean> {
+    // Synchronous from here to the write: nothing changes the record in between.
+    check?.(this.#recordOf(runId));
     const key = roundKey(runId, iteration);
     const recorded = this.#decisions.get(key) ?? new Map<string, string>();
     this.#decisions.set(key, recorded);
     const existing = recorded.get(callKey);
     // The same decision written again (a retried request) still wins, as in Redis.
     if (existing !== undefined)
-      return StoredDecision.parse(JSON.parse(existing)).id === decision.id;
+      return (
+        decodeStored(StoredDecision, existing, `A decision of run "${runId}"`).id === decision.id
+      );
     recorded.set(callKey, JSON.stringify(decision));
     const trail = this.#audit.get(runId) ?? [];
     trail.push(JSON.stringify(audit));
@@ -297,7 +305,7 @@ class MemoryBackend implements RunBackend {
     return Object.fromEntries(
       [...recorded].map(([toolCallId, json]) => [
         toolCallId,
-        StoredDecision.parse(JSON.parse(json)),
+        decodeStored(StoredDecision, json, `A decision of run "${runId}"`),
       ]),
     );
   }
@@ -338,7 +346,12 @@ class MemoryBackend implements RunBackend {
 
   async enqueueTool(job: ToolJob): Promise<void> {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    this.#tools.add({ ...job }, { key: `${roundKey(job.runId, job.iteration)}\u0000${key}` });
+    this.#tools.add({ ...job }, { key: JSON.stringify([job.runId, job.iteration, key]) });
+  }
+
+  #recordOf(runId: string): RunRecord | undefined {
+    const stored = this.#records.get(runId);
+    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
   }
 
   #marks(runId: string, iteration: number): Map<string, CallMark> {

@@ -1,3 +1,4 @@
+import { decodeStored } from "../store/record-codec.js";
 import {
   type IndexedQuery,
   indexFor,
@@ -29,7 +30,8 @@ export class MemoryRunIndex {
   /** Writes a run's summary and moves it between the indexes its status change implies. */
   put(summary: RunSummary): void {
     const stored = this.#summaries.get(summary.runId);
-    const previous = stored === undefined ? undefined : RunSummary.parse(JSON.parse(stored));
+    const previous =
+      stored === undefined ? undefined : decodeStored(RunSummary, stored, "A stored run summary");
     this.#summaries.set(summary.runId, JSON.stringify(summary));
     const position = { createdAt: summary.createdAt, runId: summary.runId };
     if (previous === undefined) {
@@ -46,7 +48,7 @@ export class MemoryRunIndex {
   remove(runId: string): void {
     const stored = this.#summaries.get(runId);
     if (stored === undefined) return;
-    const summary = RunSummary.parse(JSON.parse(stored));
+    const summary = decodeStored(RunSummary, stored, "A stored run summary");
     const position = { createdAt: summary.createdAt, runId };
     for (const index of runIndexes(summary)) this.#remove(index, position);
     this.#summaries.delete(runId);
@@ -67,7 +69,7 @@ export class MemoryRunIndex {
     for (; at < positions.length && summaries.length <= query.limit; at += 1) {
       const stored = this.#summaries.get((positions[at] as RunPosition).runId);
       if (stored === undefined) continue;
-      const summary = RunSummary.parse(JSON.parse(stored));
+      const summary = decodeStored(RunSummary, stored, "A stored run summary");
       if (matchesFilter(summary, filter)) summaries.push(summary);
     }
     return pageOf(summaries, query.limit);

@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Queue, Worker } from "bullmq";
 import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, loggableError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
@@ -16,6 +16,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { decodeStored } from "../store/record-codec.js";
 import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
@@ -27,7 +28,7 @@ import {
   ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
-import { DecisionRecord, RunSummary, summarize } from "../store/summary.js";
+import { corruptSummary, DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import {
   type ClusterNode,
@@ -202,6 +203,8 @@ const LeaseReply = z.union([
   ]),
 ]);
 const Replies = z.array(z.string());
+/** How often a decision is checked again when the run's record changed meanwhile. */
+const MAX_DECIDE_ATTEMPTS = 5;
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -263,7 +266,7 @@ class RedisBackend implements RunBackend {
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
-      redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+      redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));
     }
     this.extensionState = redisExtensionStateStore(this.#redis, this.#keys);
     this.recordings = redisRecorderSink(this.#redis, this.#keys);
@@ -292,7 +295,9 @@ class RedisBackend implements RunBackend {
       tools: createQueue(TOOL_QUEUE, settings),
     };
     for (const queue of Object.values(this.#queues)) {
-      queue.on("error", (error) => this.#logger.error({ err: error }, "queue error"));
+      queue.on("error", (error) =>
+        this.#logger.error({ err: loggableError(error) }, "queue error"),
+      );
     }
     const { processors } = options;
     if (processors === undefined) return;
@@ -365,13 +370,27 @@ class RedisBackend implements RunBackend {
         filter.agent ?? "",
       ],
     );
-    const summaries = Replies.parse(reply).map((json) => RunSummary.parse(JSON.parse(json)));
+    const flat = Replies.parse(reply);
+    const summaries: RunSummary[] = [];
+    for (let at = 0; at + 2 < flat.length; at += 3) {
+      const [runId, json, status] = flat.slice(at, at + 3) as [string, string, string];
+      try {
+        summaries.push(decodeStored(RunSummary, json, `The summary of run "${runId}"`));
+      } catch (error) {
+        // One bad record never hides the others: it is listed, marked, and logged.
+        const createdAt = Number(await this.#redis.zscore(this.#keys.index(index), runId));
+        this.#logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
+        summaries.push(corruptSummary(runId, status, createdAt, error));
+      }
+    }
     return pageOf(summaries, query.limit);
   }
 
   async auditTrail(runId: string): Promise<DecisionRecord[]> {
     const entries = await this.#redis.lrange(this.#keys.audit(runId), 0, -1);
-    return entries.map((json) => DecisionRecord.parse(JSON.parse(json)));
+    return entries.map((json) =>
+      decodeStored(DecisionRecord, json, `An audit entry of run "${runId}"`),
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
@@ -398,7 +417,8 @@ class RedisBackend implements RunBackend {
 
   /** Deletes one finished run, given its stored summary (null when it has none). */
   async #pruneRun(runId: string, json: string | null): Promise<boolean> {
-    const summary = json === null ? undefined : RunSummary.parse(JSON.parse(json));
+    const summary =
+      json === null ? undefined : decodeStored(RunSummary, json, `The summary of run "${runId}"`);
     const indexes = summary === undefined ? [] : runIndexes(summary).map(this.#keys.index);
     const others = [
       this.#keys.audit(runId),
@@ -439,7 +459,7 @@ class RedisBackend implements RunBackend {
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
       entries.push([
         callKeyOfField(flatRaw[index] as string),
-        ToolResult.parse(JSON.parse(flatRaw[index + 1] as string)),
+        decodeStored(ToolResult, flatRaw[index + 1] as string, `A raw result of run "${runId}"`),
       ]);
     }
     const results = recordById(entries);
@@ -537,7 +557,7 @@ class RedisBackend implements RunBackend {
     return Object.fromEntries(
       Object.entries(stored).map(([field, json]) => [
         callKeyOfField(field),
-        ToolResult.parse(JSON.parse(json)),
+        decodeStored(ToolResult, json, `A raw result of run "${runId}"`),
       ]),
     );
   }
@@ -581,16 +601,38 @@ class RedisBackend implements RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean> {
-    const reply = await DECIDE.run(
-      this.#redis,
-      [this.#keys.decisions(runId, iteration), this.#keys.audit(runId)],
-      [callField(callKey), JSON.stringify(decision), JSON.stringify(audit)],
-    );
+    let reply: unknown;
+    for (let attempt = 1; ; attempt++) {
+      let checked = "";
+      if (check !== undefined) {
+        const [document, messages] = await Promise.all([
+          this.#redis.hget(this.#keys.run(runId), "record"),
+          this.#redis.lrange(this.#keys.messages(runId), 0, -1),
+        ]);
+        check(document === null ? undefined : joinRecord(document, messages));
+        checked = createHash("sha1")
+          .update(document ?? "")
+          .digest("hex");
+      }
+      // The script writes only while the record is still the one checked.
+      reply = await DECIDE.run(
+        this.#redis,
+        [this.#keys.decisions(runId, iteration), this.#keys.audit(runId), this.#keys.run(runId)],
+        [callField(callKey), JSON.stringify(decision), JSON.stringify(audit), checked],
+      );
+      if (reply !== -1) break;
+      if (attempt === MAX_DECIDE_ATTEMPTS) {
+        throw new BackendError(
+          `Run "${runId}" kept changing while a decision on it was recorded; nothing was recorded.`,
+        );
+      }
+    }
     if (reply === 1) return true;
     // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
     const stored = z.string().parse(reply);
-    return StoredDecision.parse(JSON.parse(stored)).id === decision.id;
+    return decodeStored(StoredDecision, stored, `A decision of run "${runId}"`).id === decision.id;
   }
 
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
@@ -598,7 +640,7 @@ class RedisBackend implements RunBackend {
     return Object.fromEntries(
       Object.entries(stored).map(([field, json]) => [
         callKeyOfField(field),
-        StoredDecision.parse(JSON.parse(json)),
+        decodeStored(StoredDecision, json, `A decision of run "${runId}"`),
       ]),
     );
   }
@@ -641,17 +683,20 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
-    // One id per call attempt: while a job for it exists, BullMQ ignores the add.
+    // One id per call attempt: while a job for it exists, BullMQ ignores the add. The parts
+    // are joined by "|", which jobIdPart always escapes, so two attempts never share an id.
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
     await this.#queue("tools").add("tool", job, {
-      jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
+      jobId: `tool|${jobIdPart(job.runId)}|${job.iteration}|${jobIdPart(key)}`,
     });
   }
 
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
   async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
-    subscriber.on("error", (error) => this.#logger.warn({ err: error }, "cancel subscriber error"));
+    subscriber.on("error", (error) =>
+      this.#logger.warn({ err: loggableError(error) }, "cancel subscriber error"),
+    );
     subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
     this.#cancelSubscriber = subscriber;
     await subscriber.connect();

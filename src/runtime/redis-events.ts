@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { z } from "zod";
+import { loggableError } from "../core/errors.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { BackendError } from "../store/errors.js";
 import { endsStream, RunEventSchema } from "../store/schemas.js";
@@ -139,7 +140,7 @@ export class RedisEventReaders {
       const subscriber = subscriberOf(this.#base);
       // A duplicate has no listeners: without one, ioredis prints every connection error.
       subscriber.on("error", (error) =>
-        this.#logger().warn({ err: error }, "event subscriber error"),
+        this.#logger().warn({ err: loggableError(error) }, "event subscriber error"),
       );
       subscriber.on("message", (name: string) => this.#channels.get(name)?.wake());
       // Resubscribed after a reconnection (ioredis does it): what was published meanwhile is lost.
@@ -185,7 +186,10 @@ export class RedisEventReaders {
     if (channel.readers > 0 || this.#channels.get(name) !== channel) return;
     this.#channels.delete(name);
     this.#subscriber?.unsubscribe(name).catch((error: unknown) => {
-      this.#logger().warn({ err: error, channel: name }, "unsubscribing from run events failed");
+      this.#logger().warn(
+        { err: loggableError(error), channel: name },
+        "unsubscribing from run events failed",
+      );
     });
   }
 

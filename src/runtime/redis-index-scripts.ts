@@ -8,7 +8,7 @@ import { LuaScript } from "./redis-scripts.js";
 /**
  * KEYS: the index. ARGV: limit, cursor's createdAt ("" for the first page), cursor's run id,
  * run-key prefix, status filter ("" for none), agent filter ("" for none).
- * Returns up to limit + 1 summaries (JSON), newest first: by score, then by run id bytewise, as
+ * Returns up to limit + 1 runs, newest first, as flat triples (run id, summary JSON, status): by score, then by run id bytewise, as
  * a sorted set orders its members. Entries at the cursor's score are taken when their id sorts
  * below the cursor's, so a page never repeats or skips a run, even when runs arrive meanwhile.
  * Without filters it reads only the page; with them (a session's index) it reads on until the
@@ -17,7 +17,7 @@ import { LuaScript } from "./redis-scripts.js";
 export const LIST_RUNS = new LuaScript(`
 local limit = tonumber(ARGV[1])
 local runPrefix, status, agent = ARGV[4], ARGV[5], ARGV[6]
-local found = {}
+local found, count = {}, 0
 local function take(id)
   local stored = redis.call("HMGET", runPrefix .. id, "summary", "status", "agent")
   local summary = stored[1]
@@ -25,8 +25,11 @@ local function take(id)
   if (status ~= "" and stored[2] ~= status) or (agent ~= "" and stored[3] ~= agent) then
     return false
   end
+  found[#found + 1] = id
   found[#found + 1] = summary
-  return #found > limit
+  found[#found + 1] = stored[2] or ""
+  count = count + 1
+  return count > limit
 end
 local function below(first, second)
   local length = math.min(#first, #second)
@@ -56,11 +59,16 @@ end
 `);
 
 /**
- * KEYS: decisions hash, audit list. ARGV: call key, decision JSON, audit entry JSON.
+ * KEYS: decisions hash, audit list, run hash. ARGV: call key, decision JSON, audit entry JSON,
+ * the SHA-1 of the run's `record` as it was checked ("" for none).
  * Records the decision unless the call key has one, appending its audit entry in the same
- * write: returns 1, or the decision already stored (to tell our own re-sent write by its id).
+ * write: returns 1, or the decision already stored (to tell our own re-sent write by its id),
+ * or -1 and writes nothing when the record is no longer the one checked.
  */
 export const DECIDE = new LuaScript(`
+if ARGV[4] ~= "" and redis.sha1hex(redis.call("HGET", KEYS[3], "record") or "") ~= ARGV[4] then
+  return -1
+end
 if redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call("RPUSH", KEYS[2], ARGV[3])
   return 1

@@ -1,6 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { loggableError } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
 import { describeIssues } from "../tools/validate.js";
 import type { RedisClient } from "./redis-connection.js";
@@ -68,16 +69,21 @@ export function createWorker<T>(
     },
   );
   // Without an "error" listener an EventEmitter error would crash the process.
-  worker.on("error", (error) => settings.logger.error({ err: error, queue: name }, "worker error"));
+  worker.on("error", (error) =>
+    settings.logger.error({ err: loggableError(error), queue: name }, "worker error"),
+  );
   worker.on("failed", (job, error) => {
-    settings.logger.warn({ err: error, queue: name, jobId: job?.id }, "job failed");
+    settings.logger.warn({ err: loggableError(error), queue: name, jobId: job?.id }, "job failed");
     if (job === undefined || !failedForGood(job, error)) return;
     // Its retries or re-deliveries ran out (a worker that dies on it every time ends here):
     // the processor settles what the job left unfinished, so that its run does not stay stuck.
     const parsed = schema.safeParse(job.data);
     if (!parsed.success) return; // a malformed payload: nothing to settle
     process(parsed.data, { redelivered: true, gaveUp: error.message }).catch((failure: unknown) =>
-      settings.logger.error({ err: failure, queue: name, jobId: job.id }, "giving a job up failed"),
+      settings.logger.error(
+        { err: loggableError(failure), queue: name, jobId: job.id },
+        "giving a job up failed",
+      ),
     );
   });
   return worker;

@@ -59,9 +59,13 @@ export class RunHandle {
     }
   }
 
-  /** The run's `RunEvent`s from the start of its stream, ending after its final `result`. */
-  events(): AsyncIterable<RunEvent> {
-    return this.#backend.events(this.runId);
+  /**
+   * The run's `RunEvent`s from the start of its stream, ending after its final `result`.
+   * Rejects with `RunNotFoundError` (at the first read) when no such run exists.
+   */
+  async *events(): AsyncGenerator<RunEvent> {
+    await this.record();
+    yield* this.#backend.events(this.runId);
   }
 
   /** The stored record of the run. */

@@ -88,7 +88,7 @@ export interface SaveOutcome {
  * beside the record and keep it in the time indexes `RunIndex` names, so `listRuns` reads one
  * page of summaries at a cost that does not grow with the runs stored.
  *
- * A call's key (`callKey`) names one attempt of a call: its id, then `id#n` after n crash
+ * A call's key (`callKey`) names one attempt of a call: its id, then a marked `n#id` after n crash
  * interruptions that asked a person again. In-flight markers and decisions are kept by key.
  */
 export interface RunBackend {
@@ -172,6 +172,9 @@ export interface RunBackend {
   /**
    * Records a decision on a call attempt (`callKey`) unless one exists (atomic): true if won.
    * The winning decision's `audit` entry joins the run's audit trail in the same write.
+   * `check` is given the run's record as stored when the decision is written, in the same
+   * atomic step (Redis: the write is refused and the check run again if the record changed
+   * since it was read): it throws to refuse the decision, and nothing is written.
    */
   decide(
     runId: string,
@@ -179,6 +182,7 @@ export interface RunBackend {
     callKey: string,
     decision: StoredDecision,
     audit: DecisionRecord,
+    check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean>;
   /** The iteration's decisions by call key. */
   decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;

@@ -1,10 +1,19 @@
 import { HarnessError, type HarnessErrorOptions } from "../core/errors.js";
 
+export interface BackendErrorOptions extends HarnessErrorOptions {
+  /**
+   * `record_corrupt`: stored data that does not parse (see `record-codec.ts`).
+   * @defaultValue "backend_failed"
+   */
+  code?: "backend_failed" | "record_corrupt";
+}
+
 /** The run store or queue failed, or refused to start (e.g. Redis may evict keys). */
 export class BackendError extends HarnessError {
   override name = "BackendError";
-  constructor(message: string, options?: HarnessErrorOptions) {
-    super("backend_failed", message, options);
+  constructor(message: string, options: BackendErrorOptions = {}) {
+    const { code = "backend_failed", ...rest } = options;
+    super(code, message, rest);
   }
 }
 

@@ -1,17 +1,43 @@
+import type { z } from "zod";
+import { messageOf } from "../core/errors.js";
 import { describeIssues } from "../tools/validate.js";
 import { BackendError, StoreVersionError } from "./errors.js";
 import { RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
 
+// Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
+// here: data that is not JSON or not of its shape is refused with one error, a `BackendError`
+// with `code: "record_corrupt"`, never a raw SyntaxError or ZodError.
+
+/** A `record_corrupt` BackendError about `what` (e.g. 'The stored summary of run "r1"'). */
+export const corrupt = (what: string, problem: string, cause?: unknown): BackendError =>
+  new BackendError(`${what} is corrupt: ${problem}.`, {
+    code: "record_corrupt",
+    ...(cause === undefined ? {} : { cause }),
+  });
+
+/** Parses stored JSON as `schema`; throws a `record_corrupt` BackendError naming `what`. */
+export function decodeStored<T>(schema: z.ZodType<T>, json: string, what: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw corrupt(what, `not valid JSON (${messageOf(error)})`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw corrupt(what, describeIssues(parsed.error.issues));
+  return parsed.data;
+}
+
 /**
  * Reads a stored run record's JSON: a record of another `schemaVersion` is refused with
- * `StoreVersionError`, one that does not parse with `BackendError`; neither is ever misread.
+ * `StoreVersionError`, one that does not parse with a `record_corrupt` `BackendError`; neither is ever misread.
  */
 export function parseStoredRecord(json: string): RunRecord {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new BackendError("A stored run record is not valid JSON.", { cause: error });
+    throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
   }
   return parseRecordValue(value);
 }
@@ -26,9 +52,8 @@ export function parseRecordValue(value: unknown): RunRecord {
   }
   const parsed = RunRecord.safeParse(value);
   if (!parsed.success) {
-    throw new BackendError(
-      `A stored run record does not parse: ${describeIssues(parsed.error.issues)}`,
-    );
+    const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
+    throw corrupt(`The stored record of run "${runId}"`, describeIssues(parsed.error.issues));
   }
   return parsed.data;
 }

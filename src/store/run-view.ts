@@ -13,12 +13,18 @@ export function contextView(record: RunRecord): SnapshotContextView | undefined 
   return parsed.data;
 }
 
+/** Starts every call key but a first attempt's: no two (id, attempt) pairs share a key. */
+const ATTEMPT_MARK = "\u0001";
+
 /**
  * The key of a call's current attempt, under which its in-flight marker and a person's
- * decision are stored: the call's id, then `#n` once n crash interruptions asked for it again
- * (provider call ids contain no `#`), so every approval round is decided anew.
+ * decision are stored, so that every approval round is decided anew. A first attempt's key is
+ * the call's id (as earlier versions stored it); after n crash interruptions it is the mark,
+ * n, "#" and the id. Ids are any string from the model (`"a#1"` included): an id that starts
+ * with the mark takes the long form at attempt 0 too, so keys never collide.
  */
 export function callKey(state: { call: { id: string }; interruptions?: number | undefined }) {
   const attempt = state.interruptions ?? 0;
-  return attempt === 0 ? state.call.id : `${state.call.id}#${attempt}`;
+  const { id } = state.call;
+  return attempt === 0 && !id.startsWith(ATTEMPT_MARK) ? id : `${ATTEMPT_MARK}${attempt}#${id}`;
 }

@@ -1,6 +1,6 @@
+import { messageOf } from "../core/errors.js";
 import type { Message } from "../core/values.js";
-import { BackendError } from "./errors.js";
-import { parseRecordValue } from "./record-codec.js";
+import { corrupt, parseRecordValue } from "./record-codec.js";
 import type { RunRecord } from "./schemas.js";
 
 // A run record is stored in two parts, so that storage grows with the conversation and not with
@@ -40,7 +40,10 @@ export function joinRecord(document: string, conversation: readonly string[]): R
     parsedDocument = JSON.parse(document);
     messages = conversation.map((json) => JSON.parse(json) as unknown);
   } catch (error) {
-    throw new BackendError("A stored run record is not valid JSON.", { cause: error });
+    throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
+  }
+  if (typeof parsedDocument !== "object" || parsedDocument === null) {
+    throw corrupt("A stored run record", "not a JSON object");
   }
   const stored = parsedDocument as {
     input?: { messages?: unknown };

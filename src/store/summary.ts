@@ -80,3 +80,35 @@ export function summarize(record: RunRecord): RunSummary {
 export function runDetail(record: RunRecord, decisions: readonly DecisionRecord[]): RunDetail {
   return { ...summarize(record), messages: [...conversationOf(record)], decisions: [...decisions] };
 }
+
+/**
+ * How `list()` shows a run whose stored summary is corrupt (see `record-codec.ts`): its id, its
+ * status as the index keeps it (`failed` when that is unreadable too), where it sits in the
+ * index, and `error.code: "record_corrupt"`; `get()` of it rejects with that error.
+ */
+export function corruptSummary(
+  runId: string,
+  status: string,
+  createdAt: number,
+  error: unknown,
+): RunSummary {
+  const known = RunRecordStatus.safeParse(status);
+  const at = Number.isFinite(createdAt) ? createdAt : 0;
+  return {
+    runId,
+    agent: "?",
+    sessionId: "?",
+    status: known.success ? known.data : "failed",
+    phase: "?",
+    pending: [],
+    iterations: 0,
+    usage: emptyUsage(),
+    error: {
+      name: "BackendError",
+      code: "record_corrupt",
+      message: error instanceof Error ? error.message : `The stored run "${runId}" is corrupt.`,
+    },
+    createdAt: at,
+    updatedAt: at,
+  };
+}

@@ -1,3 +1,4 @@
+import { loggableError } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { StepJob } from "../store/schemas.js";
 import { advanceRun, failStuckRun } from "./advance-run.js";
@@ -29,7 +30,7 @@ export async function runStep(
           if (!held) deps.logger.warn({ runId: job.runId }, "lost the run's lease while stepping");
         },
         (error: unknown) =>
-          deps.logger.warn({ err: error, runId: job.runId }, "lease renewal failed"),
+          deps.logger.warn({ err: loggableError(error), runId: job.runId }, "lease renewal failed"),
       );
     },
     Math.max(1, Math.floor(backend.lockDurationMs / 3)),

@@ -12,6 +12,7 @@ import { callKey, contextView } from "../store/run-view.js";
 import { isTerminal, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
+import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -83,8 +84,25 @@ export async function dispatchTool(
       await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);
     } else if ("cancelled" in outcome) {
       deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
-    } else if (!(await backend.commitRaw(runId, iteration, outcome.result))) {
-      deps.logger.warn({ runId, toolCallId }, "a raw result was committed before ours");
+    } else if (
+      !(await backend.commitRaw(
+        runId,
+        iteration,
+        capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+      ))
+    ) {
+      // First commit wins: another delivery (this job taken over while its handler ran here)
+      // committed first, and the run goes on with that. Ours is discarded, never silently.
+      deps.logger.warn(
+        {
+          runId,
+          iteration,
+          toolCallId,
+          isError: outcome.result.isError,
+          bytes: Buffer.byteLength(outcome.result.content),
+        },
+        "a late tool result was discarded: another delivery of the call committed first (first commit wins)",
+      );
     }
   } finally {
     untrack();

@@ -13,6 +13,11 @@ export interface WorkerDeps {
   logger: Logger;
   clock: Clock;
   active: ActiveRuns;
+  /**
+   * A raw tool result bigger than `maxToolResultBytes` (UTF-8 bytes of its content) is cut
+   * before it is committed. @defaultValue 1 MB
+   */
+  limits?: { maxToolResultBytes: number };
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */

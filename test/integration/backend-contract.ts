@@ -42,6 +42,7 @@ import {
   withoutDeltas,
 } from "./fixtures.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
+import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {
@@ -49,6 +50,15 @@ export interface BackendFactory {
   create(): RunBackend;
   /** Deletes what the test's backends stored. */
   cleanup(): Promise<void>;
+  /**
+   * Rewrites a stored field of a run (of the last backend created), as a stray write, a bad
+   * restore or an intruder would: only storage that can be edited from outside has it.
+   */
+  editStored?(
+    runId: string,
+    field: "record" | "summary",
+    edit: (json: string) => string,
+  ): Promise<void>;
 }
 
 export function describeBackendContract(name: string, factory: BackendFactory): void {
@@ -56,6 +66,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRecovery(name, factory);
   describeRunStoreContract(name, factory);
   describeRunExtrasContract(name, factory);
+  describeHardeningContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
@@ -390,7 +401,13 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
         "toString",
         "hasOwnProperty",
         "a:b/../c",
+        ":",
+        "../",
+        "a#1",
+        "\u0001",
+        "工具-🔧-é\u0000ü",
         "\uD800",
+        "x".repeat(10 * 1024),
       ];
       const search = searchTool();
       const deletions = deleteTool();
@@ -815,7 +832,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
           type: "tool_result",
           toolCallId: "call_1",
           content:
-            "The tool call was interrupted by a worker crash and was not retried (recovery: fail).",
+            "The tool call's outcome is unknown: its worker stopped answering while it ran (a crash, or an event loop blocked past lockDurationMs), so it may or may not have taken effect. It was not retried (recovery: fail).",
           isError: true,
         },
       ]);
@@ -833,7 +850,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
           name: "ask_op",
           input: { query: "payload" },
           reason: expect.stringMatching(
-            /interrupted by a worker crash \(recovery: ask\)/,
+            /outcome is unknown: .* may or may not have taken effect \(recovery: ask\)/,
           ) as string,
         },
       ]);
@@ -897,7 +914,7 @@ function describeRecovery(name: string, factory: BackendFactory): void {
 
       expect(again.status).toBe("awaiting_approval");
       expect(again.pending.map((each) => each.reason)).toEqual([
-        expect.stringMatching(/interrupted by a worker crash/) as string,
+        expect.stringMatching(/outcome is unknown/) as string,
       ]);
       expect(operation.executions).toBe(0);
 

@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { beforeAll } from "vitest";
 import { type RunBackend, redisBackend } from "../../src/index.js";
 import { describeBackendContract } from "./backend-contract.js";
@@ -22,5 +23,14 @@ describeBackendContract("redisBackend()", {
   },
   cleanup: async () => {
     await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
+  },
+  editStored: async (runId, field, edit) => {
+    const redis = new Redis(redisUrl());
+    try {
+      const key = `${prefixes.at(-1) ?? ""}:run:${runId}`;
+      await redis.hset(key, field, edit((await redis.hget(key, field)) ?? ""));
+    } finally {
+      redis.disconnect();
+    }
   },
 });

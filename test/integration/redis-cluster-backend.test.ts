@@ -52,6 +52,15 @@ beforeAll(async () => {
 describeBackendContract("redisBackend() on a Redis Cluster", {
   create: () => backendOn(freshPrefix()),
   cleanup,
+  editStored: async (runId, field, edit) => {
+    const client = await clusterClient();
+    try {
+      const key = `${prefixes.at(-1) ?? ""}:run:${runId}`;
+      await client.hset(key, field, edit((await client.hget(key, field)) ?? ""));
+    } finally {
+      client.disconnect();
+    }
+  },
 });
 
 describe("redisBackend() options for a Redis Cluster", () => {

@@ -3,10 +3,12 @@
 // its job lock (frozen with SIGSTOP while another worker takes the job over), and a tool job
 // whose worker dies on every attempt until BullMQ gives it up. Workers tell the test where they
 // stopped on stdout; the test opens gates through Redis keys; nothing waits on time.
+
+import { rm, writeFile } from "node:fs/promises";
 import { Job, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { gateKey } from "../fixtures/reliability-agents.js";
+import { busyReleaseFile, gateKey } from "../fixtures/reliability-agents.js";
 import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
 import { until } from "../fixtures/until.js";
 import { toolResults } from "../support/messages.js";
@@ -69,7 +71,7 @@ describe("a worker killed with SIGKILL before the handler ran", { timeout: SLOW_
         type: "tool_result",
         toolCallId: "call_1",
         content:
-          "The tool call was interrupted by a worker crash and was not retried (recovery: fail).",
+          "The tool call's outcome is unknown: its worker stopped answering while it ran (a crash, or an event loop blocked past lockDurationMs), so it may or may not have taken effect. It was not retried (recovery: fail).",
         isError: true,
       },
     ]);
@@ -79,7 +81,9 @@ describe("a worker killed with SIGKILL before the handler ran", { timeout: SLOW_
     expect(parked.pending.map((call) => [call.toolCallId, call.name])).toEqual([
       ["call_1", "ask_op"],
     ]);
-    expect(parked.pending[0]?.reason).toMatch(/interrupted by a worker crash \(recovery: ask\)/);
+    expect(parked.pending[0]?.reason).toMatch(
+      /outcome is unknown: .* may or may not have taken effect \(recovery: ask\)/,
+    );
     expect(await test.count("handler", askQuery)).toBe(0);
     await test.runtime.approve(ask.runId, "call_1", { by: "ops-lead" });
     const approved = await ask.result();
@@ -139,6 +143,42 @@ describe("a handler that outlives its job lock", { timeout: SLOW_TEST_MS }, () =
     ]);
     expect(await test.count("post", `${query} (by successor)`)).toBe(1);
     expect(await test.count("post", `${query} (by frozen)`)).toBe(0);
+  });
+});
+
+describe("a handler that blocks its event loop past lockDurationMs", {
+  timeout: SLOW_TEST_MS,
+}, () => {
+  it("is reported to the model as unknown, never as not run; its late result is logged as discarded", async () => {
+    const test = await setUp();
+    const stuck = await test.worker("stuck", { block: true });
+    const query = "fail_op p1 busy:handler";
+    const release = busyReleaseFile(test.prefix, query);
+    cleanups.push(() => rm(release, { force: true }));
+    const handle = await test.runtime.submit("reliable", query);
+    await stuck.blockedAt("busy", query);
+    // Its handler spins on the event loop: the job lock is not renewed, and the successor
+    // takes the job over while the handler still runs (recovery: fail).
+    await test.worker("successor");
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    const reported = toolResults(result.messages);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.isError).toBe(true);
+    expect(reported[0]?.content).toMatch(
+      /^The tool call's outcome is unknown: .* it may or may not have taken effect\. It was not retried/,
+    );
+    expect(reported[0]?.content).not.toMatch(/interrupted|did not run/);
+    expect(await test.count("handler", query)).toBe(1);
+
+    // Released, the handler returns: its commit loses to the successor's and is logged.
+    await writeFile(release, "");
+    const late = await stuck.waitFor("its commit", (message) => message.event === "committed");
+    expect(late).toMatchObject({ query: `${query} (by stuck)`, won: false });
+    await stuck.logged("the discarded result", /a late tool result was discarded/);
+    await stuck.logged("the event-loop lag", /the event loop was blocked/);
+    expect(await handle.result()).toEqual(result);
   });
 });
 

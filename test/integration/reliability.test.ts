@@ -49,7 +49,7 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
         type: "tool_result",
         toolCallId: "call_1",
         content:
-          "The tool call was interrupted by a worker crash and was not retried (recovery: fail).",
+          "The tool call's outcome is unknown: its worker stopped answering while it ran (a crash, or an event loop blocked past lockDurationMs), so it may or may not have taken effect. It was not retried (recovery: fail).",
         isError: true,
       },
     ]);
@@ -60,7 +60,9 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
         toolCallId: "call_1",
         name: "ask_op",
         input: { query: askQuery },
-        reason: expect.stringMatching(/interrupted by a worker crash \(recovery: ask\)/) as string,
+        reason: expect.stringMatching(
+          /outcome is unknown: .* may or may not have taken effect \(recovery: ask\)/,
+        ) as string,
       },
     ]);
     expect(await test.count("handler", askQuery)).toBe(1);

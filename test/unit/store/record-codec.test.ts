@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { BackendError, HarnessError, StoreVersionError } from "../../../src/index.js";
-import { parseStoredRecord } from "../../../src/store/record-codec.js";
+import { decodeStored, parseStoredRecord } from "../../../src/store/record-codec.js";
 import { joinRecord, recordDocument } from "../../../src/store/stored-record.js";
-import { runDetail, summarize } from "../../../src/store/summary.js";
+import { RunSummary, runDetail, summarize } from "../../../src/store/summary.js";
 import { thrown } from "../../support/thrown.js";
 
 // Frozen when schemaVersion 2 was introduced: never regenerate it in place.
@@ -101,5 +101,23 @@ describe("stored run records", () => {
     expect(runDetail(running, []).messages).toEqual(record.input.messages);
     const queued = { ...running, status: "queued" as const, snapshot: null };
     expect(summarize(queued)).toMatchObject({ iterations: 0, pending: [], error: null });
+  });
+});
+
+describe("decodeStored", () => {
+  it("refuses JSON that does not parse, a wrong shape or a non-object with record_corrupt", () => {
+    for (const json of ["{not json", '{"runId":7}', "null", ""]) {
+      const error = thrown(() => decodeStored(RunSummary, json, 'The summary of run "r1"'));
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as BackendError).code).toBe("record_corrupt");
+      expect((error as BackendError).message).toMatch(/^The summary of run "r1" is corrupt: /);
+    }
+  });
+
+  it("refuses a stored record document that is JSON but not an object", () => {
+    for (const document of ["null", "7", '"text"']) {
+      const error = thrown(() => joinRecord(document, []));
+      expect((error as BackendError).code).toBe("record_corrupt");
+    }
   });
 });
