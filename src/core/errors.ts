@@ -20,6 +20,8 @@ export type HarnessErrorCode =
   | "already_decided"
   | "approval_tampered"
   | "backend_failed"
+  | "backend_unavailable"
+  | "store_lost"
   | "extension_failed"
   | "replay_diverged"
   | "sandbox_unavailable"

@@ -9,6 +9,7 @@ import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type {
   BackendStartOptions,
+  CloseOptions,
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
@@ -37,8 +38,10 @@ import {
   type RedisClient,
   type RedisTarget,
   subscriberOf,
+  workerConnectionOf,
 } from "./redis-connection.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { reportingUnavailable } from "./redis-failures.js";
 import { indexHead } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
@@ -117,6 +120,13 @@ export interface RedisBackendOptions {
   keepFailedJobs?: number;
   /** How long `start()` waits for Redis to answer. @defaultValue 10000 */
   connectTimeoutMs?: number;
+  /**
+   * How long a command may wait for Redis (queued while the connection is down, or sent and
+   * not answered): past it the runtime call rejects with `BackendError`, `code:
+   * "backend_unavailable"`. Does not apply to a given `connection`, which keeps its own settings.
+   * @defaultValue 5000
+   */
+  commandTimeoutMs?: number;
 }
 
 const Options = z.object({
@@ -143,6 +153,7 @@ const Options = z.object({
   keepCompletedJobs: z.number().int().nonnegative().optional(),
   keepFailedJobs: z.number().int().nonnegative().optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
+  commandTimeoutMs: z.number().int().positive().optional(),
 });
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
@@ -178,7 +189,12 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
   if (!parsed.success) {
     throw new ConfigError(`Invalid redisBackend options: ${describeIssues(parsed.error.issues)}`);
   }
-  return new RedisBackend(options);
+  const backend = new RedisBackend(options);
+  const timeoutMs = options.commandTimeoutMs ?? 5000;
+  return reportingUnavailable<RunBackend>(
+    backend,
+    () => `${backend.where} did not answer within ${timeoutMs} ms (commandTimeoutMs).`,
+  );
 }
 
 /**
@@ -208,7 +224,7 @@ class RedisBackend implements RunBackend {
   readonly lockDurationMs: number;
   readonly retentionMs: number;
   /** Where Redis is, for messages: "Redis at <url>" or "Redis Cluster at <nodes>". */
-  readonly #where: string;
+  readonly where: string;
   readonly #prefix: string;
   readonly #stalledIntervalMs: number;
   readonly #maxStalledCount: number;
@@ -220,8 +236,10 @@ class RedisBackend implements RunBackend {
   readonly #ownsConnection: boolean;
   /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
   readonly #redis: RedisClient;
-  /** BullMQ's queues and workers: a plain connection, as BullMQ expects. */
+  /** BullMQ's queues: a plain connection, as BullMQ expects. */
   readonly #queueRedis: RedisClient;
+  /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
+  #workerRedis: RedisClient | undefined;
   readonly #readers: RedisEventReaders;
   #logger: Logger = pino({ level: "silent" });
   #queues: { steps: Queue; tools: Queue } | undefined;
@@ -236,7 +254,7 @@ class RedisBackend implements RunBackend {
         ? { url: options.url ?? "redis://127.0.0.1:6379" }
         : { cluster: options.cluster };
     const onCluster = "cluster" in target || options.connection instanceof Cluster;
-    this.#where =
+    this.where =
       options.connection instanceof Cluster && options.cluster === undefined
         ? "the given Redis Cluster"
         : describeTarget(target);
@@ -255,6 +273,7 @@ class RedisBackend implements RunBackend {
       connectRedis(target, {
         connectionName: options.connectionName ?? "harnessx",
         autoPipelining,
+        commandTimeoutMs: options.commandTimeoutMs ?? 5000,
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
@@ -291,7 +310,15 @@ class RedisBackend implements RunBackend {
     const { processors } = options;
     if (processors === undefined) return;
     if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
-    const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
+    const workerRedis = workerConnectionOf(this.#queueRedis);
+    workerRedis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    this.#workerRedis = workerRedis;
+    const workerSettings = {
+      ...settings,
+      connection: workerRedis,
+      concurrency: options.concurrency,
+      logger: this.#logger,
+    };
     this.#workers = [
       createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
       createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
@@ -299,12 +326,16 @@ class RedisBackend implements RunBackend {
     await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
   }
 
-  async close(options: { timeoutMs: number }): Promise<void> {
+  async close(options: CloseOptions): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#workers.length > 0) {
       const { closeWorkers } = await loadQueues();
-      await closeWorkers(this.#workers, options.timeoutMs);
+      if (!(await closeWorkers(this.#workers, options.timeoutMs))) {
+        this.#abandonJobs();
+        options.onDeadline?.();
+      }
+      this.#workerRedis?.disconnect();
     }
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
@@ -641,6 +672,20 @@ class RedisBackend implements RunBackend {
     });
   }
 
+  /**
+   * At the close deadline, jobs still running are left for another worker: their connections
+   * are cut, so their locks are no longer renewed (they expire, and another worker's stalled
+   * check delivers the jobs again) and nothing they do later reaches Redis. The run store's
+   * connection is cut too when it is ours; run leases stop being renewed either way.
+   */
+  #abandonJobs(): void {
+    // Not awaited: a connection that is reconnecting may never report its end.
+    for (const worker of this.#workers) worker.disconnect().catch(() => {});
+    this.#workerRedis?.disconnect();
+    if (this.#ownsConnection)
+      for (const redis of [this.#redis, this.#queueRedis]) redis.disconnect();
+  }
+
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
   async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
@@ -680,7 +725,7 @@ class RedisBackend implements RunBackend {
     } catch (error) {
       if (this.#ownsConnection) for (const redis of connections) redis.disconnect();
       const reason = error instanceof Error ? error.message : String(error);
-      throw new BackendError(`Cannot reach ${this.#where}: ${reason}`, { cause: error });
+      throw new BackendError(`Cannot reach ${this.where}: ${reason}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -703,7 +748,7 @@ class RedisBackend implements RunBackend {
       if (policy !== "noeviction") {
         const where = onCluster
           ? `Redis Cluster node ${server.options.host ?? "?"}:${server.options.port ?? "?"}`
-          : this.#where;
+          : this.where;
         throw new BackendError(
           `${where} has maxmemory-policy '${policy ?? "unknown"}': it may evict run records and queue keys. Set 'maxmemory-policy noeviction'.`,
         );

@@ -1,10 +1,19 @@
 import { HarnessError, type HarnessErrorOptions } from "../core/errors.js";
 
-/** The run store or queue failed, or refused to start (e.g. Redis may evict keys). */
+/**
+ * Why the run store or queue failed: `backend_failed` (it failed, or refused to start, e.g.
+ * Redis may evict keys), `backend_unavailable` (Redis did not answer in time) or `store_lost`
+ * (Redis lost the data this runtime had seen: it restarted empty).
+ */
+export type BackendErrorCode = "backend_failed" | "backend_unavailable" | "store_lost";
+
+/** The run store or queue failed, did not answer, or lost its data (see `BackendErrorCode`). */
 export class BackendError extends HarnessError {
   override name = "BackendError";
-  constructor(message: string, options?: HarnessErrorOptions) {
-    super("backend_failed", message, options);
+  declare readonly code: BackendErrorCode;
+  constructor(message: string, options: HarnessErrorOptions & { code?: BackendErrorCode } = {}) {
+    const { code = "backend_failed", ...rest } = options;
+    super(code, message, rest);
   }
 }
 

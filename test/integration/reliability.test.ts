@@ -164,10 +164,11 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
     expect((await warm.result()).status).toBe("completed");
 
     const killed = await clients(test.counters, test.prefix);
-    // Its run-store, queue and cancel-subscriber connections, its counter connection, and
-    // BullMQ's blocking connection per queue.
+    // Its run-store, queue, worker and cancel-subscriber connections, its counter connection,
+    // and BullMQ's blocking connection per queue.
     expect(killed.map((client) => client.name).sort()).toEqual(
       [
+        `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
