@@ -48,6 +48,8 @@ import {
   callField,
   callKeyOfField,
   jobIdPart,
+  MAINTENANCE_QUEUE,
+  RECONCILER,
   type RedisKeys,
   redisKeys,
   retainedKeys,
@@ -63,6 +65,8 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
+import { StoreMarker, warnUnlessPersistent } from "./redis-store-marker.js";
+import { findStrandedRuns } from "./redis-stranded.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" (unless `cluster` is given) */
@@ -127,6 +131,16 @@ export interface RedisBackendOptions {
    * @defaultValue 5000
    */
   commandTimeoutMs?: number;
+  /**
+   * How often the run reconciler looks for stranded runs: runs left `queued` or `running` with
+   * no live lease and no save for `strandedAfterMs` (their job was lost, say removed from the
+   * queue by hand). It steps each one again; one reconciler job runs per prefix, on any process
+   * with workers.
+   * @defaultValue 60000
+   */
+  reconcileIntervalMs?: number;
+  /** How long an unfinished run without a lease goes unsaved before it counts as stranded. @defaultValue 300000 */
+  strandedAfterMs?: number;
 }
 
 const Options = z.object({
@@ -154,6 +168,8 @@ const Options = z.object({
   keepFailedJobs: z.number().int().nonnegative().optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
   commandTimeoutMs: z.number().int().positive().optional(),
+  reconcileIntervalMs: z.number().int().positive().optional(),
+  strandedAfterMs: z.number().int().positive().optional(),
 });
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
@@ -241,8 +257,11 @@ class RedisBackend implements RunBackend {
   /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
   #workerRedis: RedisClient | undefined;
   readonly #readers: RedisEventReaders;
+  readonly #marker: StoreMarker;
+  readonly #reconcileIntervalMs: number;
+  readonly #strandedAfterMs: number;
   #logger: Logger = pino({ level: "silent" });
-  #queues: { steps: Queue; tools: Queue } | undefined;
+  #queues: { steps: Queue; tools: Queue; maintenance: Queue } | undefined;
   #workers: Worker[] = [];
   /** Hears cancel requests from every process (workers only). */
   #cancelSubscriber: RedisClient | undefined;
@@ -280,6 +299,9 @@ class RedisBackend implements RunBackend {
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
     }
+    this.#reconcileIntervalMs = options.reconcileIntervalMs ?? 60_000;
+    this.#strandedAfterMs = options.strandedAfterMs ?? 300_000;
+    this.#marker = new StoreMarker(this.#redis, this.#keys.store);
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
@@ -288,6 +310,8 @@ class RedisBackend implements RunBackend {
     this.#logger = options.logger;
     await this.#connect();
     await this.#checkEvictionPolicy();
+    await warnUnlessPersistent(this.#redis, this.#logger, this.where);
+    await this.#marker.open();
     // BullMQ loads here, not with the package: direct runs and the embedded backend never pay
     // for it.
     const { createQueue, createWorker } = await loadQueues();
@@ -303,6 +327,7 @@ class RedisBackend implements RunBackend {
     this.#queues = {
       steps: createQueue(STEP_QUEUE, settings),
       tools: createQueue(TOOL_QUEUE, settings),
+      maintenance: createQueue(MAINTENANCE_QUEUE, settings),
     };
     for (const queue of Object.values(this.#queues)) {
       queue.on("error", (error) => this.#logger.error({ err: error }, "queue error"));
@@ -322,7 +347,17 @@ class RedisBackend implements RunBackend {
     this.#workers = [
       createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
       createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
+      createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
+        ...workerSettings,
+        concurrency: 1,
+      }),
     ];
+    // The same scheduler id from every process: one reconciler job per interval, not one each.
+    await this.#queue("maintenance").upsertJobScheduler(
+      RECONCILER,
+      { every: this.#reconcileIntervalMs },
+      { name: RECONCILER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
     await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
   }
 
@@ -372,7 +407,9 @@ class RedisBackend implements RunBackend {
       this.#redis.hget(this.#keys.run(runId), "record"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
     ]);
-    return document === null ? undefined : joinRecord(document, messages);
+    if (document !== null) return joinRecord(document, messages);
+    await this.#marker.assertKept(this.where);
+    return undefined;
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -391,6 +428,7 @@ class RedisBackend implements RunBackend {
       ],
     );
     const summaries = Replies.parse(reply).map((json) => RunSummary.parse(JSON.parse(json)));
+    if (summaries.length === 0) await this.#marker.assertKept(this.where);
     return pageOf(summaries, query.limit);
   }
 
@@ -457,6 +495,7 @@ class RedisBackend implements RunBackend {
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
     const [, token, cancelled, document, flatRaw, messages] = reply;
+    if (document === "") await this.#marker.assertKept(this.where);
     const record = document === "" ? undefined : joinRecord(document, messages);
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const entries: Array<[string, ToolResult]> = [];
@@ -696,7 +735,26 @@ class RedisBackend implements RunBackend {
     await subscriber.subscribe(this.#keys.cancelChannel);
   }
 
-  #queue(name: "steps" | "tools"): Queue {
+  /**
+   * Steps every stranded run again (`findStrandedRuns`). Idempotent: the job id names the run
+   * and its last save, so reconcilers in several processes, or passes that find the same run
+   * unchanged, queue one step.
+   */
+  async #reconcile(): Promise<void> {
+    const stranded = await findStrandedRuns(this.#redis, this.#keys, {
+      now: Date.now(),
+      idleMs: this.#strandedAfterMs,
+      limit: 1000,
+    });
+    for (const run of stranded) {
+      this.#logger.warn({ runId: run.runId, status: run.status }, "stepping a stranded run again");
+      await this.#queue("steps").add("step", stepJob(run.runId), {
+        jobId: `step-${jobIdPart(run.runId)}-reconcile-${run.updatedAt}`,
+      });
+    }
+  }
+
+  #queue(name: "steps" | "tools" | "maintenance"): Queue {
     if (this.#queues === undefined) {
       throw new BackendError("The Redis backend is not started: call runtime.start() first.");
     }

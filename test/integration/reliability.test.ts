@@ -165,7 +165,7 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
 
     const killed = await clients(test.counters, test.prefix);
     // Its run-store, queue, worker and cancel-subscriber connections, its counter connection,
-    // and BullMQ's blocking connection per queue.
+    // and BullMQ's blocking connection per queue (steps, tools and the reconciler's).
     expect(killed.map((client) => client.name).sort()).toEqual(
       [
         `${test.prefix}-w1`,
@@ -175,6 +175,7 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
         `${test.prefix}-w1-counters`,
         `${test.prefix}:${Buffer.from("steps").toString("base64")}`,
         `${test.prefix}:${Buffer.from("tools").toString("base64")}`,
+        `${test.prefix}:${Buffer.from("maintenance").toString("base64")}`,
       ].sort(),
     );
     for (const client of killed) {
