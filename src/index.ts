@@ -167,6 +167,7 @@ export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.
 export { RunHandle } from "./runtime/run-handle.js";
 export type {
   BackendStartOptions,
+  CloseOptions,
   EnqueueStepOptions,
   JobDelivery,
   JobProcessors,
@@ -178,6 +179,7 @@ export type {
 // The run store: list, get and prune (SPEC §8), audit trail, stored versions
 export {
   BackendError,
+  type BackendErrorCode,
   LeaseLostError,
   RunNotFoundError,
   RuntimeStateError,

@@ -13,7 +13,10 @@ export interface WorkerOptions {
   prefix?: string;
   concurrency?: number;
   lockDurationMs?: number;
-  /** How long a shutdown waits for jobs in flight. @defaultValue 10000 */
+  /**
+   * How long a shutdown waits for jobs in flight.
+   * @defaultValue `HARNESSX_SHUTDOWN_MS`, or 10000
+   */
   shutdownMs?: number;
 }
 
@@ -54,6 +57,7 @@ function withoutPassword(url: string): string {
  * stops taking jobs and waits for those in flight. It logs (pino, JSON lines) on stderr.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
+  const shutdownMs = options.shutdownMs ?? shutdownFromEnvironment();
   const logger = stderrLogger("harnessx-worker", "info");
   const agents = await loadAgents(options.agents);
   const runtime = new AgentRuntime({
@@ -76,8 +80,31 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
     process.once("SIGINT", resolveSignal);
     process.once("SIGTERM", resolveSignal);
   });
-  logger.info({ signal }, "worker stopping");
-  await runtime.close({ timeoutMs: options.shutdownMs ?? 10_000 });
+  logger.info({ signal, shutdownMs }, "worker stopping");
+  // A second signal while jobs finish: stop at once (their runs are recovered elsewhere).
+  const again = (second: NodeJS.Signals) => {
+    logger.warn({ signal: second }, "worker stopped at once");
+    process.exit(1);
+  };
+  process.once("SIGINT", again);
+  process.once("SIGTERM", again);
+  // Returns by the deadline: jobs still running then are left for another worker.
+  await runtime.close({ timeoutMs: shutdownMs });
+  process.off("SIGINT", again);
+  process.off("SIGTERM", again);
   logger.info("worker stopped");
+  // A handler that ignored its signal may still hold a timer or socket open: the process
+  // exits anyway. Unreferenced, so a process with nothing left to do exits on its own first.
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
   return { agents: names, signal };
+}
+
+function shutdownFromEnvironment(): number {
+  const value = process.env.HARNESSX_SHUTDOWN_MS;
+  if (value === undefined || value === "") return 10_000;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) {
+    throw new ConfigError(`HARNESSX_SHUTDOWN_MS must be a positive integer (ms), not "${value}".`);
+  }
+  return parsed;
 }

@@ -22,6 +22,8 @@ export type HarnessErrorCode =
   | "approval_tampered"
   | "backend_failed"
   | "record_corrupt"
+  | "backend_unavailable"
+  | "store_lost"
   | "extension_failed"
   | "replay_diverged"
   | "sandbox_unavailable"

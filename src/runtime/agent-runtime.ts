@@ -307,14 +307,18 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   /**
-   * Stops taking jobs, lets active ones finish until `timeoutMs`, then closes the backend.
-   * Runs are not cancelled: with Redis, another worker recovers what was left unfinished.
+   * Stops taking jobs, lets active ones finish until `timeoutMs`, then closes the backend, and
+   * returns by that deadline: jobs still running then have their signals aborted and are left
+   * as they stand. Runs are not cancelled: with Redis, another worker recovers them.
    */
   async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.#state === "closed") return;
     this.#state = "closed";
     this.#stopLagWatch?.();
-    await this.backend.close({ timeoutMs: options.timeoutMs ?? 10_000 });
+    await this.backend.close({
+      timeoutMs: options.timeoutMs ?? 10_000,
+      onDeadline: () => this.#active.shutDown(),
+    });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -4,6 +4,7 @@ import type { RunEvent } from "../engine/run-events.js";
 import { type ExtensionStateStore, memoryExtensionStateStore } from "../extensions/state-store.js";
 import type {
   BackendStartOptions,
+  CloseOptions,
   EnqueueStepOptions,
   JobDelivery,
   LeaseOutcome,
@@ -131,12 +132,13 @@ class MemoryBackend implements RunBackend {
     );
   }
 
-  async close(options: { timeoutMs: number }): Promise<void> {
+  async close(options: CloseOptions): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const deadline = Date.now() + options.timeoutMs;
-    await this.#steps.close(options.timeoutMs);
-    await this.#tools.close(Math.max(0, deadline - Date.now()));
+    const stepsDrained = await this.#steps.close(options.timeoutMs);
+    const toolsDrained = await this.#tools.close(Math.max(0, deadline - Date.now()));
+    if (!stepsDrained || !toolsDrained) options.onDeadline?.();
     this.#events.close();
     for (const timer of this.#expiries.values()) clearTimeout(timer);
     this.#expiries.clear();

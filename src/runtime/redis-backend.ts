@@ -10,6 +10,7 @@ import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type {
   BackendStartOptions,
+  CloseOptions,
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
@@ -39,14 +40,18 @@ import {
   type RedisClient,
   type RedisTarget,
   subscriberOf,
+  workerConnectionOf,
 } from "./redis-connection.js";
 import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { reportingUnavailable } from "./redis-failures.js";
 import { indexHead } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
   callField,
   callKeyOfField,
   jobIdPart,
+  MAINTENANCE_QUEUE,
+  RECONCILER,
   type RedisKeys,
   redisKeys,
   retainedKeys,
@@ -63,6 +68,8 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
+import { StoreMarker, warnUnlessPersistent } from "./redis-store-marker.js";
+import { findStrandedRuns } from "./redis-stranded.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" (unless `cluster` is given) */
@@ -120,6 +127,23 @@ export interface RedisBackendOptions {
   keepFailedJobs?: number;
   /** How long `start()` waits for Redis to answer. @defaultValue 10000 */
   connectTimeoutMs?: number;
+  /**
+   * How long a command may wait for Redis (queued while the connection is down, or sent and
+   * not answered): past it the runtime call rejects with `BackendError`, `code:
+   * "backend_unavailable"`. Does not apply to a given `connection`, which keeps its own settings.
+   * @defaultValue 5000
+   */
+  commandTimeoutMs?: number;
+  /**
+   * How often the run reconciler looks for stranded runs: runs left `queued` or `running` with
+   * no live lease and no save for `strandedAfterMs` (their job was lost, say removed from the
+   * queue by hand). It steps each one again; one reconciler job runs per prefix, on any process
+   * with workers.
+   * @defaultValue 60000
+   */
+  reconcileIntervalMs?: number;
+  /** How long an unfinished run without a lease goes unsaved before it counts as stranded. @defaultValue 300000 */
+  strandedAfterMs?: number;
 }
 
 const Options = z.object({
@@ -146,6 +170,9 @@ const Options = z.object({
   keepCompletedJobs: z.number().int().nonnegative().optional(),
   keepFailedJobs: z.number().int().nonnegative().optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
+  commandTimeoutMs: z.number().int().positive().optional(),
+  reconcileIntervalMs: z.number().int().positive().optional(),
+  strandedAfterMs: z.number().int().positive().optional(),
 });
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
@@ -181,7 +208,12 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
   if (!parsed.success) {
     throw new ConfigError(`Invalid redisBackend options: ${describeIssues(parsed.error.issues)}`);
   }
-  return new RedisBackend(options);
+  const backend = new RedisBackend(options);
+  const timeoutMs = options.commandTimeoutMs ?? 5000;
+  return reportingUnavailable<RunBackend>(
+    backend,
+    () => `${backend.where} did not answer within ${timeoutMs} ms (commandTimeoutMs).`,
+  );
 }
 
 /**
@@ -215,7 +247,7 @@ class RedisBackend implements RunBackend {
   readonly extensionState: ExtensionStateStore;
   readonly recordings: ReturnType<typeof redisRecorderSink>;
   /** Where Redis is, for messages: "Redis at <url>" or "Redis Cluster at <nodes>". */
-  readonly #where: string;
+  readonly where: string;
   readonly #prefix: string;
   readonly #stalledIntervalMs: number;
   readonly #maxStalledCount: number;
@@ -227,11 +259,16 @@ class RedisBackend implements RunBackend {
   readonly #ownsConnection: boolean;
   /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
   readonly #redis: RedisClient;
-  /** BullMQ's queues and workers: a plain connection, as BullMQ expects. */
+  /** BullMQ's queues: a plain connection, as BullMQ expects. */
   readonly #queueRedis: RedisClient;
+  /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
+  #workerRedis: RedisClient | undefined;
   readonly #readers: RedisEventReaders;
+  readonly #marker: StoreMarker;
+  readonly #reconcileIntervalMs: number;
+  readonly #strandedAfterMs: number;
   #logger: Logger = pino({ level: "silent" });
-  #queues: { steps: Queue; tools: Queue } | undefined;
+  #queues: { steps: Queue; tools: Queue; maintenance: Queue } | undefined;
   #workers: Worker[] = [];
   /** Hears cancel requests from every process (workers only). */
   #cancelSubscriber: RedisClient | undefined;
@@ -243,7 +280,7 @@ class RedisBackend implements RunBackend {
         ? { url: options.url ?? "redis://127.0.0.1:6379" }
         : { cluster: options.cluster };
     const onCluster = "cluster" in target || options.connection instanceof Cluster;
-    this.#where =
+    this.where =
       options.connection instanceof Cluster && options.cluster === undefined
         ? "the given Redis Cluster"
         : describeTarget(target);
@@ -262,6 +299,7 @@ class RedisBackend implements RunBackend {
       connectRedis(target, {
         connectionName: options.connectionName ?? "harnessx",
         autoPipelining,
+        commandTimeoutMs: options.commandTimeoutMs ?? 5000,
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
@@ -270,6 +308,9 @@ class RedisBackend implements RunBackend {
     }
     this.extensionState = redisExtensionStateStore(this.#redis, this.#keys);
     this.recordings = redisRecorderSink(this.#redis, this.#keys);
+    this.#reconcileIntervalMs = options.reconcileIntervalMs ?? 60_000;
+    this.#strandedAfterMs = options.strandedAfterMs ?? 300_000;
+    this.#marker = new StoreMarker(this.#redis, this.#keys.store);
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
@@ -278,6 +319,8 @@ class RedisBackend implements RunBackend {
     this.#logger = options.logger;
     await this.#connect();
     await this.#checkEvictionPolicy();
+    await warnUnlessPersistent(this.#redis, this.#logger, this.where);
+    await this.#marker.open();
     // BullMQ loads here, not with the package: direct runs and the embedded backend never pay
     // for it.
     const { createQueue, createWorker } = await loadQueues();
@@ -293,6 +336,7 @@ class RedisBackend implements RunBackend {
     this.#queues = {
       steps: createQueue(STEP_QUEUE, settings),
       tools: createQueue(TOOL_QUEUE, settings),
+      maintenance: createQueue(MAINTENANCE_QUEUE, settings),
     };
     for (const queue of Object.values(this.#queues)) {
       queue.on("error", (error) =>
@@ -302,20 +346,42 @@ class RedisBackend implements RunBackend {
     const { processors } = options;
     if (processors === undefined) return;
     if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
-    const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
+    const workerRedis = workerConnectionOf(this.#queueRedis);
+    workerRedis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    this.#workerRedis = workerRedis;
+    const workerSettings = {
+      ...settings,
+      connection: workerRedis,
+      concurrency: options.concurrency,
+      logger: this.#logger,
+    };
     this.#workers = [
       createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
       createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
+      createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
+        ...workerSettings,
+        concurrency: 1,
+      }),
     ];
+    // The same scheduler id from every process: one reconciler job per interval, not one each.
+    await this.#queue("maintenance").upsertJobScheduler(
+      RECONCILER,
+      { every: this.#reconcileIntervalMs },
+      { name: RECONCILER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
     await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
   }
 
-  async close(options: { timeoutMs: number }): Promise<void> {
+  async close(options: CloseOptions): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#workers.length > 0) {
       const { closeWorkers } = await loadQueues();
-      await closeWorkers(this.#workers, options.timeoutMs);
+      if (!(await closeWorkers(this.#workers, options.timeoutMs))) {
+        this.#abandonJobs();
+        options.onDeadline?.();
+      }
+      this.#workerRedis?.disconnect();
     }
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
@@ -352,7 +418,9 @@ class RedisBackend implements RunBackend {
       this.#redis.hget(this.#keys.run(runId), "record"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
     ]);
-    return document === null ? undefined : joinRecord(document, messages);
+    if (document !== null) return joinRecord(document, messages);
+    await this.#marker.assertKept(this.where);
+    return undefined;
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -383,6 +451,7 @@ class RedisBackend implements RunBackend {
         summaries.push(corruptSummary(runId, status, createdAt, error));
       }
     }
+    if (summaries.length === 0) await this.#marker.assertKept(this.where);
     return pageOf(summaries, query.limit);
   }
 
@@ -453,6 +522,7 @@ class RedisBackend implements RunBackend {
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
     const [, token, cancelled, document, flatRaw, messages] = reply;
+    if (document === "") await this.#marker.assertKept(this.where);
     const record = document === "" ? undefined : joinRecord(document, messages);
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const entries: Array<[string, ToolResult]> = [];
@@ -691,6 +761,20 @@ class RedisBackend implements RunBackend {
     });
   }
 
+  /**
+   * At the close deadline, jobs still running are left for another worker: their connections
+   * are cut, so their locks are no longer renewed (they expire, and another worker's stalled
+   * check delivers the jobs again) and nothing they do later reaches Redis. The run store's
+   * connection is cut too when it is ours; run leases stop being renewed either way.
+   */
+  #abandonJobs(): void {
+    // Not awaited: a connection that is reconnecting may never report its end.
+    for (const worker of this.#workers) worker.disconnect().catch(() => {});
+    this.#workerRedis?.disconnect();
+    if (this.#ownsConnection)
+      for (const redis of [this.#redis, this.#queueRedis]) redis.disconnect();
+  }
+
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
   async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
@@ -703,7 +787,26 @@ class RedisBackend implements RunBackend {
     await subscriber.subscribe(this.#keys.cancelChannel);
   }
 
-  #queue(name: "steps" | "tools"): Queue {
+  /**
+   * Steps every stranded run again (`findStrandedRuns`). Idempotent: the job id names the run
+   * and its last save, so reconcilers in several processes, or passes that find the same run
+   * unchanged, queue one step.
+   */
+  async #reconcile(): Promise<void> {
+    const stranded = await findStrandedRuns(this.#redis, this.#keys, {
+      now: Date.now(),
+      idleMs: this.#strandedAfterMs,
+      limit: 1000,
+    });
+    for (const run of stranded) {
+      this.#logger.warn({ runId: run.runId, status: run.status }, "stepping a stranded run again");
+      await this.#queue("steps").add("step", stepJob(run.runId), {
+        jobId: `step-${jobIdPart(run.runId)}-reconcile-${run.updatedAt}`,
+      });
+    }
+  }
+
+  #queue(name: "steps" | "tools" | "maintenance"): Queue {
     if (this.#queues === undefined) {
       throw new BackendError("The Redis backend is not started: call runtime.start() first.");
     }
@@ -732,7 +835,7 @@ class RedisBackend implements RunBackend {
     } catch (error) {
       if (this.#ownsConnection) for (const redis of connections) redis.disconnect();
       const reason = error instanceof Error ? error.message : String(error);
-      throw new BackendError(`Cannot reach ${this.#where}: ${reason}`, { cause: error });
+      throw new BackendError(`Cannot reach ${this.where}: ${reason}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -755,7 +858,7 @@ class RedisBackend implements RunBackend {
       if (policy !== "noeviction") {
         const where = onCluster
           ? `Redis Cluster node ${server.options.host ?? "?"}:${server.options.port ?? "?"}`
-          : this.#where;
+          : this.where;
         throw new BackendError(
           `${where} has maxmemory-policy '${policy ?? "unknown"}': it may evict run records and queue keys. Set 'maxmemory-policy noeviction'.`,
         );

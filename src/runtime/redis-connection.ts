@@ -11,14 +11,25 @@ export interface ClusterNode {
 /** Where the backend's Redis is: one server's URL, or a Redis Cluster's startup nodes. */
 export type RedisTarget = { url: string } | { cluster: readonly ClusterNode[] };
 
-/** A new, not yet connected client of `target`. */
+/**
+ * How a command fails when Redis does not answer: after `commandTimeoutMs`, or after a few
+ * reconnection attempts for a command queued while the connection was down. A Cluster that is
+ * not ready refuses commands at once (its own queue has no time bound).
+ */
+const failFast = (commandTimeoutMs: number) =>
+  ({ commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 2 }) as const;
+
+/**
+ * A new, not yet connected client of `target` for commands that must fail fast (the run store,
+ * the queues' adds). BullMQ's workers get their own connection (`workerConnectionOf`).
+ */
 export function connectRedis(
   target: RedisTarget,
-  options: { connectionName: string; autoPipelining: boolean },
+  options: { connectionName: string; autoPipelining: boolean; commandTimeoutMs: number },
 ): RedisClient {
   if ("url" in target) {
     return new Redis(target.url, {
-      maxRetriesPerRequest: null,
+      ...failFast(options.commandTimeoutMs),
       lazyConnect: true,
       connectionName: options.connectionName,
       enableAutoPipelining: options.autoPipelining,
@@ -29,10 +40,32 @@ export function connectRedis(
     {
       lazyConnect: true,
       enableAutoPipelining: options.autoPipelining,
-      // BullMQ reads these from a cluster's per-node options.
-      redisOptions: { maxRetriesPerRequest: null, connectionName: options.connectionName },
+      enableOfflineQueue: false,
+      redisOptions: {
+        ...failFast(options.commandTimeoutMs),
+        connectionName: options.connectionName,
+      },
     },
   );
+}
+
+/**
+ * A connection like `base` for BullMQ's workers, as BullMQ requires: no command timeout (its
+ * blocking connection is a copy of it, and blocks for seconds) and `maxRetriesPerRequest: null`
+ * (it waits out an outage, then goes on). Not connected yet.
+ */
+export function workerConnectionOf(base: RedisClient): RedisClient {
+  const patient = { commandTimeout: undefined, maxRetriesPerRequest: null };
+  if (base instanceof Cluster) {
+    return base.duplicate([], {
+      lazyConnect: true,
+      enableAutoPipelining: false,
+      enableOfflineQueue: true,
+      // BullMQ reads these from a cluster's per-node options.
+      redisOptions: { ...base.options.redisOptions, ...patient },
+    });
+  }
+  return base.duplicate({ ...patient, lazyConnect: true, enableAutoPipelining: false });
 }
 
 /** A new connection like `base`, for pub/sub: not connected yet and not auto-pipelined. */

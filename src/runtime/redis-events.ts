@@ -144,9 +144,12 @@ export class RedisEventReaders {
       );
       subscriber.on("message", (name: string) => this.#channels.get(name)?.wake());
       // Resubscribed after a reconnection (ioredis does it): what was published meanwhile is lost.
-      subscriber.on("ready", () => {
+      // A lost connection wakes the readers too: their next read tells whether Redis answers.
+      const wakeAll = () => {
         for (const channel of this.#channels.values()) channel.wake();
-      });
+      };
+      subscriber.on("ready", wakeAll);
+      subscriber.on("close", wakeAll);
       // A failed first attempt is logged by the "error" listener; ioredis keeps trying.
       subscriber.connect().catch(() => {});
       this.#subscriber = subscriber;

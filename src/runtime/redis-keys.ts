@@ -3,6 +3,9 @@ import { indexName, type RunIndex } from "../store/run-query.js";
 /** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
 export const STEP_QUEUE = "steps";
 export const TOOL_QUEUE = "tools";
+/** The reconciler's queue: one repeatable job (`RECONCILER`) for every process of the prefix. */
+export const MAINTENANCE_QUEUE = "maintenance";
+export const RECONCILER = "reconcile-runs";
 
 /**
  * The Redis keys of the run store, all under one prefix so a prefix is one installation. Every
@@ -36,6 +39,8 @@ export function redisKeys(prefix: string) {
     extensionState: (stateKey: string) => `${prefix}:xstate:${stateKey}`,
     /** The run's conversation: one JSON message an entry, appended, never rewritten. */
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
+    /** The store marker (`StoreMarker`): names this store, so a store that lost it is noticed. */
+    store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
     cancelChannel: `${prefix}:cancels`,
   };

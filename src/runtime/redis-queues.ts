@@ -102,18 +102,24 @@ function failedForGood(job: Job, error: Error): boolean {
   );
 }
 
-/** Closes workers, waiting for their active jobs until `timeoutMs`, then forcing. */
-export async function closeWorkers(workers: readonly Worker[], timeoutMs: number): Promise<void> {
+/**
+ * Closes workers: they take no more jobs and their active jobs may finish until `timeoutMs`.
+ * True when they closed; false at the deadline, with jobs still running (BullMQ's close then
+ * still waits for them, and a second, forced `close` only returns that same promise).
+ */
+export async function closeWorkers(
+  workers: readonly Worker[],
+  timeoutMs: number,
+): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
   });
   try {
-    const outcome = await Promise.race([
-      Promise.all(workers.map((worker) => worker.close())).then(() => "closed" as const),
+    return await Promise.race([
+      Promise.all(workers.map((worker) => worker.close())).then(() => true),
       deadline,
     ]);
-    if (outcome === "timeout") await Promise.all(workers.map((worker) => worker.close(true)));
   } finally {
     clearTimeout(timer);
   }

@@ -40,6 +40,12 @@ export interface BackendStartOptions {
   onCancel?: (runId: string) => void;
 }
 
+export interface CloseOptions {
+  timeoutMs: number;
+  /** Called once at the deadline when jobs are still running. */
+  onDeadline?: () => void;
+}
+
 /** The outcome of asking for a run's lease. */
 export type LeaseOutcome =
   | {
@@ -107,8 +113,13 @@ export interface RunBackend {
 
   /** Connects, checks the server, and starts workers when `processors` is given. */
   start(options: BackendStartOptions): Promise<void>;
-  /** Stops taking jobs, waits up to `timeoutMs` for active ones, then closes everything. */
-  close(options: { timeoutMs: number }): Promise<void>;
+  /**
+   * Stops taking jobs, waits up to `timeoutMs` for active ones, then closes everything. Jobs
+   * still running at the deadline are left for another worker to recover (nothing of theirs
+   * reaches the store any more), `onDeadline` is called so that their signals fire, and
+   * `close` returns without waiting for them.
+   */
+  close(options: CloseOptions): Promise<void>;
 
   /** Stores a new run, its summary and its index entries; false when `runId` exists already. */
   createRun(record: RunRecord): Promise<boolean>;

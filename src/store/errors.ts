@@ -1,16 +1,26 @@
 import { HarnessError, type HarnessErrorOptions } from "../core/errors.js";
 
+/**
+ * Why the run store or queue failed: `backend_failed` (it failed, or refused to start, e.g.
+ * Redis may evict keys), `backend_unavailable` (Redis did not answer in time), `store_lost`
+ * (Redis lost the data this runtime had seen: it restarted empty) or `record_corrupt` (stored
+ * data that does not parse, see `record-codec.ts`).
+ */
+export type BackendErrorCode =
+  | "backend_failed"
+  | "backend_unavailable"
+  | "store_lost"
+  | "record_corrupt";
+
 export interface BackendErrorOptions extends HarnessErrorOptions {
-  /**
-   * `record_corrupt`: stored data that does not parse (see `record-codec.ts`).
-   * @defaultValue "backend_failed"
-   */
-  code?: "backend_failed" | "record_corrupt";
+  /** @defaultValue "backend_failed" */
+  code?: BackendErrorCode;
 }
 
-/** The run store or queue failed, or refused to start (e.g. Redis may evict keys). */
+/** The run store or queue failed, did not answer, lost its data or holds corrupt data. */
 export class BackendError extends HarnessError {
   override name = "BackendError";
+  declare readonly code: BackendErrorCode;
   constructor(message: string, options: BackendErrorOptions = {}) {
     const { code = "backend_failed", ...rest } = options;
     super(code, message, rest);

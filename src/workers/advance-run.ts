@@ -16,6 +16,7 @@ import {
 import { withExtractedContext } from "../observability/propagation.js";
 import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
+import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
@@ -206,6 +207,8 @@ async function persist(step: Step): Promise<void> {
     result: status === "running" ? null : toRunResult(snapshot.context, status),
     updatedAt: step.deps.clock.now(),
   };
+  // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
+  if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
   await step.publisher.flush();
   const outcome = await step.deps.backend.saveRun(
     record.runId,

@@ -25,6 +25,8 @@ export async function runStep(
   }
   const heartbeat = setInterval(
     () => {
+      // After the shutdown deadline the lease runs out, so another worker can take the run.
+      if (deps.active.stopped) return;
       backend.renewLease(job.runId, lease.token).then(
         (held) => {
           if (!held) deps.logger.warn({ runId: job.runId }, "lost the run's lease while stepping");

@@ -6,6 +6,7 @@ import type { RunEnv } from "../engine/run-env.js";
 import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
 import { type CallState, type RunContext, runsHandler } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
+import { abortedByShutdown } from "../store/active-runs.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
 import { callKey, contextView } from "../store/run-view.js";
@@ -79,6 +80,8 @@ export async function dispatchTool(
     const outcome = await withExtractedContext(record.trace, () =>
       runPermitted(deps, context, state, env),
     );
+    // Given up at the process's shutdown deadline: the job is left for another worker.
+    if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
     await publisher.flush();
     if ("waitsForPerson" in outcome) {
       await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);

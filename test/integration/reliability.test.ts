@@ -166,16 +166,18 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
     expect((await warm.result()).status).toBe("completed");
 
     const killed = await clients(test.counters, test.prefix);
-    // Its run-store, queue and cancel-subscriber connections, its counter connection, and
-    // BullMQ's blocking connection per queue.
+    // Its run-store, queue, worker and cancel-subscriber connections, its counter connection,
+    // and BullMQ's blocking connection per queue (steps, tools and the reconciler's).
     expect(killed.map((client) => client.name).sort()).toEqual(
       [
+        `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1-counters`,
         `${test.prefix}:${Buffer.from("steps").toString("base64")}`,
         `${test.prefix}:${Buffer.from("tools").toString("base64")}`,
+        `${test.prefix}:${Buffer.from("maintenance").toString("base64")}`,
       ].sort(),
     );
     for (const client of killed) {

@@ -1,0 +1,76 @@
+import { HarnessError } from "../core/errors.js";
+import { BackendError } from "../store/errors.js";
+
+/** What ioredis says when a command got no answer: timed out, or no connection to send it on. */
+const UNANSWERED = [
+  "Command timed out",
+  "Connection is closed",
+  "enableOfflineQueue options is false",
+  "Reached the max retries per request limit",
+  "None of startup nodes is available",
+  "Failed to refresh slots cache",
+];
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
+
+/** True when `error`, or an error it was caused by, says Redis did not answer. */
+export function isUnanswered(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
+    const { code } = cause as { code?: unknown };
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+    if (cause.name === "MaxRetriesPerRequestError") return true;
+    if (UNANSWERED.some((text) => cause instanceof Error && cause.message.includes(text))) {
+      return true;
+    }
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/**
+ * `error` as the runtime reports it: a failure to reach Redis becomes `BackendError` with
+ * `code: "backend_unavailable"`; a harnessx error with a code of its own is kept as it is.
+ */
+export function unavailableOr(error: unknown, message: () => string): unknown {
+  if (HarnessError.isHarnessError(error) && error.code !== "backend_failed") return error;
+  if (!isUnanswered(error)) return error;
+  // A message of its own (say, "Cannot reach Redis at …") says more than the generic one.
+  const own = HarnessError.isHarnessError(error) ? error.message : message();
+  return new BackendError(own, { code: "backend_unavailable", cause: error });
+}
+
+/**
+ * `backend` whose every method reports a Redis that does not answer as `backend_unavailable`:
+ * promises reject with it, and event streams end with it.
+ */
+export function reportingUnavailable<T extends object>(backend: T, message: () => string): T {
+  const translate = (error: unknown): never => {
+    throw unavailableOr(error, message);
+  };
+  return new Proxy(backend, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result: unknown = Reflect.apply(value, target, args);
+        if (result instanceof Promise) return result.catch(translate);
+        if (isAsyncIterable(result)) return translated(result, translate);
+        return result;
+      };
+    },
+  });
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+async function* translated<T>(
+  source: AsyncIterable<T>,
+  translate: (error: unknown) => never,
+): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (error) {
+    translate(error);
+  }
+}
