@@ -197,8 +197,19 @@ const LeaseReply = z.union([
     z.string(),
     z.array(z.string()),
     z.array(z.string()),
+    z.string(),
   ]),
 ]);
+
+/** A run's stored summary (JSON; "" or null when it has none), parsed. */
+function storedSummary(json: string | null | undefined): RunSummary | undefined {
+  if (json == null || json === "") return undefined;
+  try {
+    return RunSummary.parse(JSON.parse(json));
+  } catch (error) {
+    throw new BackendError("A stored run summary does not parse.", { cause: error });
+  }
+}
 const Replies = z.array(z.string());
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
@@ -324,7 +335,7 @@ class RedisBackend implements RunBackend {
       this.#redis,
       [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
       [
-        recordDocument(record),
+        recordDocument(record, summary),
         record.status,
         this.#keys.indexPrefix,
         JSON.stringify(summary),
@@ -337,11 +348,11 @@ class RedisBackend implements RunBackend {
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     // Issued together: the auto-pipelined connection sends them in one write.
-    const [document, messages] = await Promise.all([
-      this.#redis.hget(this.#keys.run(runId), "record"),
+    const [[document, summary], messages] = await Promise.all([
+      this.#redis.hmget(this.#keys.run(runId), "record", "summary"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
     ]);
-    return document === null ? undefined : joinRecord(document, messages);
+    return document == null ? undefined : joinRecord(document, messages, storedSummary(summary));
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -415,18 +426,18 @@ class RedisBackend implements RunBackend {
         this.#redis,
         [
           this.#keys.lease(runId),
-          this.#keys.fence(runId),
           this.#keys.wake(runId),
           this.#keys.run(runId),
           this.#keys.cancel(runId),
           this.#keys.messages(runId),
         ],
-        [this.lockDurationMs, this.retentionMs],
+        [this.lockDurationMs],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
-    const [, token, cancelled, document, flatRaw, messages] = reply;
-    const record = document === "" ? undefined : joinRecord(document, messages);
+    const [, token, cancelled, document, flatRaw, messages, summary] = reply;
+    const record =
+      document === "" ? undefined : joinRecord(document, messages, storedSummary(summary));
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const entries: Array<[string, ToolResult]> = [];
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
@@ -472,7 +483,6 @@ class RedisBackend implements RunBackend {
       this.#redis,
       [
         this.#keys.run(runId),
-        this.#keys.fence(runId),
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
         this.#keys.events(runId),
@@ -481,7 +491,7 @@ class RedisBackend implements RunBackend {
       ],
       [
         token,
-        recordDocument(record),
+        recordDocument(record, summary),
         record.status,
         JSON.stringify(summary),
         indexHead(summary),
