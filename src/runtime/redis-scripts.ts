@@ -29,7 +29,12 @@ export class LuaScript {
 // A run's events: a Redis list of their JSON, oldest first, bounded to its last `max` entries;
 // the run hash's `etrim` field counts the entries trimmed from its head, so that readers keep
 // absolute positions. Every append publishes on a channel named like the list, which wakes the
-// readers waiting on it.
+// readers waiting on it. The message carries the absolute position of the first appended
+// event and, when they weigh at most DELIVERED_BYTES, the events themselves, one JSON a line:
+// a reader that has read up to that position takes them without reading the list again.
+
+/** Appended events heavier than this (in all) are not carried by the wake-up message. */
+const DELIVERED_BYTES = 8192;
 
 /**
  * The Lua body that appends the events in ARGV[first..] to list `events` of run hash `run`,
@@ -38,13 +43,20 @@ export class LuaScript {
  */
 const appendEventsLua = (events: string, run: string, max: string, first: number | string) => `
 if #ARGV >= ${first} then
-  for index = ${first}, #ARGV do redis.call("RPUSH", ${events}, ARGV[index]) end
+  local delivered = {tostring(tonumber(redis.call("HGET", ${run}, "etrim") or "0") + redis.call("LLEN", ${events}))}
+  local size = 0
+  for index = ${first}, #ARGV do
+    redis.call("RPUSH", ${events}, ARGV[index])
+    size = size + #ARGV[index]
+    delivered[#delivered + 1] = ARGV[index]
+  end
+  if size > ${DELIVERED_BYTES} then delivered = {delivered[1]} end
   local excess = redis.call("LLEN", ${events}) - tonumber(${max})
   if excess > 0 then
     redis.call("LTRIM", ${events}, excess, -1)
     redis.call("HINCRBY", ${run}, "etrim", excess)
   end
-  redis.call("PUBLISH", ${events}, "1")
+  redis.call("PUBLISH", ${events}, table.concat(delivered, "\\n"))
 end
 `;
 
