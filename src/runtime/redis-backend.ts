@@ -232,8 +232,15 @@ const LeaseReply = z.union([
     z.string(),
     z.array(z.string()),
     z.array(z.string()),
+    z.string(),
   ]),
 ]);
+
+/** A run's stored summary (JSON; "" or null when it has none), parsed. */
+function storedSummary(json: string | null | undefined): RunSummary | undefined {
+  if (json == null || json === "") return undefined;
+  return decodeStored(RunSummary, json, "A stored run summary");
+}
 const Replies = z.array(z.string());
 /** How often a decision is checked again when the run's record changed meanwhile. */
 const MAX_DECIDE_ATTEMPTS = 5;
@@ -401,7 +408,7 @@ class RedisBackend implements RunBackend {
       this.#redis,
       [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
       [
-        recordDocument(record),
+        recordDocument(record, summary),
         record.status,
         this.#keys.indexPrefix,
         JSON.stringify(summary),
@@ -414,11 +421,11 @@ class RedisBackend implements RunBackend {
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     // Issued together: the auto-pipelined connection sends them in one write.
-    const [document, messages] = await Promise.all([
-      this.#redis.hget(this.#keys.run(runId), "record"),
+    const [[document, summary], messages] = await Promise.all([
+      this.#redis.hmget(this.#keys.run(runId), "record", "summary"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
     ]);
-    if (document !== null) return joinRecord(document, messages);
+    if (document != null) return joinRecord(document, messages, storedSummary(summary));
     await this.#marker.assertKept(this.where);
     return undefined;
   }
@@ -511,19 +518,19 @@ class RedisBackend implements RunBackend {
         this.#redis,
         [
           this.#keys.lease(runId),
-          this.#keys.fence(runId),
           this.#keys.wake(runId),
           this.#keys.run(runId),
           this.#keys.cancel(runId),
           this.#keys.messages(runId),
         ],
-        [this.lockDurationMs, this.retentionMs],
+        [this.lockDurationMs],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
-    const [, token, cancelled, document, flatRaw, messages] = reply;
+    const [, token, cancelled, document, flatRaw, messages, summary] = reply;
     if (document === "") await this.#marker.assertKept(this.where);
-    const record = document === "" ? undefined : joinRecord(document, messages);
+    const record =
+      document === "" ? undefined : joinRecord(document, messages, storedSummary(summary));
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const entries: Array<[string, ToolResult]> = [];
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
@@ -569,7 +576,6 @@ class RedisBackend implements RunBackend {
       this.#redis,
       [
         this.#keys.run(runId),
-        this.#keys.fence(runId),
         this.#keys.cancel(runId),
         this.#keys.lease(runId),
         this.#keys.events(runId),
@@ -578,7 +584,7 @@ class RedisBackend implements RunBackend {
       ],
       [
         token,
-        recordDocument(record),
+        recordDocument(record, summary),
         record.status,
         JSON.stringify(summary),
         indexHead(summary),

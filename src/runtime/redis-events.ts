@@ -71,20 +71,33 @@ export class RedisEventReaders {
   ): AsyncGenerator<RunEvent> {
     let next = 0;
     let channel: Channel | undefined;
+    /** The channel's wake-ups up to this one are accounted for. */
+    let seen = 0;
+    /** Events the wake-ups carried, from `next` on; read from the list when undefined. */
+    let handed: string[] | undefined;
     try {
       while (!this.#closed) {
-        // Taken before reading: a wake-up that comes while the read is under way is not lost.
-        const seen = channel?.version ?? 0;
-        let reply: z.infer<typeof ReadReply>;
-        try {
-          reply = ReadReply.parse(
-            await READ_EVENTS.run(this.#base, [keys.events, keys.run], [next, BATCH]),
-          );
-        } catch (error) {
-          if (this.#closed) return;
-          throw new BackendError(`Reading the events "${keys.events}" failed.`, { cause: error });
+        const delivered = handed !== undefined;
+        let first = next;
+        let exists = 1;
+        let entries: string[];
+        if (handed !== undefined) {
+          entries = handed;
+          handed = undefined;
+        } else {
+          // Taken before reading: a wake-up that comes while the read is under way is not lost.
+          seen = channel?.version ?? 0;
+          try {
+            [first, exists, entries] = ReadReply.parse(
+              await READ_EVENTS.run(this.#base, [keys.events, keys.run], [next, BATCH]),
+            );
+          } catch (error) {
+            if (this.#closed) return;
+            throw new BackendError(`Reading the events "${keys.events}" failed.`, {
+              cause: error,
+            });
+          }
         }
-        const [first, exists, entries] = reply;
         if (entries.length > 0) {
           next = first + entries.length;
           for (const [offset, json] of entries.entries()) {
@@ -99,9 +112,9 @@ export class RedisEventReaders {
             yield event;
             if (endsStream(event)) return;
           }
-          continue;
-        }
-        if (exists === 0) {
+          // The list may hold more than one read returned; what wake-ups carried is all there is.
+          if (!delivered) continue;
+        } else if (exists === 0) {
           let final: RunEvent | undefined;
           try {
             final = await finalEvent();
@@ -119,6 +132,11 @@ export class RedisEventReaders {
           continue; // read again now that no append can go unnoticed
         }
         await this.#wait(channel, seen);
+        const carried = carriedSince(channel, seen, next);
+        if (carried !== undefined) {
+          handed = carried;
+          seen = channel.version;
+        }
       }
     } finally {
       if (channel !== undefined) this.#unsubscribe(keys.events, channel);
@@ -142,7 +160,9 @@ export class RedisEventReaders {
       subscriber.on("error", (error) =>
         this.#logger().warn({ err: loggableError(error) }, "event subscriber error"),
       );
-      subscriber.on("message", (name: string) => this.#channels.get(name)?.wake());
+      subscriber.on("message", (name: string, message: string) =>
+        this.#channels.get(name)?.wake(message),
+      );
       // Resubscribed after a reconnection (ioredis does it): what was published meanwhile is lost.
       // A lost connection wakes the readers too: their next read tells whether Redis answers.
       const wakeAll = () => {
@@ -211,13 +231,21 @@ export class RedisEventReaders {
   }
 }
 
-/** One subscribed channel: its readers, a counter of its wake-ups, and who waits for the next. */
+/** How many recent wake-ups a channel keeps for its readers to take events from. */
+const KEPT_WAKE_UPS = 32;
+
+/**
+ * One subscribed channel: its readers, a counter of its wake-ups, the last few wake-ups'
+ * messages, and who waits for the next.
+ */
 interface Channel {
   readonly subscribed: Promise<unknown>;
   readers: number;
   version: number;
+  /** The messages of the last wake-ups (undefined for one without a message), oldest first. */
+  readonly recent: Array<string | undefined>;
   readonly waiters: Set<() => void>;
-  wake(): void;
+  wake(message?: string): void;
 }
 
 function newChannel(subscribed: Promise<unknown>): Channel {
@@ -225,9 +253,12 @@ function newChannel(subscribed: Promise<unknown>): Channel {
     subscribed,
     readers: 0,
     version: 0,
+    recent: [],
     waiters: new Set(),
-    wake() {
+    wake(message) {
       channel.version += 1;
+      channel.recent.push(message);
+      if (channel.recent.length > KEPT_WAKE_UPS) channel.recent.shift();
       const waiting = [...channel.waiters];
       channel.waiters.clear();
       for (const resolve of waiting) resolve();
@@ -236,6 +267,32 @@ function newChannel(subscribed: Promise<unknown>): Channel {
   // Awaited by each reader; a failure is reported there, not as an unhandled rejection.
   subscribed.catch(() => {});
   return channel;
+}
+
+/**
+ * The events that the channel's wake-ups after `seen` carried, from absolute position `next`
+ * on (see appendEventsLua): undefined when the list must be read instead — no wake-up came (a
+ * poll), one carried no events (a reconnection, or events too heavy to carry), one is no longer
+ * kept, or they leave a gap after `next`.
+ */
+function carriedSince(channel: Channel, seen: number, next: number): string[] | undefined {
+  const count = channel.version - seen;
+  if (count <= 0 || count > channel.recent.length) return undefined;
+  const entries: string[] = [];
+  let cursor = next;
+  for (const message of channel.recent.slice(-count)) {
+    const lines = message?.split("\n");
+    if (lines === undefined || lines.length < 2) return undefined;
+    const position = Number(lines[0]);
+    if (!Number.isSafeInteger(position) || position > cursor) return undefined;
+    const events = lines.slice(1);
+    const skip = cursor - position;
+    if (skip < events.length) {
+      entries.push(...events.slice(skip));
+      cursor = position + events.length;
+    }
+  }
+  return entries;
 }
 
 /** Resolves once `redis` is connected and ready; rejects if it is closed first. */

@@ -15,7 +15,10 @@ export function redisKeys(prefix: string) {
   const runPrefix = `${prefix}:run:`;
   const indexPrefix = `${prefix}:idx:`;
   return {
-    /** The run hash: `record`, `status`, `summary` (`RunSummary` JSON), `raw`, `etrim`. */
+    /**
+     * The run hash: `record`, `status`, `summary` (`RunSummary` JSON), `agent`, `raw`, `etrim`,
+     * and `fence`, the counter of its lease's fencing tokens.
+     */
     run: (runId: string) => `${runPrefix}${runId}`,
     runPrefix,
     /** Sorted sets of run ids scored by `createdAt`, one per `RunIndex` (see `indexName`). */
@@ -26,7 +29,6 @@ export function redisKeys(prefix: string) {
     /** A run's audit trail: a list of `DecisionRecord` JSON, never expired with its data. */
     audit: (runId: string) => `${prefix}:audit:${runId}`,
     lease: (runId: string) => `${prefix}:lease:${runId}`,
-    fence: (runId: string) => `${prefix}:fence:${runId}`,
     wake: (runId: string) => `${prefix}:wake:${runId}`,
     cancel: (runId: string) => `${prefix}:cancel:${runId}`,
     raw: (runId: string, iteration: number) => `${prefix}:raw:${runId}:${iteration}`,
@@ -52,7 +54,7 @@ export function redisKeys(prefix: string) {
  * it is pruned: they are the run's history.
  */
 export function retainedKeys(keys: RedisKeys, runId: string, iterations: number): string[] {
-  const perRun = [keys.fence(runId), keys.cancel(runId), keys.wake(runId)];
+  const perRun = [keys.cancel(runId), keys.wake(runId)];
   for (let iteration = 1; iteration <= iterations; iteration += 1) {
     perRun.push(
       keys.raw(runId, iteration),

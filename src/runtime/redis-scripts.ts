@@ -29,7 +29,12 @@ export class LuaScript {
 // A run's events: a Redis list of their JSON, oldest first, bounded to its last `max` entries;
 // the run hash's `etrim` field counts the entries trimmed from its head, so that readers keep
 // absolute positions. Every append publishes on a channel named like the list, which wakes the
-// readers waiting on it.
+// readers waiting on it. The message carries the absolute position of the first appended
+// event and, when they weigh at most DELIVERED_BYTES, the events themselves, one JSON a line:
+// a reader that has read up to that position takes them without reading the list again.
+
+/** Appended events heavier than this (in all) are not carried by the wake-up message. */
+const DELIVERED_BYTES = 8192;
 
 /**
  * The Lua body that appends the events in ARGV[first..] to list `events` of run hash `run`,
@@ -38,13 +43,20 @@ export class LuaScript {
  */
 const appendEventsLua = (events: string, run: string, max: string, first: number | string) => `
 if #ARGV >= ${first} then
-  for index = ${first}, #ARGV do redis.call("RPUSH", ${events}, ARGV[index]) end
+  local delivered = {tostring(tonumber(redis.call("HGET", ${run}, "etrim") or "0") + redis.call("LLEN", ${events}))}
+  local size = 0
+  for index = ${first}, #ARGV do
+    redis.call("RPUSH", ${events}, ARGV[index])
+    size = size + #ARGV[index]
+    delivered[#delivered + 1] = ARGV[index]
+  end
+  if size > ${DELIVERED_BYTES} then delivered = {delivered[1]} end
   local excess = redis.call("LLEN", ${events}) - tonumber(${max})
   if excess > 0 then
     redis.call("LTRIM", ${events}, excess, -1)
     redis.call("HINCRBY", ${run}, "etrim", excess)
   end
-  redis.call("PUBLISH", ${events}, "1")
+  redis.call("PUBLISH", ${events}, table.concat(delivered, "\\n"))
 end
 `;
 
@@ -71,31 +83,31 @@ return {trimmed + start, redis.call("EXISTS", KEYS[1]), entries}
 const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
 
 /**
- * KEYS: lease, fence, wake, run, cancel, messages. ARGV: ttlMs, retentionMs.
- * Free: a new fencing token (INCR) holds the lease. Held: leave a wake-up for the holder.
+ * KEYS: lease, wake, run, cancel, messages. ARGV: ttlMs.
+ * Free: a new fencing token (the run hash's `fence` counter, HINCRBY) holds the lease; a run
+ * with no hash (unknown, or pruned) gets token 0, which no save accepts, and no hash is made.
+ * Held: leave a wake-up for the holder.
  * Returns {1, token, cancel flag (1/0), record document ("" when none), raw results, the
- * conversation's messages} or {0, remaining ms}: the holder's opening reads come with the
+ * conversation's messages, the summary ("" when none)} or {0, remaining ms}: the holder's opening reads come with the
  * lease, in one round trip. The raw
  * results (flat field/value list) are those of the hash the run's `raw` field names: the
- * iteration it stands at `dispatch` in (set by SAVE_RUN). A stray step of a finished run re-arms
- * the fence's expiry, so it cannot leave a fence behind for good once the run's keys expired.
+ * iteration it stands at `dispatch` in (set by SAVE_RUN).
  */
 export const ACQUIRE_LEASE = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then
-  redis.call("SET", KEYS[3], "1")
+  redis.call("SET", KEYS[2], "1")
   return {0, redis.call("PTTL", KEYS[1])}
 end
-local token = redis.call("INCR", KEYS[2])
+local token = 0
+if redis.call("EXISTS", KEYS[3]) == 1 then token = redis.call("HINCRBY", KEYS[3], "fence", 1) end
 redis.call("SET", KEYS[1], token, "PX", ARGV[1])
-redis.call("DEL", KEYS[3])
-local stored = redis.call("HMGET", KEYS[4], "status", "record", "raw")
-local status = stored[1]
-if ${FINISHED} then redis.call("PEXPIRE", KEYS[2], ARGV[2]) end
+redis.call("DEL", KEYS[2])
+local stored = redis.call("HMGET", KEYS[3], "record", "raw", "summary")
 local raw = {}
-if stored[3] then raw = redis.call("HGETALL", stored[3]) end
+if stored[2] then raw = redis.call("HGETALL", stored[2]) end
 local messages = {}
-if stored[2] then messages = redis.call("LRANGE", KEYS[6], 0, -1) end
-return {1, token, redis.call("EXISTS", KEYS[5]), stored[2] or "", raw, messages}
+if stored[1] then messages = redis.call("LRANGE", KEYS[5], 0, -1) end
+return {1, token, redis.call("EXISTS", KEYS[4]), stored[1] or "", raw, messages, stored[3] or ""}
 `);
 
 /** KEYS: lease. ARGV: token, ttlMs. Returns 1 when the lease was still ours and is extended. */
@@ -120,8 +132,7 @@ return 0
 `);
 
 /**
- * KEYS: run, fence, cancel, lease, events, messages, then the keys to expire when the run
- * finished.
+ * KEYS: run, cancel, lease, events, messages, then the keys to expire when the run finished.
  * ARGV: token, record document, new status, summary JSON, its index fields (`indexHead`),
  * ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
@@ -129,7 +140,7 @@ return 0
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
  * the conversation anew), the number n of messages that follow, the JSON of each of those n
  * messages, then the JSON of each event to append.
- * Fenced write: refused (-1) unless `token` is the newest issued; refused (-2) when the stored
+ * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`); refused (-2) when the stored
  * conversation is not as long as the caller says. Appends the new messages and the events
  * (waking their readers), writes the run's summary and moves it between the indexes
  * (`indexRunLua`; keys built from the prefix, in the run's slot when the prefix is in braces),
@@ -137,23 +148,23 @@ return 0
  * when a cancel was requested, else 0.
  */
 export const SAVE_RUN = new LuaScript(`
-if redis.call("GET", KEYS[2]) ~= ARGV[1] then return -1 end
+if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
 local count = tonumber(ARGV[12])
-if ARGV[11] == "" then redis.call("DEL", KEYS[6])
-elseif redis.call("LLEN", KEYS[6]) ~= tonumber(ARGV[11]) then return -2 end
-for index = 13, 12 + count do redis.call("RPUSH", KEYS[6], ARGV[index]) end
+if ARGV[11] == "" then redis.call("DEL", KEYS[5])
+elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[11]) then return -2 end
+for index = 13, 12 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
 local firstEvent = 13 + count
-${appendEventsLua("KEYS[5]", "KEYS[1]", "ARGV[9]", "firstEvent")}
+${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[9]", "firstEvent")}
 ${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]", "ARGV[5]")}
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
 else
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
   redis.call("HDEL", KEYS[1], "raw")
 end
-if redis.call("GET", KEYS[4]) == ARGV[1] then redis.call("PEXPIRE", KEYS[4], ARGV[6]) end
-local cancelled = redis.call("EXISTS", KEYS[3])
+if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("PEXPIRE", KEYS[3], ARGV[6]) end
+local cancelled = redis.call("EXISTS", KEYS[2])
 if ARGV[8] ~= "" then
-  for index = 7, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+  for index = 6, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
 return cancelled
 `);

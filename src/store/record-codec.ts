@@ -29,6 +29,13 @@ export function decodeStored<T>(schema: z.ZodType<T>, json: string, what: string
 }
 
 /**
+ * Earlier versions whose records have the current shape once loaded: 2 differs from 3 only in
+ * how the Redis document leaves derivable parts out (see stored-record.ts), so a version-2
+ * record or document is read as a version-3 one.
+ */
+const READ_AS_CURRENT: ReadonlySet<unknown> = new Set([2]);
+
+/**
  * Reads a stored run record's JSON: a record of another `schemaVersion` is refused with
  * `StoreVersionError`, one that does not parse with a `record_corrupt` `BackendError`; neither is ever misread.
  */
@@ -46,11 +53,13 @@ export function parseStoredRecord(json: string): RunRecord {
 export function parseRecordValue(value: unknown): RunRecord {
   const stored = typeof value === "object" && value !== null ? value : {};
   const version = "schemaVersion" in stored ? stored.schemaVersion : undefined;
-  if (version !== RUN_RECORD_VERSION) {
+  if (version !== RUN_RECORD_VERSION && !READ_AS_CURRENT.has(version)) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw new StoreVersionError(runId, version, RUN_RECORD_VERSION);
   }
-  const parsed = RunRecord.safeParse(value);
+  const parsed = RunRecord.safeParse(
+    version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION },
+  );
   if (!parsed.success) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(parsed.error.issues));

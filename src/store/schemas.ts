@@ -45,9 +45,12 @@ export type PersistedSnapshot = z.infer<typeof PersistedSnapshot>;
 /**
  * The version of what a backend stores of a run. 2: a summary kept beside the record, time
  * indexes per status, agent and session, and an audit trail of decisions (1 had none of these,
- * so its runs would be missing from `list()`). Bump it whenever the stored shape changes.
+ * so its runs would be missing from `list()`). 3: the stored document leaves out what loading
+ * derives (a settled run's result, the ids its snapshot repeats) and the fencing counter moved
+ * into the run's hash; version-2 records are read as version 3 (`parseRecordValue`). Bump it
+ * whenever the stored shape changes.
  */
-export const RUN_RECORD_VERSION = 2;
+export const RUN_RECORD_VERSION = 3;
 
 /**
  * One durable run as stored by a backend. `snapshot` is null until a worker has started it.

@@ -41,8 +41,8 @@ import {
   silent,
   withoutDeltas,
 } from "./fixtures.js";
-import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeHardeningContract } from "./hardening-contract.js";
+import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {

@@ -1,7 +1,8 @@
 // Event readers of the Redis backend: any number of concurrent `events()` tails share one
 // subscriber connection, each sees its own run's events in order, a run keeps its last
-// `maxEventsPerRun` events, a wake-up lost with a dropped connection is made up for, and
-// `close()` ends the waiting ones.
+// `maxEventsPerRun` events, a wake-up lost with a dropped connection is made up for, the
+// events a wake-up carries are taken without reading the list, and `close()` ends the waiting
+// ones.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunBackend, type RunEvent, type RunResult, redisBackend } from "../../src/index.js";
@@ -144,6 +145,36 @@ describe("redisBackend event readers", () => {
     await backend.publish("run-kill", toolStart("while down"));
 
     expect(await waiting).toEqual({ done: false, value: toolStart("while down") });
+  });
+
+  it("takes the events a wake-up carries, and reads the list when they leave a gap", async () => {
+    const name = `hx-readers-carry-${Math.random().toString(36).slice(2)}`;
+    const backend = await startedBackend(name);
+    const events = `${prefixes.at(-1) ?? ""}:events:run-carry`;
+    await backend.publish("run-carry", toolStart("first"));
+    const reading = backend.events("run-carry")[Symbol.asyncIterator]();
+    expect(await reading.next()).toEqual({ done: false, value: toolStart("first") });
+    const waiting = reading.next();
+    while (!(await clientsNamed(name)).some((line) => / flags=P /.test(line))) {
+      // until the reader waits on its run's channel
+    }
+    const admin = new Redis(redisUrl());
+    clients.push(admin);
+    // Position 1 holds "listed"; the wake-up carries another event for it: the reader takes
+    // the carried one, without reading the list.
+    await admin.rpush(events, JSON.stringify(toolStart("listed")));
+    await admin.publish(events, `1\n${JSON.stringify(toolStart("carried"))}`);
+    expect(await waiting).toEqual({ done: false, value: toolStart("carried") });
+
+    // A wake-up that starts past what the reader has (position 5 of 3): it reads the list.
+    const next = reading.next();
+    await admin.rpush(events, JSON.stringify(toolStart("read")));
+    await admin.publish(events, `5\n${JSON.stringify(toolStart("skipped"))}`);
+    expect(await next).toEqual({ done: false, value: toolStart("read") });
+
+    await backend.publish("run-carry", finished("run-carry"));
+    expect(await reading.next()).toEqual({ done: false, value: finished("run-carry") });
+    expect(await reading.next()).toEqual({ done: true, value: undefined });
   });
 
   it("close() ends readers that are waiting", async () => {

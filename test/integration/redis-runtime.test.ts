@@ -9,6 +9,7 @@ import {
   HarnessError,
   Middleware,
   type RedisBackendOptions,
+  RUN_RECORD_VERSION,
   type RunBackend,
   type RunEvent,
   redisBackend,
@@ -143,14 +144,14 @@ describe("redisBackend() queue hygiene", () => {
     });
     const key = `${prefix}:run:${handle.runId}`;
     const stored = JSON.parse((await redis.hget(key, "record")) ?? "{}") as Record<string, unknown>;
-    expect(stored.schemaVersion).toBe(2);
-    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: 3 }));
+    expect(stored.schemaVersion).toBe(RUN_RECORD_VERSION);
+    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: 4 }));
 
     const error = await rejection(runtime.handle(handle.runId).result());
 
     expect(error).toBeInstanceOf(StoreVersionError);
     expect(HarnessError.isHarnessError(error) && error.code).toBe("store_version");
-    expect((error as Error).message).toContain("schemaVersion 3");
+    expect((error as Error).message).toContain("schemaVersion 4");
     await expect(runtime.get(handle.runId)).rejects.toBeInstanceOf(StoreVersionError);
   });
 });

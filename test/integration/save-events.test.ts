@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   LeaseLostError,
   memoryBackend,
+  RUN_RECORD_VERSION,
   type RunBackend,
   type RunEvent,
   type RunRecord,
@@ -47,7 +48,7 @@ const result: RunResult = {
 };
 
 const record = (status: RunRecord["status"]): RunRecord => ({
-  schemaVersion: 2,
+  schemaVersion: RUN_RECORD_VERSION,
   runId: "run",
   sessionId: "session-run",
   agent: "support",

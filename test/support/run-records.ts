@@ -1,4 +1,4 @@
-import type { RunRecord } from "../../src/index.js";
+import { RUN_RECORD_VERSION, type RunRecord } from "../../src/index.js";
 
 /** A queued run's record as `submit` stores it, with what a test sets of it. */
 export const storedRun = (
@@ -10,7 +10,7 @@ export const storedRun = (
     status?: RunRecord["status"];
   },
 ): RunRecord => ({
-  schemaVersion: 2,
+  schemaVersion: RUN_RECORD_VERSION,
   runId,
   sessionId: shape.sessionId ?? `session-${runId}`,
   agent: shape.agent ?? "support",

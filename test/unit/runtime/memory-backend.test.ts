@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LeaseLostError, memoryBackend, type RunRecord } from "../../../src/index.js";
+import {
+  LeaseLostError,
+  memoryBackend,
+  RUN_RECORD_VERSION,
+  type RunRecord,
+} from "../../../src/index.js";
 
 const record = (status: RunRecord["status"]): RunRecord => ({
-  schemaVersion: 2,
+  schemaVersion: RUN_RECORD_VERSION,
   runId: "run",
   sessionId: "session",
   agent: "support",

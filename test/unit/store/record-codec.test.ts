@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { BackendError, HarnessError, StoreVersionError } from "../../../src/index.js";
+import {
+  BackendError,
+  HarnessError,
+  RUN_RECORD_VERSION,
+  StoreVersionError,
+} from "../../../src/index.js";
 import { decodeStored, parseStoredRecord } from "../../../src/store/record-codec.js";
 import { joinRecord, recordDocument } from "../../../src/store/stored-record.js";
 import { RunSummary, runDetail, summarize } from "../../../src/store/summary.js";
@@ -21,12 +26,26 @@ const frozenV2Stored = JSON.parse(
   ),
 ) as { document: string; messages: string[] };
 
+// The same run as version 3 stores it (frozen when version 3 was introduced): the document
+// leaves out the result and the ids that loading derives from the snapshot.
+const frozenV3Stored = JSON.parse(
+  readFileSync(
+    new URL("../../fixtures/run-records/v3-completed.stored.json", import.meta.url),
+    "utf8",
+  ),
+) as { document: string; messages: string[] };
+
+/** The frozen version-2 record as this version reads it: the same record, as version 3. */
+const migratedV2 = (): Record<string, unknown> => ({
+  ...(JSON.parse(frozenV2) as Record<string, unknown>),
+  schemaVersion: RUN_RECORD_VERSION,
+});
+
 describe("stored run records", () => {
-  it("keeps loading the frozen version-2 record as the backends store it", () => {
+  it("keeps loading the frozen version-2 record as the backends stored it, as version 3", () => {
+    expect(RUN_RECORD_VERSION).toBe(3);
     const record = joinRecord(frozenV2Stored.document, frozenV2Stored.messages);
-    expect(record).toEqual(JSON.parse(frozenV2));
-    // Each message is stored once: the document holds no copy of the conversation.
-    expect(recordDocument(record)).toBe(frozenV2Stored.document);
+    expect(record).toEqual(migratedV2());
     expect(frozenV2Stored.document).not.toContain('old.log"}]},{');
     expect(JSON.parse(frozenV2Stored.document)).toMatchObject({
       input: { messages: 1 },
@@ -35,17 +54,66 @@ describe("stored run records", () => {
     });
   });
 
+  it("keeps loading the frozen version-3 record, and stores a record as it did", () => {
+    const record = joinRecord(frozenV3Stored.document, frozenV3Stored.messages);
+    expect(record).toEqual(migratedV2());
+    expect(recordDocument(record)).toBe(frozenV3Stored.document);
+    // Each message is stored once; the result and the context's ids are derived on load.
+    const document = JSON.parse(frozenV3Stored.document) as Record<string, unknown>;
+    expect(frozenV3Stored.document).not.toContain('old.log"}]},{');
+    expect(document).not.toHaveProperty("result");
+    expect(document).toMatchObject({
+      schemaVersion: 3,
+      sharedIds: true,
+      input: { messages: 1 },
+      snapshot: { context: { messages: 4 } },
+    });
+    expect(document.snapshot).not.toHaveProperty("context.runId");
+    expect(frozenV3Stored.document.length).toBeLessThan(frozenV2Stored.document.length * 0.75);
+  });
+
+  it("leaves to the run's summary what it holds, and needs it to load", () => {
+    const record = joinRecord(frozenV3Stored.document, frozenV3Stored.messages);
+    const summary = summarize(record);
+    const document = recordDocument(record, summary);
+    const stored = JSON.parse(document) as Record<string, unknown>;
+    expect(stored).toMatchObject({ schemaVersion: 3, fromSummary: true });
+    for (const field of ["runId", "agent", "status", "phase", "createdAt", "updatedAt"]) {
+      expect(stored).not.toHaveProperty(field);
+    }
+    expect(stored).not.toHaveProperty("snapshot.context.usage");
+    expect(document.length).toBeLessThan(frozenV3Stored.document.length);
+    expect(joinRecord(document, frozenV3Stored.messages, summary)).toEqual(record);
+    expect(thrown(() => joinRecord(document, frozenV3Stored.messages))).toBeInstanceOf(
+      BackendError,
+    );
+  });
+
+  it("stores a result the snapshot does not give, and ids the context does not share", () => {
+    const record = joinRecord(frozenV3Stored.document, frozenV3Stored.messages);
+    const context = record.snapshot?.context ?? {};
+    const odd = {
+      ...record,
+      snapshot: { ...record.snapshot, context: { ...context, runId: "other" } },
+      result: record.result && { ...record.result, output: "not the snapshot's" },
+    } as typeof record;
+    const document = recordDocument(odd);
+    expect(JSON.parse(document)).toMatchObject({ result: { output: "not the snapshot's" } });
+    expect(JSON.parse(document)).not.toHaveProperty("sharedIds");
+    expect(joinRecord(document, frozenV3Stored.messages)).toEqual(odd);
+  });
+
   it("refuses a stored document of another version with StoreVersionError", () => {
     const document = JSON.parse(frozenV2Stored.document) as Record<string, unknown>;
     const error = thrown(() =>
-      joinRecord(JSON.stringify({ ...document, schemaVersion: 1 }), frozenV2Stored.messages),
+      joinRecord(JSON.stringify({ ...document, schemaVersion: 4 }), frozenV2Stored.messages),
     );
     expect(error).toBeInstanceOf(StoreVersionError);
   });
 
   it("keeps loading the frozen version-2 record, with its summary and detail", () => {
     const record = parseStoredRecord(frozenV2);
-    expect(record).toEqual(JSON.parse(frozenV2));
+    expect(record).toEqual(migratedV2());
     expect(summarize(record)).toEqual({
       runId: "id-1",
       agent: "ops",
@@ -66,7 +134,7 @@ describe("stored run records", () => {
 
   it("refuses a record of another version with StoreVersionError, never misreading it", () => {
     const stored = JSON.parse(frozenV2) as Record<string, unknown>;
-    for (const version of [1, 3, undefined, "2"]) {
+    for (const version of [1, 4, undefined, "2", "3"]) {
       const json = JSON.stringify({ ...stored, schemaVersion: version });
       const error = thrown(() => parseStoredRecord(json));
       expect(error).toBeInstanceOf(StoreVersionError);

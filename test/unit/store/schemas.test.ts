@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { RunRecord, StepJob, StoredDecision, ToolJob } from "../../../src/index.js";
+import {
+  RUN_RECORD_VERSION,
+  RunRecord,
+  StepJob,
+  StoredDecision,
+  ToolJob,
+} from "../../../src/index.js";
 import { endsStream, RunEventSchema } from "../../../src/store/schemas.js";
 
 const stored = {
-  schemaVersion: 2,
+  schemaVersion: RUN_RECORD_VERSION,
   runId: "run",
   sessionId: "session",
   agent: "support",
