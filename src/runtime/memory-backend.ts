@@ -8,7 +8,9 @@ import type {
   RunBackend,
   SaveOutcome,
 } from "../store/backend.js";
+import { queueConcurrency } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import type { ModelLimiter } from "../store/model-limiter.js";
 import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
@@ -24,6 +26,7 @@ import { DecisionRecord, summarize } from "../store/summary.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
+import { memoryModelLimiter } from "./model-limiter.js";
 
 export interface MemoryBackendOptions {
   /**
@@ -86,6 +89,7 @@ class MemoryBackend implements RunBackend {
   readonly #events: MemoryEventLog;
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
+  readonly #limiter = memoryModelLimiter();
   #onCancel: ((runId: string) => void) | undefined;
   #closed = false;
 
@@ -113,14 +117,15 @@ class MemoryBackend implements RunBackend {
       };
     const step = processors.step.bind(processors);
     const tool = processors.tool.bind(processors);
+    const concurrency = queueConcurrency(options.concurrency);
     this.#steps.work(
       (job) => step(job, { redelivered: false }),
-      options.concurrency,
+      concurrency.steps,
       failed("steps", step),
     );
     this.#tools.work(
       (job) => tool(job, { redelivered: false }),
-      options.concurrency,
+      concurrency.tools,
       failed("tools", tool),
     );
   }
@@ -325,15 +330,46 @@ class MemoryBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    const { giveUp, delayMs, priority, jobId, ...extra } = options;
     this.#steps.add(
-      stepJob(runId, options.giveUp),
-      options.delayMs === undefined ? {} : { delayMs: options.delayMs },
+      stepJob(runId, giveUp, { ...extra, ...(priority === undefined ? {} : { priority }) }),
+      {
+        ...(delayMs === undefined ? {} : { delayMs }),
+        ...(priority === undefined ? {} : { priority }),
+        ...(jobId === undefined ? {} : { key: jobId }),
+      },
     );
+  }
+
+  async submitRuns(
+    records: readonly RunRecord[],
+    options: EnqueueStepOptions = {},
+  ): Promise<string[]> {
+    const existing: string[] = [];
+    for (const record of records) {
+      if (!(await this.createRun(record))) {
+        existing.push(record.runId);
+        continue;
+      }
+      const priority = record.priority === undefined ? {} : { priority: record.priority };
+      await this.enqueueStep(record.runId, { ...options, ...priority });
+    }
+    return existing;
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    this.#tools.add({ ...job }, { key: `${roundKey(job.runId, job.iteration)}\u0000${key}` });
+    this.#tools.add(
+      { ...job },
+      {
+        key: `${roundKey(job.runId, job.iteration)}\u0000${key}`,
+        ...(job.priority === undefined ? {} : { priority: job.priority }),
+      },
+    );
+  }
+
+  modelLimiter(): ModelLimiter {
+    return this.#limiter;
   }
 
   #marks(runId: string, iteration: number): Map<string, CallMark> {

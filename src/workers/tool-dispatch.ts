@@ -9,7 +9,7 @@ import { withExtractedContext } from "../observability/propagation.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
 import { callKey, contextView } from "../store/run-view.js";
-import { isTerminal, type ToolJob } from "../store/schemas.js";
+import { isTerminal, priorityOf, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
@@ -41,9 +41,10 @@ export async function dispatchTool(
     backend.cancelRequested(runId),
   ]);
   if (record === undefined || isTerminal(record.status)) return;
+  const priority = priorityOf(record);
   if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, priority);
     return;
   }
   const view = contextView(record);
@@ -57,11 +58,11 @@ export async function dispatchTool(
     return;
   }
   if (delivery?.gaveUp !== undefined) {
-    await giveUp(deps, job, delivery.gaveUp);
+    await giveUp(deps, job, delivery.gaveUp, priority);
     return;
   }
   if (cancelled) {
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, priority);
     return;
   }
   const agent = agentFor(deps, record.agent, runId);
@@ -89,7 +90,7 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId);
+  await backend.enqueueStep(runId, priority);
 }
 
 /**
@@ -97,7 +98,12 @@ export async function dispatchTool(
  * call gets an error result (first write wins, so a late handler's result may have won) and
  * the run moves on, so that the model sees the failure instead of the run waiting forever.
  */
-async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<void> {
+async function giveUp(
+  deps: WorkerDeps,
+  job: ToolJob,
+  reason: string,
+  priority: { priority?: number },
+): Promise<void> {
   const { runId, iteration, toolCallId } = job;
   const result = errorResult(
     toolCallId,
@@ -105,7 +111,7 @@ async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<v
   );
   const won = await deps.backend.commitRaw(runId, iteration, result);
   deps.logger.warn({ runId, iteration, toolCallId, reason, committed: won }, "a tool job gave up");
-  await deps.backend.enqueueStep(runId);
+  await deps.backend.enqueueStep(runId, priority);
 }
 
 /**
