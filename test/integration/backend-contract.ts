@@ -42,6 +42,7 @@ import {
   withoutDeltas,
 } from "./fixtures.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
+import { describeSchedulingContract } from "./scheduling-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -54,6 +55,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describePrimitives(name, factory);
   describeRecovery(name, factory);
   describeRunStoreContract(name, factory);
+  describeSchedulingContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
