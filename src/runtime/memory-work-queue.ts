@@ -52,7 +52,7 @@ export class MemoryWorkQueue<T> {
         this.#timers.delete(timer);
         this.#enqueue({ job, key, priority });
       }, delayMs);
-      timer.unref();
+      // Held like a Redis connection: work still due keeps the process up until close().
       this.#timers.add(timer);
       return;
     }
