@@ -52,7 +52,16 @@ async function redisUrl() {
   const port = await freePort();
   const server = spawn(
     "redis-server",
-    ["--port", String(port), "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"],
+    [
+      "--port",
+      String(port),
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--maxmemory-policy",
+      "noeviction",
+    ],
     { stdio: "ignore" },
   );
   cleanups.push(async () => {
@@ -78,14 +87,21 @@ async function redisUrl() {
 const url = await redisUrl();
 const redis = new Redis(url, { maxRetriesPerRequest: null });
 let prefixCount = 0;
-const freshPrefix = (part) => `hxsched-${part}-${process.pid}-${(prefixCount += 1)}`;
+const freshPrefix = (part) => {
+  prefixCount += 1;
+  return `hxsched-${part}-${process.pid}-${prefixCount}`;
+};
 
 /** A runtime that only submits, with agents of the workers' names. */
 async function submitter(prefix) {
   const agents = ["tooling", "limited"].map(
     (name) => new Agent({ config: { name }, logger: silent }),
   );
-  const runtime = new AgentRuntime({ agents, backend: redisBackend({ url, prefix }), logger: silent });
+  const runtime = new AgentRuntime({
+    agents,
+    backend: redisBackend({ url, prefix }),
+    logger: silent,
+  });
   await runtime.start({ workers: false });
   return runtime;
 }
@@ -156,12 +172,16 @@ async function throughput(processes, concurrency) {
   const pool = await startWorkers(processes, {
     HX_PREFIX: prefix,
     HX_LATENCY_MS: String(LATENCY_MS),
-    HX_CONCURRENCY: concurrency === undefined ? "default" : `${concurrency.steps},${concurrency.tools}`,
+    HX_CONCURRENCY:
+      concurrency === undefined ? "default" : `${concurrency.steps},${concurrency.tools}`,
   });
   const runtime = await submitter(prefix);
   const idleHeap = pool.workers.map(({ samples }) => samples.at(-1).heap);
   const started = performance.now();
-  await runtime.submitMany("tooling", Array.from({ length: RUNS }, (_, at) => `q${at}`));
+  await runtime.submitMany(
+    "tooling",
+    Array.from({ length: RUNS }, (_, at) => `q${at}`),
+  );
   const submittedMs = performance.now() - started;
   const outcome = await finished(prefix, RUNS);
   const wallMs = performance.now() - started;
@@ -175,7 +195,9 @@ async function throughput(processes, concurrency) {
     return {
       inFlight: busiest.inFlight,
       heapPerInFlightRunBytes:
-        busiest.inFlight === 0 ? null : Math.round((busiest.heap - idleHeap[at]) / busiest.inFlight),
+        busiest.inFlight === 0
+          ? null
+          : Math.round((busiest.heap - idleHeap[at]) / busiest.inFlight),
     };
   });
   await runtime.close();
@@ -231,10 +253,15 @@ async function rateLimit() {
   });
   const runtime = await submitter(prefix);
   const started = Date.now();
-  await runtime.submitMany("limited", Array.from({ length: LIMITED_RUNS }, (_, at) => `r${at}`));
+  await runtime.submitMany(
+    "limited",
+    Array.from({ length: LIMITED_RUNS }, (_, at) => `r${at}`),
+  );
   const outcome = await finished(prefix, LIMITED_RUNS);
   const wallMs = Date.now() - started;
-  const calls = (await redis.lrange(`${prefix}:bench:calls`, 0, -1)).map(Number).sort((a, b) => a - b);
+  const calls = (await redis.lrange(`${prefix}:bench:calls`, 0, -1))
+    .map(Number)
+    .sort((a, b) => a - b);
   await runtime.close();
   await pool.stop();
   await deletePrefix(prefix);
@@ -277,7 +304,11 @@ async function rateLimit() {
 
 const report = {
   bench: "scheduling",
-  machine: { cpus: cpus().length, loadAtStart: round(loadavg()[0]), shared: "yes: 2 cores shared by other engineers" },
+  machine: {
+    cpus: cpus().length,
+    loadAtStart: round(loadavg()[0]),
+    shared: "yes: 2 cores shared by other engineers",
+  },
   redis: process.env.REDIS_URL ? "REDIS_URL" : "private redis-server",
   latencyMs: LATENCY_MS,
 };
