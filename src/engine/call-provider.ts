@@ -1,5 +1,6 @@
 import { withDeadline } from "../core/deadline.js";
 import {
+  HarnessError,
   ProviderError,
   ProviderMissingError,
   RunCancelledError,
@@ -16,6 +17,9 @@ import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
 
+const isRateLimited = (error: unknown): error is ProviderError =>
+  HarnessError.isHarnessError(error) && error.code === "rate_limited";
+
 /** Phase `provider`: one model call, streamed when the run streams. */
 export async function callProvider(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
   const provider = env.provider;
@@ -31,6 +35,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
+  await env.providerGate?.admit(request, env.signal);
   await record(env, context, { type: "llm_request", request });
   await notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
@@ -84,6 +89,9 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     response = outcome.value;
   } catch (error) {
     if (env.signal.aborted) throw new RunCancelledError("provider");
+    if (env.providerGate !== undefined && isRateLimited(error)) {
+      await env.providerGate.rateLimited(error);
+    }
     throw toHarnessError(
       error,
       (message, options) =>
@@ -106,6 +114,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     });
   }
   const durationMs = env.clock.now() - started;
+  await env.providerGate?.spent(parsed.data);
   await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
   return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
 }

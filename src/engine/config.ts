@@ -29,6 +29,27 @@ export const AgentConfig = z.object({
   toolTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).default(DEFAULT_TOOL_TIMEOUT_MS),
   /** How long one provider call may take; past it the run fails (`ProviderError`, code "timeout"). @defaultValue 600000 */
   providerTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).default(600_000),
+  /**
+   * A durable runtime's limits on this model's calls, shared by every run of every agent with
+   * the same provider name and model in every process of the backend, spread evenly over the
+   * minute (300 requests a minute is 5 a second). Tokens are counted after each call.
+   */
+  rateLimit: z
+    .strictObject({
+      requestsPerMinute: z.number().int().positive().optional(),
+      tokensPerMinute: z.number().int().positive().optional(),
+    })
+    .optional(),
+  /**
+   * How long a durable run's model call may wait for its rate limit (or a provider's
+   * `rate_limited` pause) in all before the run fails. @defaultValue 600000
+   */
+  rateLimitWaitMs: z.number().int().nonnegative().max(MAX_TIMEOUT_MS).default(600_000),
+  /**
+   * In a durable runtime, calls still awaiting a decision this long after the run parked are
+   * denied with reason "approval timed out" (by "harnessx") and the run goes on.
+   */
+  approvalTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
 });
 export type AgentConfig = z.input<typeof AgentConfig>;
 export type ResolvedAgentConfig = z.output<typeof AgentConfig>;

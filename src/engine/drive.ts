@@ -8,6 +8,7 @@ import {
   STAGE_OF_PHASE,
   type StagePhase,
 } from "../machines/run-machine.js";
+import { ProviderCallDeferred } from "./provider-gate.js";
 import { record } from "./record.js";
 import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
@@ -57,6 +58,8 @@ export async function drive(
         );
         actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
       } catch (error) {
+        // Not the run's failure: the step ends here and the run is stepped again later.
+        if (error instanceof ProviderCallDeferred) throw error;
         const failure = toHarnessError(
           error,
           (message, stageOptions) => new HarnessError("backend_failed", message, stageOptions),

@@ -11,6 +11,7 @@ import type { PermissionManager } from "../permissions/permission-manager.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import type { ResolvedAgentConfig } from "./config.js";
+import type { ProviderGate } from "./provider-gate.js";
 import type { RunEvent } from "./run-events.js";
 
 /** Where a run's hook events go: the agent's observers, with the agent as `ctx.agent`. */
@@ -44,6 +45,8 @@ export interface RunEnv {
   recorder?: RunRecorder | undefined;
   /** Set when extensions use saved state: stages run within this run's scope. */
   runScope?: RunScope | undefined;
+  /** Set by a durable runtime: shared rate limits around each model call. */
+  providerGate?: ProviderGate | undefined;
 }
 
 /** Emits a hook event, skipping all work when nobody observes it. */

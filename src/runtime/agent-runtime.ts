@@ -9,7 +9,7 @@ import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type { RunBackend } from "../store/backend.js";
+import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
@@ -17,9 +17,10 @@ import {
   UnknownAgentError,
 } from "../store/errors.js";
 import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
-import { isTerminal, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
+import { isTerminal, priorityOf, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
 import { type RunDetail, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
+import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
@@ -40,10 +41,11 @@ export interface AgentRuntimeOptions {
   /** @defaultValue memoryBackend() */
   backend?: RunBackend;
   /**
-   * Jobs of each queue (run steps, tool calls) this process works on at once.
-   * @defaultValue 16
+   * Jobs this process works on at once: run steps and tool calls, or one number for both. A
+   * step waiting on its model holds no CPU, so many fit; tool handlers may use CPU.
+   * @defaultValue { steps: 256, tools: 32 }
    */
-  concurrency?: number;
+  concurrency?: number | { steps?: number; tools?: number };
   /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
   logger?: Logger;
   /** Clock and id generator; tests inject their own. */
@@ -63,7 +65,23 @@ export interface StartOptions {
 export interface SubmitOptions {
   /** @defaultValue a new UUID */
   sessionId?: string;
+  /**
+   * The run's priority, kept by every job of the run (BullMQ's: 1 is taken first, then 2, … up
+   * to 2,097,152; runs without a priority are taken before any run with one).
+   */
+  priority?: number;
+  /** Starts the run after this many milliseconds (a delayed job). @defaultValue 0 */
+  delayMs?: number;
 }
+
+/** The concurrency a runtime starts with when none is given (see `AgentRuntimeOptions`). */
+export const DEFAULT_CONCURRENCY = { steps: 256, tools: 32 } as const;
+
+const SubmitOptionsSchema = z.strictObject({
+  sessionId: z.string().min(1).optional(),
+  priority: z.number().int().min(1).max(2_097_152).optional(),
+  delayMs: z.number().int().nonnegative().optional(),
+});
 
 export interface PruneOptions {
   /** Deletes the runs that finished (completed, failed or cancelled) before this time (ms). */
@@ -75,10 +93,32 @@ const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
 const Options = z.object({
   agents: z.array(z.instanceof(Agent)),
   backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
-  concurrency: z.number().int().positive().optional(),
+  concurrency: z
+    .union([
+      z.number().int().positive(),
+      z.strictObject({
+        steps: z.number().int().positive().optional(),
+        tools: z.number().int().positive().optional(),
+      }),
+    ])
+    .optional(),
   logger: z.unknown().optional(),
   deps: z.unknown().optional(),
   limits: RuntimeLimitsSchema.optional(),
+});
+
+function parseSubmitOptions(options: SubmitOptions): SubmitOptions {
+  const parsed = SubmitOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid submit options: ${describeIssues(parsed.error.issues)}`);
+  }
+  return options;
+}
+
+/** How a submitted run's first step is queued. */
+const stepOptions = (options: SubmitOptions): EnqueueStepOptions => ({
+  ...(options.priority === undefined ? {} : { priority: options.priority }),
+  ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
 });
 
 const traceOf = (carrier: Record<string, string>) =>
@@ -98,7 +138,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly backend: RunBackend;
   readonly logger: Logger;
   readonly #agents: ReadonlyMap<string, Agent>;
-  readonly #concurrency: number;
+  readonly #concurrency: QueueConcurrency;
   readonly #deps: RuntimeDeps;
   readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
@@ -121,7 +161,14 @@ export class AgentRuntime implements AsyncDisposable {
     }
     this.#agents = agents;
     this.backend = options.backend ?? memoryBackend();
-    this.#concurrency = options.concurrency ?? 16;
+    const { concurrency } = options;
+    this.#concurrency =
+      typeof concurrency === "number"
+        ? { steps: concurrency, tools: concurrency }
+        : {
+            steps: concurrency?.steps ?? DEFAULT_CONCURRENCY.steps,
+            tools: concurrency?.tools ?? DEFAULT_CONCURRENCY.tools,
+          };
     this.logger =
       options.logger ??
       pino({ name: "harnessx-runtime", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
@@ -155,6 +202,7 @@ export class AgentRuntime implements AsyncDisposable {
       clock: this.#deps.clock,
       active: this.#active,
       limits: { maxToolResultBytes: this.#limits.maxToolResultBytes },
+      gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
     };
     await this.backend.start({
       concurrency: this.#concurrency,
@@ -167,7 +215,7 @@ export class AgentRuntime implements AsyncDisposable {
                 const giveUp = delivery.gaveUp ?? job.giveUp;
                 return giveUp === undefined
                   ? runStep(deps, job, delivery)
-                  : giveUpStep(deps, job.runId, giveUp);
+                  : giveUpStep(deps, job.runId, giveUp, job.priority);
               },
               tool: (job, delivery) => dispatchTool(deps, job, delivery),
             },
@@ -187,13 +235,55 @@ export class AgentRuntime implements AsyncDisposable {
     options: SubmitOptions = {},
   ): Promise<RunHandle> {
     this.#requireStarted("submit");
+    const parsed = parseSubmitOptions(options);
+    const record = this.#newRecord(agentName, input, parsed, traceOf(injectTraceContext()));
+    if (!(await this.backend.createRun(record))) {
+      throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
+    }
+    await this.backend.enqueueStep(record.runId, stepOptions(parsed));
+    return new RunHandle(record.runId, this.backend);
+  }
+
+  /**
+   * Stores many new runs of `agentName`, one per input, and queues their first steps in bulk
+   * (on Redis: pipelined record writes and one BullMQ `addBulk`). `options` apply to every run;
+   * each run gets its own session unless `sessionId` is given. Handles in the inputs' order.
+   * @example
+   * const handles = await runtime.submitMany("support", questions, { priority: 5 });
+   * const results = await Promise.all(handles.map((handle) => handle.result()));
+   */
+  async submitMany(
+    agentName: string,
+    inputs: ReadonlyArray<string | readonly Message[]>,
+    options: SubmitOptions = {},
+  ): Promise<RunHandle[]> {
+    this.#requireStarted("submitMany");
+    if (!Array.isArray(inputs)) throw new ConfigError("submitMany() takes an array of inputs.");
+    const parsed = parseSubmitOptions(options);
+    const trace = traceOf(injectTraceContext());
+    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed, trace));
+    const existing = await this.backend.submitRuns(records, stepOptions(parsed));
+    if (existing.length > 0) {
+      throw new BackendError(
+        `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
+      );
+    }
+    return records.map((record) => new RunHandle(record.runId, this.backend));
+  }
+
+  #newRecord(
+    agentName: string,
+    input: string | readonly Message[],
+    options: SubmitOptions,
+    trace: { trace?: Record<string, string> },
+  ): RunRecord {
     const agent = this.#agents.get(agentName);
     if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
     // Plain JSON data, not too deep (InputInvalidError), and not too big (InputTooLargeError).
     const messages = toMessages(input);
     checkInputSize(input, messages, this.#limits.maxInputBytes);
     const now = this.#deps.clock.now();
-    const record: RunRecord = {
+    return {
       schemaVersion: RUN_RECORD_VERSION,
       runId: this.#deps.generateId(),
       sessionId: options.sessionId ?? this.#deps.generateId(),
@@ -209,13 +299,9 @@ export class AgentRuntime implements AsyncDisposable {
       result: null,
       createdAt: now,
       updatedAt: now,
-      ...traceOf(injectTraceContext()),
+      ...trace,
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
     };
-    if (!(await this.backend.createRun(record))) {
-      throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
-    }
-    await this.backend.enqueueStep(record.runId);
-    return new RunHandle(record.runId, this.backend);
   }
 
   /** A handle to an existing run (from this or any other process). */
@@ -245,7 +331,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (isTerminal(record.status)) return;
     await this.backend.requestCancel(runId);
     this.#active.abort(runId);
-    await this.backend.enqueueStep(runId);
+    await this.backend.enqueueStep(runId, priorityOf(record));
   }
 
   /**
@@ -332,7 +418,7 @@ export class AgentRuntime implements AsyncDisposable {
     options: DecisionOptions,
   ): Promise<void> {
     this.#requireStarted(decision === "allow" ? "approve" : "deny");
-    await recordDecision(this.backend, {
+    const record = await recordDecision(this.backend, {
       runId,
       toolCallId,
       decision,
@@ -346,7 +432,7 @@ export class AgentRuntime implements AsyncDisposable {
         return { key: env.approvalKey };
       },
     });
-    await this.backend.enqueueStep(runId);
+    await this.backend.enqueueStep(runId, priorityOf(record));
   }
 
   #requireStarted(action: string): void {

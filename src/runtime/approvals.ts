@@ -20,7 +20,7 @@ export interface DecisionOptions {
  * long as the run's record. Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`,
  * `already_decided`, `approval_tampered`) and changes nothing when the decision cannot apply:
  * the stored call must still hash to the input the person was asked about, checked in the same
- * atomic step that records the decision.
+ * atomic step that records the decision. Returns the run's record as it was read.
  */
 export async function recordDecision(
   backend: RunBackend,
@@ -37,7 +37,7 @@ export async function recordDecision(
      */
     approvalKey: (agent: string) => { key: string | undefined } | undefined;
   },
-): Promise<void> {
+): Promise<RunRecord> {
   const { runId, toolCallId } = request;
   const record = await backend.loadRun(runId);
   if (record === undefined) {
@@ -80,6 +80,7 @@ export async function recordDecision(
     checkUntampered(now, toolCallId, request.approvalKey),
   );
   if (!won) throw alreadyDecided();
+  return record;
 }
 
 function requestedEarlier(record: RunRecord, toolCallId: string): boolean {

@@ -11,7 +11,9 @@ import type {
   RunBackend,
   SaveOutcome,
 } from "../store/backend.js";
+import { queueConcurrency } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
 import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
@@ -29,6 +31,7 @@ import { MemoryEventLog } from "./memory-event-log.js";
 import { memoryRecorderStore } from "./memory-run-extras.js";
 import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
+import { memoryModelLimiter } from "./model-limiter.js";
 
 export interface MemoryBackendOptions {
   /**
@@ -93,6 +96,7 @@ class MemoryBackend implements RunBackend {
   readonly #events: MemoryEventLog;
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
+  readonly #limiter = memoryModelLimiter();
   #onCancel: ((runId: string) => void) | undefined;
   #closed = false;
 
@@ -120,14 +124,15 @@ class MemoryBackend implements RunBackend {
       };
     const step = processors.step.bind(processors);
     const tool = processors.tool.bind(processors);
+    const concurrency = queueConcurrency(options.concurrency);
     this.#steps.work(
       (job) => step(job, { redelivered: false }),
-      options.concurrency,
+      concurrency.steps,
       failed("steps", step),
     );
     this.#tools.work(
       (job) => tool(job, { redelivered: false }),
-      options.concurrency,
+      concurrency.tools,
       failed("tools", tool),
     );
   }
@@ -340,15 +345,46 @@ class MemoryBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    const { giveUp, delayMs, priority, jobId, ...extra } = options;
     this.#steps.add(
-      stepJob(runId, options.giveUp),
-      options.delayMs === undefined ? {} : { delayMs: options.delayMs },
+      stepJob(runId, giveUp, { ...extra, ...(priority === undefined ? {} : { priority }) }),
+      {
+        ...(delayMs === undefined ? {} : { delayMs }),
+        ...(priority === undefined ? {} : { priority }),
+        ...(jobId === undefined ? {} : { key: jobId }),
+      },
     );
+  }
+
+  async submitRuns(
+    records: readonly RunRecord[],
+    options: EnqueueStepOptions = {},
+  ): Promise<string[]> {
+    const existing: string[] = [];
+    for (const record of records) {
+      if (!(await this.createRun(record))) {
+        existing.push(record.runId);
+        continue;
+      }
+      const priority = record.priority === undefined ? {} : { priority: record.priority };
+      await this.enqueueStep(record.runId, { ...options, ...priority });
+    }
+    return existing;
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    this.#tools.add({ ...job }, { key: JSON.stringify([job.runId, job.iteration, key]) });
+    this.#tools.add(
+      { ...job },
+      {
+        key: JSON.stringify([job.runId, job.iteration, key]),
+        ...(job.priority === undefined ? {} : { priority: job.priority }),
+      },
+    );
+  }
+
+  modelLimiter(): ModelLimiter {
+    return this.#limiter;
   }
 
   #recordOf(runId: string): RunRecord | undefined {

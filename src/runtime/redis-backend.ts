@@ -16,7 +16,9 @@ import type {
   RunBackend,
   SaveOutcome,
 } from "../store/backend.js";
+import { queueConcurrency } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
 import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
@@ -31,6 +33,7 @@ import {
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { corruptSummary, DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
+import { redisModelLimiter } from "./model-limiter.js";
 import {
   type ClusterNode,
   connectRedis,
@@ -280,6 +283,7 @@ class RedisBackend implements RunBackend {
   /** Hears cancel requests from every process (workers only). */
   #cancelSubscriber: RedisClient | undefined;
   #closed = false;
+  #limiter: ModelLimiter | undefined;
 
   constructor(options: RedisBackendOptions) {
     const target: RedisTarget =
@@ -354,17 +358,21 @@ class RedisBackend implements RunBackend {
     if (processors === undefined) return;
     if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
     const workerRedis = workerConnectionOf(this.#queueRedis);
-    workerRedis.on("error", (error) => this.#logger.warn({ err: error }, "redis error"));
+    workerRedis.on("error", (error) =>
+      this.#logger.warn({ err: loggableError(error) }, "redis error"),
+    );
     this.#workerRedis = workerRedis;
-    const workerSettings = {
-      ...settings,
-      connection: workerRedis,
-      concurrency: options.concurrency,
-      logger: this.#logger,
-    };
+    const { steps, tools } = queueConcurrency(options.concurrency);
+    const workerSettings = { ...settings, connection: workerRedis, logger: this.#logger };
     this.#workers = [
-      createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
-      createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
+      createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), {
+        ...workerSettings,
+        concurrency: steps,
+      }),
+      createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), {
+        ...workerSettings,
+        concurrency: tools,
+      }),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
         ...workerSettings,
         concurrency: 1,
@@ -403,9 +411,42 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const summary = summarize(record);
-    const created = await CREATE_RUN.run(
+    const created = await CREATE_RUN.run(this.#redis, ...this.#createRunArgs(record));
+    return created === 1;
+  }
+
+  async submitRuns(
+    records: readonly RunRecord[],
+    options: EnqueueStepOptions = {},
+  ): Promise<string[]> {
+    if (records.length === 0) return [];
+    // One pipeline of per-run scripts: on a cluster every key shares the prefix's hash slot.
+    const replies = await CREATE_RUN.runMany(
       this.#redis,
+      records.map((record) => this.#createRunArgs(record)),
+    );
+    const existing: string[] = [];
+    const created: RunRecord[] = [];
+    records.forEach((record, at) => {
+      if (replies[at] === 1) created.push(record);
+      else existing.push(record.runId);
+    });
+    await this.#queue("steps").addBulk(
+      created.map((record) => {
+        const priority = record.priority === undefined ? {} : { priority: record.priority };
+        return {
+          name: "step",
+          data: stepJob(record.runId, undefined, priority),
+          opts: this.#stepJobOptions(record.runId, { ...options, ...priority }),
+        };
+      }),
+    );
+    return existing;
+  }
+
+  #createRunArgs(record: RunRecord): [string[], (string | number)[]] {
+    const summary = summarize(record);
+    return [
       [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
       [
         recordDocument(record, summary),
@@ -415,8 +456,7 @@ class RedisBackend implements RunBackend {
         indexHead(summary),
         ...conversationOf(record).map((message) => JSON.stringify(message)),
       ],
-    );
-    return created === 1;
+    ];
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
@@ -752,10 +792,23 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
-    await this.#queue("steps").add("step", stepJob(runId, options.giveUp), {
-      jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
-      ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
-    });
+    const { giveUp, ...extra } = options;
+    await this.#queue("steps").add(
+      "step",
+      stepJob(runId, giveUp, extra),
+      this.#stepJobOptions(runId, options),
+    );
+  }
+
+  #stepJobOptions(runId: string, options: EnqueueStepOptions) {
+    return {
+      jobId:
+        options.jobId === undefined
+          ? `step-${jobIdPart(runId)}-${randomUUID()}`
+          : jobIdPart(options.jobId),
+      ...(options.delayMs === undefined || options.delayMs <= 0 ? {} : { delay: options.delayMs }),
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+    };
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
@@ -764,7 +817,13 @@ class RedisBackend implements RunBackend {
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
     await this.#queue("tools").add("tool", job, {
       jobId: `tool|${jobIdPart(job.runId)}|${job.iteration}|${jobIdPart(key)}`,
+      ...(job.priority === undefined ? {} : { priority: job.priority }),
     });
+  }
+
+  modelLimiter(): ModelLimiter {
+    this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix);
+    return this.#limiter;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type { RecorderSink } from "../features/recorder/recorder-sink.js";
+import type { ModelLimiter } from "./model-limiter.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 import type { DecisionRecord } from "./summary.js";
@@ -30,8 +31,8 @@ export interface JobProcessors {
 export interface BackendStartOptions {
   /** Registers workers for both queues; without it this process only submits. */
   processors?: JobProcessors;
-  /** Jobs of each queue this process works on at once. */
-  concurrency: number;
+  /** Jobs this process works on at once: per queue, or one number for both. */
+  concurrency: number | QueueConcurrency;
   logger: Logger;
   /**
    * Called in every process with workers when any process asks to cancel a run (Redis: by
@@ -45,6 +46,16 @@ export interface CloseOptions {
   /** Called once at the deadline when jobs are still running. */
   onDeadline?: () => void;
 }
+
+/** Jobs of each queue a process works on at once. */
+export interface QueueConcurrency {
+  steps: number;
+  tools: number;
+}
+
+/** `BackendStartOptions.concurrency` per queue. */
+export const queueConcurrency = (concurrency: number | QueueConcurrency): QueueConcurrency =>
+  typeof concurrency === "number" ? { steps: concurrency, tools: concurrency } : concurrency;
 
 /** The outcome of asking for a run's lease. */
 export type LeaseOutcome =
@@ -62,6 +73,17 @@ export type LeaseOutcome =
 
 export interface EnqueueStepOptions {
   delayMs?: number;
+  /** The run's priority (BullMQ's: 1 first … 2,097,152 last); absent: before any prioritized job. */
+  priority?: number;
+  /**
+   * A deterministic job id: while a job with this id is known (waiting, delayed, running or
+   * kept finished), adding another does nothing.
+   */
+  jobId?: string;
+  /** Since when the run's model call has been waiting for its rate limit (`StepJob`). */
+  rateLimitedSince?: number;
+  /** Makes it an approval-timeout step (`StepJob.approvalTimeout`). */
+  approvalTimeout?: StepJob["approvalTimeout"];
   /** Why an earlier step job of the run failed for good. */
   giveUp?: string;
 }
@@ -210,6 +232,13 @@ export interface RunBackend {
 
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */
   enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;
+  /**
+   * Stores new runs and queues their first steps, in bulk (Redis: pipelined record writes and
+   * one `addBulk`). Returns the ids of runs that existed already (nothing is written for them).
+   */
+  submitRuns(records: readonly RunRecord[], options?: EnqueueStepOptions): Promise<string[]>;
   /** Queues a tool job; while one for the same call is known, the add does nothing. */
   enqueueTool(job: ToolJob): Promise<void>;
+  /** The limits on model calls that every process of this backend shares. */
+  modelLimiter(): ModelLimiter;
 }

@@ -75,8 +75,14 @@ export const RunRecord = z.object({
    * starts its spans in it, so a durable run is one trace across processes.
    */
   trace: z.record(z.string(), z.string()).optional(),
+  /** The run's queue priority (BullMQ's: 1 first); every job of the run is queued with it. */
+  priority: z.number().int().positive().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
+
+/** The run's priority as queue options: every job of a run is queued with it. */
+export const priorityOf = (record: RunRecord): { priority?: number } =>
+  record.priority === undefined ? {} : { priority: record.priority };
 
 /** The parts of the machine context that runtime code reads from a snapshot. */
 export const CallStateView = z.object({
@@ -117,12 +123,32 @@ export type StoredDecision = z.infer<typeof StoredDecision>;
 export const StepJob = z.object({
   runId: z.string().min(1),
   giveUp: z.string().min(1).optional(),
+  /** The run's priority, passed on to the jobs this step queues. */
+  priority: z.number().int().positive().optional(),
+  /** Since when (ms) the run's model call has waited for its rate limit, across re-queued steps. */
+  rateLimitedSince: z.number().optional(),
+  /**
+   * An approval timeout: the calls of `iteration` with these keys that are still undecided are
+   * denied ("approval timed out", by harnessx) before the step advances the run.
+   */
+  approvalTimeout: z
+    .object({ iteration: z.number().int().positive(), callKeys: z.array(z.string()).min(1) })
+    .optional(),
 });
 export type StepJob = z.infer<typeof StepJob>;
 
 /** The payload of a run's step job; with `giveUp`, a give-up step. */
-export const stepJob = (runId: string, giveUp?: string): StepJob =>
-  giveUp === undefined ? { runId } : { runId, giveUp };
+export const stepJob = (
+  runId: string,
+  giveUp?: string,
+  extra: Omit<StepJob, "runId" | "giveUp"> = {},
+): StepJob => {
+  const job: StepJob = giveUp === undefined ? { runId } : { runId, giveUp };
+  if (extra.priority !== undefined) job.priority = extra.priority;
+  if (extra.rateLimitedSince !== undefined) job.rateLimitedSince = extra.rateLimitedSince;
+  if (extra.approvalTimeout !== undefined) job.approvalTimeout = extra.approvalTimeout;
+  return job;
+};
 
 /** Payload of a tool-dispatch job: run one permitted call of one iteration. */
 export const ToolJob = z.object({
@@ -134,6 +160,8 @@ export const ToolJob = z.object({
    * again; each attempt is a job of its own. Absent means 0.
    */
   attempt: z.number().int().nonnegative().optional(),
+  /** The run's priority (BullMQ's): the tool job is queued with it. */
+  priority: z.number().int().positive().optional(),
 });
 export type ToolJob = z.infer<typeof ToolJob>;
 

@@ -21,8 +21,14 @@ import type { OpenedRun } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import { callKey } from "../store/run-view.js";
-import { isTerminal, type PersistedSnapshot, type RunRecord } from "../store/schemas.js";
+import {
+  isTerminal,
+  type PersistedSnapshot,
+  priorityOf,
+  type RunRecord,
+} from "../store/schemas.js";
 import { conversationOf } from "../store/stored-record.js";
+import { scheduleApprovalTimeout } from "./approval-timeout.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
@@ -54,8 +60,10 @@ export async function advanceRun(
   runId: string,
   token: number,
   opened?: OpenedRun,
+  rateLimitedSince?: number,
 ): Promise<void> {
   await withStep(deps, runId, token, opened, async (step, starting) => {
+    step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     // A run that failed as it started (it has no provider) is saved as such.
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
     const { agent, sessionId, trace } = step.record;
@@ -141,6 +149,10 @@ async function withStep(
       await body(step, starting);
       await publisher.flush();
       if (step.advanced) await announce(step);
+      const { approvalTimeoutMs } = env.config;
+      if (step.advanced && step.record.status === "awaiting_approval" && approvalTimeoutMs) {
+        await scheduleApprovalTimeout(deps, step.record, approvalTimeoutMs);
+      }
     } finally {
       actor.stop();
     }
@@ -305,6 +317,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
           iteration: context.iteration,
           toolCallId: state.call.id,
           ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
+          ...priorityOf(step.record),
         }),
       ),
     );

@@ -1,7 +1,9 @@
 import { loggableError } from "../core/errors.js";
+import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { StepJob } from "../store/schemas.js";
 import { advanceRun, failStuckRun } from "./advance-run.js";
+import { expireApprovals } from "./approval-timeout.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -16,10 +18,11 @@ export async function runStep(
   delivery: JobDelivery = { redelivered: false },
 ): Promise<void> {
   const { backend } = deps;
+  const priority = job.priority === undefined ? {} : { priority: job.priority };
   const lease = await backend.acquireLease(job.runId);
   if (!lease.acquired) {
     if (delivery.redelivered || lease.remainingMs < backend.lockDurationMs / 2) {
-      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50 });
+      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50, ...priority });
     }
     return;
   }
@@ -38,12 +41,28 @@ export async function runStep(
     Math.max(1, Math.floor(backend.lockDurationMs / 3)),
   );
   heartbeat.unref();
+  let deferred: ProviderCallDeferred | undefined;
   try {
-    await advanceRun(deps, job.runId, lease.token, lease.opened);
+    if (job.approvalTimeout !== undefined) {
+      const record = lease.opened?.record ?? (await backend.loadRun(job.runId));
+      await expireApprovals(deps, record, job.approvalTimeout);
+    }
+    await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince);
+  } catch (error) {
+    if (!(error instanceof ProviderCallDeferred)) throw error;
+    deferred = error;
   } finally {
     clearInterval(heartbeat);
     const { wake } = await backend.releaseLease(job.runId, lease.token);
-    if (wake) await backend.enqueueStep(job.runId);
+    if (wake) await backend.enqueueStep(job.runId, priority);
+  }
+  if (deferred !== undefined) {
+    // The model call waits for its rate limit: the run comes back when it may go.
+    await backend.enqueueStep(job.runId, {
+      delayMs: deferred.delayMs,
+      rateLimitedSince: deferred.waitingSince,
+      ...priority,
+    });
   }
 }
 
@@ -54,11 +73,21 @@ export async function runStep(
  * `dispatch` waiting for its tool jobs. While another worker holds the run's lease, the give-up
  * is queued again for when that lease runs out (a crashed holder's lease expires).
  */
-export async function giveUpStep(deps: WorkerDeps, runId: string, reason: string): Promise<void> {
+export async function giveUpStep(
+  deps: WorkerDeps,
+  runId: string,
+  reason: string,
+  priority?: number,
+): Promise<void> {
   const { backend } = deps;
+  const queued = priority === undefined ? {} : { priority };
   const lease = await backend.acquireLease(runId);
   if (!lease.acquired) {
-    await backend.enqueueStep(runId, { delayMs: lease.remainingMs + 50, giveUp: reason });
+    await backend.enqueueStep(runId, {
+      delayMs: lease.remainingMs + 50,
+      giveUp: reason,
+      ...queued,
+    });
     return;
   }
   let failed = false;
@@ -66,6 +95,6 @@ export async function giveUpStep(deps: WorkerDeps, runId: string, reason: string
     failed = await failStuckRun(deps, runId, lease.token, reason, lease.opened);
   } finally {
     const { wake } = await backend.releaseLease(runId, lease.token);
-    if (wake && !failed) await backend.enqueueStep(runId);
+    if (wake && !failed) await backend.enqueueStep(runId, queued);
   }
 }

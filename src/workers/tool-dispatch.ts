@@ -10,7 +10,7 @@ import { abortedByShutdown } from "../store/active-runs.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
 import { callKey, contextView } from "../store/run-view.js";
-import { isTerminal, type ToolJob } from "../store/schemas.js";
+import { isTerminal, priorityOf, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
@@ -43,9 +43,10 @@ export async function dispatchTool(
     backend.cancelRequested(runId),
   ]);
   if (record === undefined || isTerminal(record.status)) return;
+  const priority = priorityOf(record);
   if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, priority);
     return;
   }
   const view = contextView(record);
@@ -59,11 +60,11 @@ export async function dispatchTool(
     return;
   }
   if (delivery?.gaveUp !== undefined) {
-    await giveUp(deps, job, delivery.gaveUp);
+    await giveUp(deps, job, delivery.gaveUp, priority);
     return;
   }
   if (cancelled) {
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, priority);
     return;
   }
   const agent = agentFor(deps, record.agent, runId);
@@ -110,7 +111,7 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId);
+  await backend.enqueueStep(runId, priority);
 }
 
 /**
@@ -118,7 +119,12 @@ export async function dispatchTool(
  * call gets an error result (first write wins, so a late handler's result may have won) and
  * the run moves on, so that the model sees the failure instead of the run waiting forever.
  */
-async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<void> {
+async function giveUp(
+  deps: WorkerDeps,
+  job: ToolJob,
+  reason: string,
+  priority: { priority?: number },
+): Promise<void> {
   const { runId, iteration, toolCallId } = job;
   const result = errorResult(
     toolCallId,
@@ -126,7 +132,7 @@ async function giveUp(deps: WorkerDeps, job: ToolJob, reason: string): Promise<v
   );
   const won = await deps.backend.commitRaw(runId, iteration, result);
   deps.logger.warn({ runId, iteration, toolCallId, reason, committed: won }, "a tool job gave up");
-  await deps.backend.enqueueStep(runId);
+  await deps.backend.enqueueStep(runId, priority);
 }
 
 /**

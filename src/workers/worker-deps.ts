@@ -4,6 +4,7 @@ import type { Agent } from "../engine/agent.js";
 import type { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
+import type { ProviderGates } from "./provider-gates.js";
 
 /** What the run-step and tool-dispatch workers of one process share. */
 export interface WorkerDeps {
@@ -18,6 +19,8 @@ export interface WorkerDeps {
    * before it is committed. @defaultValue 1 MB
    */
   limits?: { maxToolResultBytes: number };
+  /** Shared rate limits around model calls; without it calls go unchecked. */
+  gates?: ProviderGates;
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */

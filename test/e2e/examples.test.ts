@@ -68,6 +68,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     'knowledge_read ../skills.ts -> error: Path "../skills.ts" is outside knowledge bundle "handbook"; only relative paths inside it can be read.',
     "run: completed: Keep the hotel receipt and submit it within 30 days.",
   ],
+  "many-runs.ts": [
+    "bulk: 20 of 20 completed",
+    "served by priority: urgent, normal, low",
+    "after rate_limited: completed, Answer to refused once",
+    "ops: awaiting_approval",
+    "ops after the timeout: Done: Denied by reviewer: approval timed out",
+    "audit: deny by harnessx (approval timed out)",
+  ],
   "mcp-tools.ts": [
     "tools: create_entities, create_relations, add_observations, delete_entities, delete_observations, delete_relations, read_graph, search_nodes, open_nodes",
     'create_entities -> [ { "name": "Lisbon", "entityType": "city", "observations": [ "sunny in June" ] } ]',

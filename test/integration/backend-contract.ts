@@ -44,6 +44,7 @@ import {
 import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
+import { describeSchedulingContract } from "./scheduling-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -67,6 +68,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRunStoreContract(name, factory);
   describeRunExtrasContract(name, factory);
   describeHardeningContract(name, factory);
+  describeSchedulingContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

@@ -5,6 +5,7 @@ import {
   Agent,
   type AgentOptions,
   AgentRuntime,
+  type AgentRuntimeOptions,
   type Message,
   PermissionManager,
   type ProviderRequest,
@@ -156,11 +157,12 @@ export class Runtimes {
   async start(
     agents: readonly Agent[],
     backend: RunBackend,
-    options: { workers?: boolean } = {},
+    options: { workers?: boolean; concurrency?: AgentRuntimeOptions["concurrency"] } = {},
   ): Promise<AgentRuntime> {
-    const runtime = new AgentRuntime({ agents, backend, logger: silent, concurrency: 8 });
+    const { concurrency = 8, ...start } = options;
+    const runtime = new AgentRuntime({ agents, backend, logger: silent, concurrency });
     this.#open.push(runtime);
-    await runtime.start(options);
+    await runtime.start(start);
     return runtime;
   }
 

@@ -13,6 +13,7 @@ const DEFAULTS = {
   contextWindow: 100_000,
   toolTimeoutMs: 300_000,
   providerTimeoutMs: 600_000,
+  rateLimitWaitMs: 600_000,
 };
 
 function configErrorOf(config: unknown): ConfigError {
@@ -63,6 +64,9 @@ describe("parseAgentConfig", () => {
       contextWindow: 8000,
       toolTimeoutMs: 30_000,
       providerTimeoutMs: 60_000,
+      rateLimit: { requestsPerMinute: 600, tokensPerMinute: 90_000 },
+      rateLimitWaitMs: 30_000,
+      approvalTimeoutMs: 3_600_000,
     };
     expect(parseAgentConfig(config)).toEqual(config);
   });

@@ -1,0 +1,335 @@
+// Issue 14: scheduling many model-bound runs on Redis, in one run, side by side. Prints one
+// JSON document to stdout; progress goes to stderr. `npm run bench:scheduling` (builds first).
+// Uses REDIS_URL when set, otherwise starts a private redis-server on a free port.
+//
+//   throughput: --runs N (10000) runs of model → tool → model, each call --latency-ms (1000),
+//     on 1 and on 2 worker processes with the default concurrency (256 steps, 32 tools), and
+//     on 1 process with --wide-steps (5000) steps; wall time next to the ideal; heap per
+//     in-flight run (heapUsed after a GC at the busiest second, less the idle heap).
+//   submit: --submits N (10000) runs by submitMany vs one awaited submit at a time.
+//   rate limit: --rpm R (600) over 2 worker processes and --limited-runs N (500) one-call runs
+//     (each call --limited-latency-ms, 200): requests per --window-s (10) window.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { cpus, loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { Agent, AgentRuntime, redisBackend } from "../dist/index.js";
+
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : Number(process.argv[at + 1]);
+};
+const RUNS = option("runs", 10_000);
+const LATENCY_MS = option("latency-ms", 1000);
+const WIDE_STEPS = option("wide-steps", 5000);
+const SUBMITS = option("submits", 10_000);
+const RPM = option("rpm", 600);
+const LIMITED_RUNS = option("limited-runs", 500);
+const LIMITED_LATENCY_MS = option("limited-latency-ms", 200);
+const WINDOW_S = option("window-s", 10);
+const DEFAULT_STEPS = 256;
+
+const log = (line) => process.stderr.write(`[bench:scheduling] ${line}\n`);
+const round = (value, digits = 2) => Number(value.toFixed(digits));
+const silent = pino({ level: "silent" });
+const workerScript = new URL("./scheduling/worker.mjs", import.meta.url);
+const cleanups = [];
+
+async function freePort() {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address();
+  server.close();
+  return port;
+}
+
+async function redisUrl() {
+  if (process.env.REDIS_URL) return process.env.REDIS_URL;
+  const port = await freePort();
+  const server = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--maxmemory-policy",
+      "noeviction",
+    ],
+    { stdio: "ignore" },
+  );
+  cleanups.push(async () => {
+    server.kill("SIGTERM");
+    await once(server, "exit");
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+    probe.on("error", () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      return url;
+    } catch {
+      probe.disconnect();
+      await sleep(50);
+    }
+  }
+}
+
+const url = await redisUrl();
+const redis = new Redis(url, { maxRetriesPerRequest: null });
+let prefixCount = 0;
+const freshPrefix = (part) => {
+  prefixCount += 1;
+  return `hxsched-${part}-${process.pid}-${prefixCount}`;
+};
+
+/** A runtime that only submits, with agents of the workers' names. */
+async function submitter(prefix) {
+  const agents = ["tooling", "limited"].map(
+    (name) => new Agent({ config: { name }, logger: silent }),
+  );
+  const runtime = new AgentRuntime({
+    agents,
+    backend: redisBackend({ url, prefix }),
+    logger: silent,
+  });
+  await runtime.start({ workers: false });
+  return runtime;
+}
+
+/** Starts `count` worker processes; resolves once each printed its first sample. */
+async function startWorkers(count, env) {
+  const workers = [];
+  for (let at = 0; at < count; at += 1) {
+    const child = spawn(process.execPath, ["--expose-gc", workerScript.pathname], {
+      env: { ...process.env, REDIS_URL: url, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const samples = [];
+    let partial = "";
+    let ready;
+    const first = new Promise((resolve) => {
+      ready = resolve;
+    });
+    child.stdout.on("data", (chunk) => {
+      partial += chunk.toString();
+      const lines = partial.split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        samples.push(JSON.parse(line));
+        ready();
+      }
+    });
+    workers.push({ child, samples, first });
+  }
+  await Promise.all(workers.map((worker) => worker.first));
+  return {
+    workers,
+    async stop() {
+      await Promise.all(
+        workers.map(async ({ child }) => {
+          child.kill("SIGTERM");
+          if (child.exitCode === null) await once(child, "exit");
+        }),
+      );
+    },
+  };
+}
+
+/** Resolves when `count` runs under `prefix` finished (completed or failed). */
+async function finished(prefix, count) {
+  for (;;) {
+    const [completed, failed] = await Promise.all([
+      redis.zcard(`${prefix}:idx:status:completed`),
+      redis.zcard(`${prefix}:idx:status:failed`),
+    ]);
+    if (completed + failed >= count) return { completed, failed };
+    await sleep(50);
+  }
+}
+
+async function deletePrefix(prefix) {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== "0");
+}
+
+async function throughput(processes, concurrency) {
+  const prefix = freshPrefix(`tp${processes}`);
+  const pool = await startWorkers(processes, {
+    HX_PREFIX: prefix,
+    HX_LATENCY_MS: String(LATENCY_MS),
+    HX_CONCURRENCY:
+      concurrency === undefined ? "default" : `${concurrency.steps},${concurrency.tools}`,
+  });
+  const runtime = await submitter(prefix);
+  const idleHeap = pool.workers.map(({ samples }) => samples.at(-1).heap);
+  const started = performance.now();
+  await runtime.submitMany(
+    "tooling",
+    Array.from({ length: RUNS }, (_, at) => `q${at}`),
+  );
+  const submittedMs = performance.now() - started;
+  const outcome = await finished(prefix, RUNS);
+  const wallMs = performance.now() - started;
+  const steps = concurrency?.steps ?? DEFAULT_STEPS;
+  // Two model calls in sequence per run; at most `steps` calls in flight per process.
+  const idealMs = Math.max(2 * LATENCY_MS, (2 * LATENCY_MS * RUNS) / (steps * processes));
+  const perRun = pool.workers.map(({ samples }, at) => {
+    const busiest = samples.reduce((best, sample) =>
+      sample.inFlight > best.inFlight ? sample : best,
+    );
+    return {
+      inFlight: busiest.inFlight,
+      heapPerInFlightRunBytes:
+        busiest.inFlight === 0
+          ? null
+          : Math.round((busiest.heap - idleHeap[at]) / busiest.inFlight),
+    };
+  });
+  await runtime.close();
+  await pool.stop();
+  await deletePrefix(prefix);
+  return {
+    processes,
+    concurrency: concurrency ?? { steps: DEFAULT_STEPS, tools: 32 },
+    runs: RUNS,
+    completed: outcome.completed,
+    failed: outcome.failed,
+    submitMs: round(submittedMs, 0),
+    wallMs: round(wallMs, 0),
+    idealMs: round(idealMs, 0),
+    wallOverIdeal: round(wallMs / idealMs),
+    wallOverIssueIdeal2s: round(wallMs / (2 * LATENCY_MS)),
+    busiestSecondPerProcess: perRun,
+  };
+}
+
+async function submits() {
+  const inputs = Array.from({ length: SUBMITS }, (_, at) => `q${at}`);
+  const bulkPrefix = freshPrefix("bulk");
+  const bulk = await submitter(bulkPrefix);
+  let started = performance.now();
+  await bulk.submitMany("tooling", inputs);
+  const bulkMs = performance.now() - started;
+  await bulk.close();
+  await deletePrefix(bulkPrefix);
+
+  const onePrefix = freshPrefix("one");
+  const single = await submitter(onePrefix);
+  started = performance.now();
+  for (const input of inputs) await single.submit("tooling", input);
+  const oneByOneMs = performance.now() - started;
+  await single.close();
+  await deletePrefix(onePrefix);
+  return {
+    submits: SUBMITS,
+    submitManyMs: round(bulkMs, 0),
+    oneByOneMs: round(oneByOneMs, 0),
+    speedup: round(oneByOneMs / bulkMs, 1),
+    submitManyPerSecond: Math.round(SUBMITS / (bulkMs / 1000)),
+  };
+}
+
+async function rateLimit() {
+  const prefix = freshPrefix("rl");
+  const pool = await startWorkers(2, {
+    HX_PREFIX: prefix,
+    HX_RPM: String(RPM),
+    HX_LIMITED_LATENCY_MS: String(LIMITED_LATENCY_MS),
+  });
+  const runtime = await submitter(prefix);
+  const started = Date.now();
+  await runtime.submitMany(
+    "limited",
+    Array.from({ length: LIMITED_RUNS }, (_, at) => `r${at}`),
+  );
+  const outcome = await finished(prefix, LIMITED_RUNS);
+  const wallMs = Date.now() - started;
+  const calls = (await redis.lrange(`${prefix}:bench:calls`, 0, -1))
+    .map(Number)
+    .sort((a, b) => a - b);
+  await runtime.close();
+  await pool.stop();
+  await deletePrefix(prefix);
+  const windowMs = WINDOW_S * 1000;
+  const limitPerWindow = (RPM * WINDOW_S) / 60;
+  const first = calls[0] ?? started;
+  const last = calls.at(-1) ?? started;
+  // Consecutive windows from the first call; the last, partial window is not "while queued".
+  const windows = [];
+  for (let from = first; from + windowMs <= last; from += windowMs) {
+    windows.push(calls.filter((at) => at >= from && at < from + windowMs).length);
+  }
+  const slidingMax = (span) => {
+    let max = 0;
+    let low = 0;
+    for (let high = 0; high < calls.length; high += 1) {
+      while (calls[high] - calls[low] >= span) low += 1;
+      max = Math.max(max, high - low + 1);
+    }
+    return max;
+  };
+  return {
+    requestsPerMinute: RPM,
+    processes: 2,
+    runs: LIMITED_RUNS,
+    completed: outcome.completed,
+    failed: outcome.failed,
+    calls: calls.length,
+    wallMs,
+    windowSeconds: WINDOW_S,
+    limitPerWindow,
+    requestsPerFullWindow: windows,
+    maxPerWindow: Math.max(...windows),
+    minShareOfLimitWhileQueued: round(Math.min(...windows) / limitPerWindow),
+    maxInAnySliding1s: slidingMax(1000),
+    maxInAnySlidingWindow: slidingMax(windowMs),
+    overallRequestsPerMinute: round((calls.length - 1) / ((last - first) / 60_000), 1),
+  };
+}
+
+const report = {
+  bench: "scheduling",
+  machine: {
+    cpus: cpus().length,
+    loadAtStart: round(loadavg()[0]),
+    shared: "yes: 2 cores shared by other engineers",
+  },
+  redis: process.env.REDIS_URL ? "REDIS_URL" : "private redis-server",
+  latencyMs: LATENCY_MS,
+};
+try {
+  log("submit: submitMany vs one by one");
+  report.submit = await submits();
+  log(JSON.stringify(report.submit));
+  log("throughput: 1 process, defaults");
+  report.throughput = [await throughput(1)];
+  log(JSON.stringify(report.throughput[0]));
+  log("throughput: 2 processes, defaults");
+  report.throughput.push(await throughput(2));
+  log(JSON.stringify(report.throughput[1]));
+  log(`throughput: 1 process, ${WIDE_STEPS} steps`);
+  report.throughput.push(await throughput(1, { steps: WIDE_STEPS, tools: 32 }));
+  log(JSON.stringify(report.throughput[2]));
+  log("rate limit: 2 processes");
+  report.rateLimit = await rateLimit();
+  report.loadAtEnd = round(loadavg()[0]);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+} finally {
+  redis.disconnect();
+  for (const cleanup of cleanups) await cleanup();
+}

@@ -1,0 +1,118 @@
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from "rate-limiter-flexible";
+import type { ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
+import type { RedisClient } from "./redis-connection.js";
+
+/** What a rate-limiter-flexible limiter is made of; the store is the backend's. */
+interface LimiterShape {
+  keyPrefix: string;
+  points: number;
+  /** Seconds (whole: Redis expires rate-limiter-flexible's keys by the second). */
+  duration: number;
+}
+
+type LimiterFactory = (shape: LimiterShape) => RateLimiterAbstract;
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * A per-minute request limit as the smallest whole-second window that holds a whole number of
+ * requests: 600/min is 10 per 1 s window, 50/min is 5 per 6 s, 7/min is 7 per 60 s. Requests
+ * are spread over the minute as providers enforce them (300/min is 5 a second, no burst of
+ * 300), with no share lost to rounding.
+ */
+export function requestWindow(requestsPerMinute: number): { points: number; duration: number } {
+  const duration = 60 / gcd(requestsPerMinute, 60);
+  return { points: (requestsPerMinute * duration) / 60, duration };
+}
+
+/**
+ * Model limits on rate-limiter-flexible limiters, one per shape, all under `prefix`: fixed
+ * windows of requests (`requestWindow`), one-minute windows of tokens, and pauses (a key
+ * blocked for the pause's whole seconds).
+ */
+class FlexibleModelLimiter implements ModelLimiter {
+  readonly #create: LimiterFactory;
+  readonly #prefix: string;
+  readonly #limiters = new Map<string, RateLimiterAbstract>();
+
+  constructor(prefix: string, create: LimiterFactory) {
+    this.#prefix = prefix;
+    this.#create = create;
+  }
+
+  async take(key: string, limit: ModelRateLimit | undefined): Promise<number> {
+    const [paused, tokens] = await Promise.all([
+      this.#pauses().get(key),
+      limit?.tokensPerMinute === undefined ? null : this.#tokens(limit.tokensPerMinute).get(key),
+    ]);
+    if (paused !== null && paused.consumedPoints > 1) return Math.max(1, paused.msBeforeNext);
+    if (tokens !== null && limit?.tokensPerMinute !== undefined) {
+      if (tokens.consumedPoints >= limit.tokensPerMinute) return Math.max(1, tokens.msBeforeNext);
+    }
+    if (limit?.requestsPerMinute === undefined) return 0;
+    try {
+      await this.#requests(limit.requestsPerMinute).consume(key, 1);
+      return 0;
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) return Math.max(1, refusal.msBeforeNext);
+      throw refusal;
+    }
+  }
+
+  async pause(key: string, ms: number): Promise<void> {
+    // Whole seconds, rounded up: a block of 0 s would never expire in Redis.
+    await this.#pauses().block(key, Math.max(1, Math.ceil(ms / 1000)));
+  }
+
+  async spend(key: string, tokens: number, limit: ModelRateLimit | undefined): Promise<void> {
+    if (limit?.tokensPerMinute === undefined || tokens <= 0) return;
+    await this.#tokens(limit.tokensPerMinute).penalty(key, Math.ceil(tokens));
+  }
+
+  #requests(requestsPerMinute: number): RateLimiterAbstract {
+    const window = requestWindow(requestsPerMinute);
+    return this.#limiter({ keyPrefix: `${this.#prefix}:rl:req:${requestsPerMinute}`, ...window });
+  }
+
+  #tokens(tokensPerMinute: number): RateLimiterAbstract {
+    return this.#limiter({
+      keyPrefix: `${this.#prefix}:rl:tok:${tokensPerMinute}`,
+      points: tokensPerMinute,
+      duration: 60,
+    });
+  }
+
+  #pauses(): RateLimiterAbstract {
+    return this.#limiter({ keyPrefix: `${this.#prefix}:rl:pause`, points: 1, duration: 1 });
+  }
+
+  #limiter(shape: LimiterShape): RateLimiterAbstract {
+    let limiter = this.#limiters.get(shape.keyPrefix);
+    if (limiter === undefined) {
+      limiter = this.#create(shape);
+      this.#limiters.set(shape.keyPrefix, limiter);
+    }
+    return limiter;
+  }
+}
+
+/**
+ * Model limits kept in Redis (`RateLimiterRedis` on the backend's connection): shared by every
+ * process. On a cluster the prefix's hash tag puts every limiter key in the backend's slot.
+ */
+export function redisModelLimiter(redis: RedisClient, prefix: string): ModelLimiter {
+  return new FlexibleModelLimiter(
+    prefix,
+    (shape) => new RateLimiterRedis({ storeClient: redis, ...shape }),
+  );
+}
+
+/** Model limits in this process (`RateLimiterMemory`): the embedded backend's. */
+export function memoryModelLimiter(): ModelLimiter {
+  return new FlexibleModelLimiter("hx", (shape) => new RateLimiterMemory(shape));
+}

@@ -1,0 +1,126 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Clock } from "../core/deps.js";
+import { ProviderError, RunCancelledError } from "../core/errors.js";
+import { ProviderCallDeferred, type ProviderGate } from "../engine/provider-gate.js";
+import type { RunEnv } from "../engine/run-env.js";
+import type { ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
+
+/**
+ * Waits up to this long for a model's rate limit while holding the step's worker slot; a
+ * longer wait gives the slot back (the step is queued again, delayed). A step waiting in
+ * process costs no CPU but holds a slot that runs of other models could use.
+ */
+const MAX_INLINE_WAIT_MS = 2000;
+/** How long a model is paused after `rate_limited` without `retryAfterMs`. */
+const DEFAULT_RETRY_AFTER_MS = 1000;
+
+/**
+ * The provider gates of one worker process: shared rate limits around each model call of a
+ * durable run (see `ProviderGate`).
+ *
+ * Waiting: a step whose call must wait briefly (at most `MAX_INLINE_WAIT_MS`, and only as many
+ * steps as the limit can admit meanwhile) sleeps and asks again. Any other step is deferred:
+ * it ends without saving and its run is queued again, delayed to this process's next free
+ * slot of the model's rate (so that deferred steps come back spread out, not as a herd). A
+ * deferred step costs one more lease, restore and compose when it comes back; a waiting one
+ * would hold a worker slot for as long as the queue ahead of it.
+ */
+export class ProviderGates {
+  readonly #limiter: ModelLimiter;
+  readonly #clock: Clock;
+  /** Steps of this process sleeping on each model's limit. */
+  readonly #sleeping = new Map<string, number>();
+  /** This process's next free slot (ms) for a deferred step of each model. */
+  readonly #nextSlot = new Map<string, number>();
+
+  constructor(limiter: ModelLimiter, clock: Clock) {
+    this.#limiter = limiter;
+    this.#clock = clock;
+  }
+
+  /** The gate of one step's model calls; `rateLimitedSince` carries an earlier step's wait. */
+  forStep(env: RunEnv, rateLimitedSince: number | undefined): ProviderGate {
+    const key = `${env.provider?.name ?? "?"}:${env.config.model}`;
+    const limit = env.config.rateLimit;
+    let since = rateLimitedSince;
+    const waitingSince = (now: number): number => {
+      since ??= now;
+      return since;
+    };
+    /** Fails the run once its call has waited `rateLimitWaitMs` in all. */
+    const checkBudget = (now: number, waitMs: number) => {
+      const budget = env.config.rateLimitWaitMs;
+      if (now + waitMs - waitingSince(now) > budget) {
+        throw new ProviderError(
+          `Model "${key}" stayed rate limited for longer than config.rateLimitWaitMs (${budget} ms).`,
+          { code: "rate_limited", retryable: false, phase: "provider" },
+        );
+      }
+    };
+    return {
+      admit: async (_request, signal) => {
+        for (;;) {
+          const waitMs = await this.#limiter.take(key, limit);
+          if (waitMs === 0) return;
+          const now = this.#clock.now();
+          checkBudget(now, waitMs);
+          if (waitMs > MAX_INLINE_WAIT_MS || this.#asleep(key) >= inlineRoom(limit)) {
+            throw new ProviderCallDeferred(this.#deferral(key, now, waitMs, limit), since ?? now);
+          }
+          await this.#sleep(key, waitMs, signal);
+        }
+      },
+      rateLimited: async (error) => {
+        const pauseMs = Math.max(1, retryAfterOf(error) ?? DEFAULT_RETRY_AFTER_MS);
+        await this.#limiter.pause(key, pauseMs);
+        const now = this.#clock.now();
+        checkBudget(now, pauseMs);
+        throw new ProviderCallDeferred(this.#deferral(key, now, pauseMs, limit), since ?? now);
+      },
+      spent: async (response) => {
+        const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = response.usage;
+        const tokens = inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
+        await this.#limiter.spend(key, tokens, limit);
+      },
+    };
+  }
+
+  #asleep(key: string): number {
+    return this.#sleeping.get(key) ?? 0;
+  }
+
+  async #sleep(key: string, ms: number, signal: AbortSignal): Promise<void> {
+    this.#sleeping.set(key, this.#asleep(key) + 1);
+    try {
+      await sleep(ms, undefined, { signal });
+    } catch (error) {
+      if (signal.aborted) throw new RunCancelledError("provider", error);
+      throw error;
+    } finally {
+      const left = this.#asleep(key) - 1;
+      if (left === 0) this.#sleeping.delete(key);
+      else this.#sleeping.set(key, left);
+    }
+  }
+
+  /** How long to defer a step: to this process's next free slot of the model, jittered. */
+  #deferral(key: string, now: number, waitMs: number, limit: ModelRateLimit | undefined): number {
+    const spacing =
+      limit?.requestsPerMinute === undefined ? 0 : Math.ceil(60_000 / limit.requestsPerMinute);
+    const slot = Math.max(now + waitMs, this.#nextSlot.get(key) ?? 0);
+    this.#nextSlot.set(key, slot + spacing);
+    return slot - now + Math.floor(Math.random() * Math.max(spacing, 100));
+  }
+}
+
+/** How many steps may sleep on a limit at once: as many as it admits within the inline wait. */
+function inlineRoom(limit: ModelRateLimit | undefined): number {
+  if (limit?.requestsPerMinute === undefined) return 0;
+  return Math.ceil((limit.requestsPerMinute * MAX_INLINE_WAIT_MS) / 60_000);
+}
+
+/** `retryAfterMs` of a provider error of any copy of the package. */
+function retryAfterOf(error: ProviderError): number | undefined {
+  const value: unknown = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
