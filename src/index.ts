@@ -182,6 +182,7 @@ export {
   StoreVersionError,
   UnknownAgentError,
 } from "./store/errors.js";
+export type { EventPage, EventReadOptions, NumberedEvent } from "./store/run-feeds.js";
 export {
   DEFAULT_LIST_LIMIT,
   type ListOptions,

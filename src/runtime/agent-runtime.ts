@@ -14,9 +14,15 @@ import {
   RuntimeStateError,
   UnknownAgentError,
 } from "../store/errors.js";
+import {
+  type EventPage,
+  type EventReadOptions,
+  type NumberedEvent,
+  parseEventReadOptions,
+} from "../store/run-feeds.js";
 import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
 import { isTerminal, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
-import { type RunDetail, runDetail } from "../store/summary.js";
+import { type RunDetail, type RunSummary, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
@@ -233,6 +239,48 @@ export class AgentRuntime implements AsyncDisposable {
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
     return this.backend.listRuns(parseListOptions(options));
+  }
+
+  /**
+   * The events of a run's log stored now, from position `after` (default 0) on, without
+   * waiting: `{ events, next }`, where `next` is the `after` of the next read. Throws
+   * `RunNotFoundError` for an unknown run.
+   * @example
+   * let page = await runtime.events(runId);
+   * page = await runtime.events(runId, { after: page.next });
+   */
+  async events(runId: string, options: EventReadOptions = {}): Promise<EventPage> {
+    this.#requireStarted("events");
+    const { after, limit } = parseEventReadOptions(options);
+    if ((await this.backend.loadRun(runId)) === undefined) throw new RunNotFoundError(runId);
+    return this.backend.readEvents(runId, after, limit);
+  }
+
+  /**
+   * A run's events from position `after` (default 0) on, each with its position, live from any
+   * process, ending after its final `result`; what `GET /api/runs/:id/events` streams.
+   */
+  async followEvents(
+    runId: string,
+    options: Pick<EventReadOptions, "after"> = {},
+  ): Promise<AsyncIterable<NumberedEvent>> {
+    this.#requireStarted("followEvents");
+    const { after } = parseEventReadOptions(options);
+    if ((await this.backend.loadRun(runId)) === undefined) throw new RunNotFoundError(runId);
+    return this.backend.followEvents(runId, after);
+  }
+
+  /**
+   * Every run's summary each time it is created or saved (its status or phase changed, or it
+   * progressed), from every process of the backend. Resolves once it listens: no change after
+   * that is missed. The iteration ends when `signal` aborts.
+   * @example
+   * const stop = new AbortController();
+   * for await (const run of await runtime.watch({ signal: stop.signal })) console.log(run.runId, run.status);
+   */
+  async watch(options: { signal: AbortSignal }): Promise<AsyncIterable<RunSummary>> {
+    this.#requireStarted("watch");
+    return this.backend.watchRuns(options.signal);
   }
 
   /**

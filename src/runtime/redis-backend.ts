@@ -15,6 +15,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
@@ -38,7 +39,7 @@ import {
   type RedisTarget,
   subscriberOf,
 } from "./redis-connection.js";
-import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { appendEvents, RedisEventReaders, readEventPage } from "./redis-events.js";
 import { indexHead } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
@@ -60,6 +61,7 @@ import {
   REQUEST_CANCEL,
   SAVE_RUN,
 } from "./redis-scripts.js";
+import { SummaryFeed } from "./summary-feed.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" (unless `cluster` is given) */
@@ -228,6 +230,10 @@ class RedisBackend implements RunBackend {
   #workers: Worker[] = [];
   /** Hears cancel requests from every process (workers only). */
   #cancelSubscriber: RedisClient | undefined;
+  /** Hears run summaries from every process (`watchRuns`), once something watches. */
+  #summarySubscriber: RedisClient | undefined;
+  #summarySubscription: Promise<void> | undefined;
+  readonly #changes = new SummaryFeed();
   #closed = false;
 
   constructor(options: RedisBackendOptions) {
@@ -308,6 +314,7 @@ class RedisBackend implements RunBackend {
     }
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
+    this.#summarySubscriber?.disconnect();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -332,6 +339,7 @@ class RedisBackend implements RunBackend {
         ...conversationOf(record).map((message) => JSON.stringify(message)),
       ],
     );
+    if (created === 1) this.#announce(summary);
     return created === 1;
   }
 
@@ -504,6 +512,7 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
+    this.#announce(summary);
     return { cancelRequested: reply === 1 };
   }
 
@@ -626,6 +635,57 @@ class RedisBackend implements RunBackend {
     yield* this.#readers.read(keys, finalEvent);
   }
 
+  followEvents(runId: string, after: number): AsyncIterable<NumberedEvent> {
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    return this.#readers.readFrom(keys, after, () => this.#finalEvent(runId));
+  }
+
+  async readEvents(runId: string, after: number, limit: number): Promise<EventPage> {
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    return readEventPage(this.#redis, keys, after, limit, () => this.#finalEvent(runId));
+  }
+
+  async watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>> {
+    const changes = this.#changes.listen(signal);
+    this.#summarySubscription ??= this.#subscribeToSummaries().catch((error: unknown) => {
+      this.#summarySubscription = undefined;
+      throw error;
+    });
+    await this.#summarySubscription;
+    return changes;
+  }
+
+  /** The final result of a finished run that has no event log (none was ever written). */
+  async #finalEvent(runId: string): Promise<RunEvent | undefined> {
+    const record = await this.loadRun(runId);
+    return record !== undefined && isTerminal(record.status) && record.result !== null
+      ? { type: "result", result: record.result }
+      : undefined;
+  }
+
+  /** One subscriber per backend feeds every `watchRuns` listener of this process. */
+  async #subscribeToSummaries(): Promise<void> {
+    const subscriber = subscriberOf(this.#redis);
+    subscriber.on("error", (error) => this.#logger.warn({ err: error }, "runs subscriber error"));
+    subscriber.on("message", (_channel: string, json: string) => {
+      const parsed = RunSummary.safeParse(safeJson(json));
+      if (parsed.success) this.#changes.emit(parsed.data);
+      else this.#logger.warn({ channel: this.#keys.runsChannel }, "skipped a malformed summary");
+    });
+    this.#summarySubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(this.#keys.runsChannel);
+  }
+
+  /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
+  #announce(summary: RunSummary): void {
+    this.#redis
+      .publish(this.#keys.runsChannel, JSON.stringify(summary))
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: error }, "announcing a run change failed"),
+      );
+  }
+
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
     await this.#queue("steps").add("step", stepJob(runId, options.giveUp), {
       jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
@@ -713,3 +773,11 @@ class RedisBackend implements RunBackend {
 }
 
 const loadQueues = () => import("./redis-queues.js");
+
+function safeJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}

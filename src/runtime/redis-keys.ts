@@ -34,6 +34,8 @@ export function redisKeys(prefix: string) {
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
     cancelChannel: `${prefix}:cancels`,
+    /** The pub/sub channel carrying each created or saved run's summary (`watchRuns`). */
+    runsChannel: `${prefix}:runs`,
   };
 }
 

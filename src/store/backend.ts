@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
-import type { DecisionRecord } from "./summary.js";
+import type { DecisionRecord, RunSummary } from "./summary.js";
 
 /** How a job reached the worker. */
 export interface JobDelivery {
@@ -183,6 +184,19 @@ export interface RunBackend {
    * that result when the run has no log (it finished before logs were kept).
    */
   events(runId: string): AsyncIterable<RunEvent>;
+  /**
+   * The run's events from position `after` on, each with its position, live, ending after its
+   * final `result` (a finished run without a log: its result at position 0).
+   */
+  followEvents(runId: string, after: number): AsyncIterable<NumberedEvent>;
+  /** Up to `limit` of the run's events stored now from position `after`, without waiting. */
+  readEvents(runId: string, after: number, limit: number): Promise<EventPage>;
+  /**
+   * Every run's summary each time the run is created or saved, from every process sharing the
+   * backend (Redis: a pub/sub channel under the prefix). Resolves once it listens, so no change
+   * made after it resolves is missed; the feed ends when `signal` aborts.
+   */
+  watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>>;
 
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */
   enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;

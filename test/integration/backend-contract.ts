@@ -41,6 +41,7 @@ import {
   silent,
   withoutDeltas,
 } from "./fixtures.js";
+import { describeRunFeedsContract } from "./run-feeds-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 
 export interface BackendFactory {
@@ -54,6 +55,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describePrimitives(name, factory);
   describeRecovery(name, factory);
   describeRunStoreContract(name, factory);
+  describeRunFeedsContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
