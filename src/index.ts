@@ -164,6 +164,7 @@ export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backe
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
 export { RunHandle } from "./runtime/run-handle.js";
 export type {
+  BackendQueue,
   BackendStartOptions,
   EnqueueStepOptions,
   JobDelivery,

@@ -7,7 +7,7 @@ import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type { RunBackend } from "../store/backend.js";
+import type { BackendQueue, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
@@ -194,7 +194,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (!(await this.backend.createRun(record))) {
       throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
     }
-    await this.backend.enqueueStep(record.runId);
+    await this.backend.enqueueStep(record.runId, { agent: agentName });
     return new RunHandle(record.runId, this.backend);
   }
 
@@ -225,7 +225,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (isTerminal(record.status)) return;
     await this.backend.requestCancel(runId);
     this.#active.abort(runId);
-    await this.backend.enqueueStep(runId);
+    await this.backend.enqueueStep(runId, { agent: record.agent });
   }
 
   /**
@@ -284,6 +284,15 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   /**
+   * The BullMQ queues this runtime's jobs go through (Redis backend), for queue views such as
+   * bull-board; none with the memory backend.
+   */
+  queues(): BackendQueue[] {
+    this.#requireStarted("queues");
+    return this.backend.queues?.() ?? [];
+  }
+
+  /**
    * A stored run in full: its summary, its conversation and its audit trail of decisions.
    * Throws `RunNotFoundError` for an unknown run.
    */
@@ -331,7 +340,7 @@ export class AgentRuntime implements AsyncDisposable {
     options: DecisionOptions,
   ): Promise<void> {
     this.#requireStarted(decision === "allow" ? "approve" : "deny");
-    await recordDecision(this.backend, {
+    const agent = await recordDecision(this.backend, {
       runId,
       toolCallId,
       decision,
@@ -339,7 +348,7 @@ export class AgentRuntime implements AsyncDisposable {
       id: this.#deps.generateId(),
       now: this.#deps.clock.now(),
     });
-    await this.backend.enqueueStep(runId);
+    await this.backend.enqueueStep(runId, { agent });
   }
 
   #requireStarted(action: string): void {

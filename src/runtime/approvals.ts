@@ -17,7 +17,7 @@ export interface DecisionOptions {
  * decisions wins (the backend's first-write-wins), the other is refused with `already_decided`.
  * The winning decision joins the run's audit trail (`RunDetail.decisions`), which is kept for as
  * long as the run's record. Throws `ApprovalError` (`run_not_found`, `tool_call_not_found`,
- * `already_decided`) and changes nothing when the decision cannot apply.
+ * `already_decided`) and changes nothing when the decision cannot apply. Returns the run's agent.
  */
 export async function recordDecision(
   backend: RunBackend,
@@ -29,7 +29,7 @@ export async function recordDecision(
     id: string;
     now: number;
   },
-): Promise<void> {
+): Promise<string> {
   const { runId, toolCallId } = request;
   const record = await backend.loadRun(runId);
   if (record === undefined) {
@@ -70,6 +70,7 @@ export async function recordDecision(
   };
   const won = await backend.decide(runId, context.iteration, callKey(state), stored, audit);
   if (!won) throw alreadyDecided();
+  return record.agent;
 }
 
 function requestedEarlier(record: RunRecord, toolCallId: string): boolean {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Queue, Worker } from "bullmq";
 import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
@@ -8,6 +9,7 @@ import { recordById } from "../core/id-record.js";
 import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type {
+  BackendQueue,
   BackendStartOptions,
   EnqueueStepOptions,
   LeaseOutcome,
@@ -119,6 +121,12 @@ export interface RedisBackendOptions {
   keepFailedJobs?: number;
   /** How long `start()` waits for Redis to answer. @defaultValue 10000 */
   connectTimeoutMs?: number;
+  /**
+   * This process's workers' name, shown by queue views (`CLIENT LIST`, bull-board) and stored on
+   * the jobs they process.
+   * @defaultValue "<hostname>-<pid>"
+   */
+  workerName?: string;
 }
 
 const Options = z.object({
@@ -145,6 +153,10 @@ const Options = z.object({
   keepCompletedJobs: z.number().int().nonnegative().optional(),
   keepFailedJobs: z.number().int().nonnegative().optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
+  workerName: z
+    .string()
+    .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
+    .optional(),
 });
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
@@ -218,6 +230,7 @@ class RedisBackend implements RunBackend {
   readonly #keepCompleted: number;
   readonly #keepFailed: number;
   readonly #connectTimeoutMs: number;
+  readonly #workerName: string;
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
   /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
@@ -255,6 +268,7 @@ class RedisBackend implements RunBackend {
     this.#keepCompleted = options.keepCompletedJobs ?? 1000;
     this.#keepFailed = options.keepFailedJobs ?? 5000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.#workerName = options.workerName ?? `${hostname()}-${process.pid}`;
     this.#keys = redisKeys(this.#prefix);
     this.#ownsConnection = options.connection === undefined;
     const connect = (autoPipelining: boolean): RedisClient =>
@@ -297,10 +311,31 @@ class RedisBackend implements RunBackend {
     const { processors } = options;
     if (processors === undefined) return;
     if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
-    const workerSettings = { ...settings, concurrency: options.concurrency, logger: this.#logger };
+    const workerSettings = {
+      ...settings,
+      concurrency: options.concurrency,
+      logger: this.#logger,
+      workerName: this.#workerName,
+    };
     this.#workers = [
-      createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), workerSettings),
-      createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), workerSettings),
+      createWorker(
+        STEP_QUEUE,
+        StepJob,
+        async (job: StepJob, delivery) => {
+          await processors.step(job, delivery);
+          return this.#jobOutcome(job.runId);
+        },
+        workerSettings,
+      ),
+      createWorker(
+        TOOL_QUEUE,
+        ToolJob,
+        async (job: ToolJob, delivery) => {
+          await processors.tool(job, delivery);
+          return this.#jobOutcome(job.runId);
+        },
+        workerSettings,
+      ),
     ];
     await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
   }
@@ -687,7 +722,9 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
-    await this.#queue("steps").add("step", stepJob(runId, options.giveUp), {
+    const agent = options.agent === undefined ? {} : { agent: options.agent };
+    const data: StepJob = { ...stepJob(runId, options.giveUp), ...agent };
+    await this.#queue("steps").add(stepJobName(data), data, {
       jobId: `step-${jobIdPart(runId)}-${randomUUID()}`,
       ...(options.delayMs === undefined ? {} : { delay: options.delayMs }),
     });
@@ -696,9 +733,34 @@ class RedisBackend implements RunBackend {
   async enqueueTool(job: ToolJob): Promise<void> {
     // One id per call attempt: while a job for it exists, BullMQ ignores the add.
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    await this.#queue("tools").add("tool", job, {
+    await this.#queue("tools").add(toolJobName(job), job, {
       jobId: `tool-${jobIdPart(job.runId)}-${job.iteration}-${jobIdPart(key)}`,
     });
+  }
+
+  queues(): BackendQueue[] {
+    if (this.#queues === undefined) return [];
+    return [
+      { role: "steps", prefix: this.#prefix, queue: this.#queues.steps },
+      { role: "tools", prefix: this.#prefix, queue: this.#queues.tools },
+    ];
+  }
+
+  /** A job's return value: where its run stands after it (a queue view shows it per job). */
+  async #jobOutcome(runId: string): Promise<JobOutcome> {
+    const json = await this.#redis.hget(this.#keys.run(runId), "summary");
+    const parsed = json === null ? undefined : RunSummary.safeParse(safeJson(json));
+    if (parsed?.success !== true) return { runId, run: "unknown" };
+    const run = parsed.data;
+    return {
+      runId,
+      agent: run.agent,
+      run: run.status,
+      phase: run.phase,
+      iterations: run.iterations,
+      ...(run.pending.length === 0 ? {} : { waitingFor: run.pending.map((call) => call.name) }),
+      ...(run.error === null ? {} : { error: run.error.code }),
+    };
   }
 
   /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
@@ -773,6 +835,28 @@ class RedisBackend implements RunBackend {
 }
 
 const loadQueues = () => import("./redis-queues.js");
+
+/** A step job's name on a queue view: its agent, and whether it gives the run up. */
+const stepJobName = (job: StepJob): string =>
+  `${job.agent ?? "run"} step${job.giveUp === undefined ? "" : " (give up)"}`;
+
+/** A tool job's name on a queue view: agent, tool and call (never its input). */
+const toolJobName = (job: ToolJob): string =>
+  `${job.agent ?? "run"} ${job.tool ?? "tool"} ${job.toolCallId}`;
+
+/** A harnessx job's return value: the run it worked on, as the job left it. */
+interface JobOutcome {
+  runId: string;
+  agent?: string;
+  /** The run's status after the job ("unknown" when the run is gone). */
+  run: string;
+  phase?: string;
+  iterations?: number;
+  /** The tools whose calls wait for a person. */
+  waitingFor?: string[];
+  /** The run's error code, when it failed. */
+  error?: string;
+}
 
 function safeJson(json: string): unknown {
   try {

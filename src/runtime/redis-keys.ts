@@ -1,8 +1,11 @@
 import { indexName, type RunIndex } from "../store/run-query.js";
 
-/** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
-export const STEP_QUEUE = "steps";
-export const TOOL_QUEUE = "tools";
+/**
+ * Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`), in a
+ * `harnessx` namespace so that they say whose they are beside other applications' queues.
+ */
+export const STEP_QUEUE = "harnessx-steps";
+export const TOOL_QUEUE = "harnessx-tools";
 
 /**
  * The Redis keys of the run store, all under one prefix so a prefix is one installation. Every

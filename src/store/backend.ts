@@ -1,3 +1,4 @@
+import type { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
@@ -5,6 +6,14 @@ import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 import type { DecisionRecord, RunSummary } from "./summary.js";
+
+/** One of a backend's BullMQ queues, for queue views such as bull-board. */
+export interface BackendQueue {
+  role: "steps" | "tools";
+  /** The backend's key prefix (two backends on one Redis differ in it). */
+  prefix: string;
+  queue: Queue;
+}
 
 /** How a job reached the worker. */
 export interface JobDelivery {
@@ -55,6 +64,8 @@ export type LeaseOutcome =
 
 export interface EnqueueStepOptions {
   delayMs?: number;
+  /** The run's agent, to name the job on a queue view. */
+  agent?: string | undefined;
   /** Why an earlier step job of the run failed for good. */
   giveUp?: string;
 }
@@ -202,4 +213,6 @@ export interface RunBackend {
   enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;
   /** Queues a tool job; while one for the same call is known, the add does nothing. */
   enqueueTool(job: ToolJob): Promise<void>;
+  /** The BullMQ queues the runs' jobs go through, once started (none in memory). */
+  queues?(): BackendQueue[];
 }

@@ -18,7 +18,7 @@ export async function runStep(
   const lease = await backend.acquireLease(job.runId);
   if (!lease.acquired) {
     if (delivery.redelivered || lease.remainingMs < backend.lockDurationMs / 2) {
-      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50 });
+      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50, agent: job.agent });
     }
     return;
   }
@@ -40,7 +40,7 @@ export async function runStep(
   } finally {
     clearInterval(heartbeat);
     const { wake } = await backend.releaseLease(job.runId, lease.token);
-    if (wake) await backend.enqueueStep(job.runId);
+    if (wake) await backend.enqueueStep(job.runId, { agent: job.agent });
   }
 }
 

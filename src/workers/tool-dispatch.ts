@@ -43,7 +43,7 @@ export async function dispatchTool(
   if (record === undefined || isTerminal(record.status)) return;
   if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, { agent: record.agent });
     return;
   }
   const view = contextView(record);
@@ -61,7 +61,7 @@ export async function dispatchTool(
     return;
   }
   if (cancelled) {
-    await backend.enqueueStep(runId);
+    await backend.enqueueStep(runId, { agent: record.agent });
     return;
   }
   const agent = agentFor(deps, record.agent, runId);
@@ -89,7 +89,7 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId);
+  await backend.enqueueStep(runId, { agent: record.agent });
 }
 
 /**
