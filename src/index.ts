@@ -43,6 +43,13 @@ export {
   ToolSchema,
   Usage,
 } from "./core/values.js";
+// The dashboard (SPEC §12)
+export {
+  createDashboard,
+  type Dashboard,
+  type DashboardOptions,
+  type DashboardServer,
+} from "./dashboard/create-dashboard.js";
 export { Agent, type AgentOptions, type ResumeOptions, type RunOptions } from "./engine/agent.js";
 export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
