@@ -46,14 +46,12 @@ export function errorResponder(logger: Logger) {
     // express.json() refuses bad JSON with a 400 "entity.parse.failed" error of its own.
     const type = (error as { type?: unknown } | null)?.type;
     if (type === "entity.parse.failed" || type === "entity.too.large") {
-      response
-        .status(400)
-        .json({
-          error: {
-            code: "body_invalid",
-            message: "The body is not valid JSON of an acceptable size.",
-          },
-        });
+      response.status(400).json({
+        error: {
+          code: "body_invalid",
+          message: "The body is not valid JSON of an acceptable size.",
+        },
+      });
       return;
     }
     if (status !== undefined && code !== undefined && status < 500) {
