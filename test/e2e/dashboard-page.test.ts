@@ -3,10 +3,16 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AgentRuntime, createDashboard, type DashboardServer, memoryBackend, redisBackend } from "../../src/index.js";
-import { launchChromium } from "../support/chromium.js";
+import {
+  AgentRuntime,
+  createDashboard,
+  type DashboardServer,
+  memoryBackend,
+  redisBackend,
+} from "../../src/index.js";
 import { approvalAgent, silent } from "../integration/fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { launchChromium } from "../support/chromium.js";
 
 const TOKEN = "page-test-token-0123456789";
 const SHOTS = "test-results/dashboard";
@@ -25,14 +31,19 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function started(runtime: AgentRuntime, options: { workers?: boolean } = {}): Promise<AgentRuntime> {
+async function started(
+  runtime: AgentRuntime,
+  options: { workers?: boolean } = {},
+): Promise<AgentRuntime> {
   await runtime.start(options);
   closers.push(() => runtime.close({ timeoutMs: 5000 }));
   return runtime;
 }
 
 async function serve(runtime: AgentRuntime): Promise<DashboardServer> {
-  const server = await createDashboard({ runtime, tokens: { "ops-lead": TOKEN } }).listen({ port: 0 });
+  const server = await createDashboard({ runtime, tokens: { "ops-lead": TOKEN } }).listen({
+    port: 0,
+  });
   closers.push(() => server.close());
   return server;
 }
@@ -49,14 +60,26 @@ async function signIn(server: DashboardServer, token = TOKEN): Promise<Page> {
 
 describe("the dashboard page", () => {
   it("refuses a wrong token and says so", async () => {
-    const runtime = await started(new AgentRuntime({ agents: [approvalAgent().agent], backend: memoryBackend(), logger: silent }));
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
     const page = await signIn(await serve(runtime), "not-the-token-at-all");
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("not known");
     expect(await page.locator("#inbox").isHidden()).toBe(true);
   });
 
   it("approves from the inbox with a reason, by key, and the run completes live in its timeline", async () => {
-    const runtime = await started(new AgentRuntime({ agents: [approvalAgent().agent], backend: memoryBackend(), logger: silent }));
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
     const first = await runtime.submit("ops", "old.log");
     const second = await runtime.submit("ops", "new.log");
     await Promise.all([first.result(), second.result()]);
@@ -99,7 +122,13 @@ describe("the dashboard page", () => {
   });
 
   it("follows a parked run's timeline live as it is approved elsewhere", async () => {
-    const runtime = await started(new AgentRuntime({ agents: [approvalAgent().agent], backend: memoryBackend(), logger: silent }));
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
     const handle = await runtime.submit("ops", "old.log");
     await handle.result();
     const server = await serve(runtime);
@@ -119,10 +148,16 @@ describe("the dashboard page", () => {
     await requireRedis();
     const prefix = uniquePrefix();
     closers.push(() => deletePrefix(prefix));
-    const backendFor = () => redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
+    const backendFor = () =>
+      redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
     // The dashboard's runtime runs no workers; a second runtime (another process's) does the work.
-    const viewer = await started(new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }), { workers: false });
-    const worker = await started(new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }));
+    const viewer = await started(
+      new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }),
+      { workers: false },
+    );
+    const worker = await started(
+      new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }),
+    );
     const server = await serve(viewer);
     const page = await signIn(server);
     await expect.poll(() => page.locator("#live").textContent()).toBe("live");
