@@ -20,8 +20,8 @@ const TOKENS = {
   "reviewer-2": "reviewer-token-0123456789",
 };
 /** A JSON body, typed loosely for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions read bodies by path
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read bodies by path
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 export const body = async (response: Response): Promise<any> => response.json();
 const bearer = (name: keyof typeof TOKENS) => ({ authorization: `Bearer ${TOKENS[name]}` });
 
