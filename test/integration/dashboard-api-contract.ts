@@ -20,9 +20,8 @@ const TOKENS = {
   "reviewer-2": "reviewer-token-0123456789",
 };
 /** A JSON body, typed loosely for assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions read bodies by path
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read bodies by path
-export const body = async (response: Response): Promise<any> => response.json();
+export const body = async (response: Response): Promise<any> => response.json(); // eslint-disable-line @typescript-eslint/no-explicit-any
 const bearer = (name: keyof typeof TOKENS) => ({ authorization: `Bearer ${TOKENS[name]}` });
 
 /** An agent whose call carries a secret input field and waits for approval. */
