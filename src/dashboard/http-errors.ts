@@ -37,6 +37,12 @@ const codeOf = (error: unknown): string | undefined =>
 /** The last middleware: every error as `{ error: { code, message } }`. */
 export function errorResponder(logger: Logger) {
   return (error: unknown, _request: Request, response: Response, _next: NextFunction): void => {
+    if (response.headersSent) {
+      // A stream that failed midway: it can only end.
+      logger.warn({ err: error }, "dashboard stream failed");
+      response.end();
+      return;
+    }
     if (error instanceof HttpError) {
       response.status(error.status).json({ error: { code: error.code, message: error.message } });
       return;
