@@ -44,6 +44,13 @@ export {
   ToolSchema,
   Usage,
 } from "./core/values.js";
+// The dashboard (SPEC §12)
+export {
+  createDashboard,
+  type Dashboard,
+  type DashboardOptions,
+  type DashboardServer,
+} from "./dashboard/create-dashboard.js";
 export { Agent, type AgentOptions, type ResumeOptions, type RunOptions } from "./engine/agent.js";
 export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
@@ -166,6 +173,7 @@ export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backe
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
 export { RunHandle } from "./runtime/run-handle.js";
 export type {
+  BackendQueue,
   BackendStartOptions,
   CloseOptions,
   EnqueueStepOptions,
@@ -186,6 +194,7 @@ export {
   StoreVersionError,
   UnknownAgentError,
 } from "./store/errors.js";
+export type { EventPage, EventReadOptions, NumberedEvent } from "./store/run-feeds.js";
 export {
   DEFAULT_LIST_LIMIT,
   type ListOptions,

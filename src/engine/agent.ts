@@ -6,6 +6,7 @@ import { ApprovalError, ConfigError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
+import { REDACTED, SECRET_KEYS } from "../core/secret-keys.js";
 import type { Message, RunResult } from "../core/values.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
@@ -97,8 +98,8 @@ const defaultLogger = (): Logger =>
     name: "harnessx",
     level: process.env.HARNESSX_LOG_LEVEL ?? "warn",
     redact: {
-      paths: ["*.apiKey", "*.authorization", "*.password", "*.token", "*.secret"],
-      censor: "[redacted]",
+      paths: SECRET_KEYS.map((key) => `*.${key}`),
+      censor: REDACTED,
     },
   });
 

@@ -9,16 +9,27 @@ import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
+import type {
+  BackendQueue,
+  EnqueueStepOptions,
+  QueueConcurrency,
+  RunBackend,
+} from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
   RuntimeStateError,
   UnknownAgentError,
 } from "../store/errors.js";
+import {
+  type EventPage,
+  type EventReadOptions,
+  type NumberedEvent,
+  parseEventReadOptions,
+} from "../store/run-feeds.js";
 import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
 import { isTerminal, priorityOf, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
-import { type RunDetail, runDetail } from "../store/summary.js";
+import { type RunDetail, type RunSummary, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
@@ -240,7 +251,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (!(await this.backend.createRun(record))) {
       throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
     }
-    await this.backend.enqueueStep(record.runId, stepOptions(parsed));
+    await this.backend.enqueueStep(record.runId, { ...stepOptions(parsed), agent: agentName });
     return new RunHandle(record.runId, this.backend);
   }
 
@@ -262,7 +273,10 @@ export class AgentRuntime implements AsyncDisposable {
     const parsed = parseSubmitOptions(options);
     const trace = traceOf(injectTraceContext());
     const records = inputs.map((input) => this.#newRecord(agentName, input, parsed, trace));
-    const existing = await this.backend.submitRuns(records, stepOptions(parsed));
+    const existing = await this.backend.submitRuns(records, {
+      ...stepOptions(parsed),
+      agent: agentName,
+    });
     if (existing.length > 0) {
       throw new BackendError(
         `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
@@ -331,7 +345,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (isTerminal(record.status)) return;
     await this.backend.requestCancel(runId);
     this.#active.abort(runId);
-    await this.backend.enqueueStep(runId, priorityOf(record));
+    await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
   }
 
   /**
@@ -345,6 +359,57 @@ export class AgentRuntime implements AsyncDisposable {
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
     return this.backend.listRuns(parseListOptions(options));
+  }
+
+  /**
+   * The events of a run's log stored now, from position `after` (default 0) on, without
+   * waiting: `{ events, next }`, where `next` is the `after` of the next read. Throws
+   * `RunNotFoundError` for an unknown run.
+   * @example
+   * let page = await runtime.events(runId);
+   * page = await runtime.events(runId, { after: page.next });
+   */
+  async events(runId: string, options: EventReadOptions = {}): Promise<EventPage> {
+    this.#requireStarted("events");
+    const { after, limit } = parseEventReadOptions(options);
+    if ((await this.backend.loadRun(runId)) === undefined) throw new RunNotFoundError(runId);
+    return this.backend.readEvents(runId, after, limit);
+  }
+
+  /**
+   * A run's events from position `after` (default 0) on, each with its position, live from any
+   * process, ending after its final `result`; what `GET /api/runs/:id/events` streams.
+   */
+  async followEvents(
+    runId: string,
+    options: Pick<EventReadOptions, "after"> = {},
+  ): Promise<AsyncIterable<NumberedEvent>> {
+    this.#requireStarted("followEvents");
+    const { after } = parseEventReadOptions(options);
+    if ((await this.backend.loadRun(runId)) === undefined) throw new RunNotFoundError(runId);
+    return this.backend.followEvents(runId, after);
+  }
+
+  /**
+   * Every run's summary each time it is created or saved (its status or phase changed, or it
+   * progressed), from every process of the backend. Resolves once it listens: no change after
+   * that is missed. The iteration ends when `signal` aborts.
+   * @example
+   * const stop = new AbortController();
+   * for await (const run of await runtime.watch({ signal: stop.signal })) console.log(run.runId, run.status);
+   */
+  async watch(options: { signal: AbortSignal }): Promise<AsyncIterable<RunSummary>> {
+    this.#requireStarted("watch");
+    return this.backend.watchRuns(options.signal);
+  }
+
+  /**
+   * The BullMQ queues this runtime's jobs go through (Redis backend), for queue views such as
+   * bull-board; none with the memory backend.
+   */
+  queues(): BackendQueue[] {
+    this.#requireStarted("queues");
+    return this.backend.queues?.() ?? [];
   }
 
   /**
@@ -432,7 +497,7 @@ export class AgentRuntime implements AsyncDisposable {
         return { key: env.approvalKey };
       },
     });
-    await this.backend.enqueueStep(runId, priorityOf(record));
+    await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
   }
 
   #requireStarted(action: string): void {

@@ -15,6 +15,7 @@ import { queueConcurrency } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
+import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import type { RunPage, RunQuery } from "../store/run-query.js";
 import { callKey } from "../store/run-view.js";
 import {
@@ -26,12 +27,13 @@ import {
   type ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
-import { DecisionRecord, summarize } from "../store/summary.js";
+import { DecisionRecord, type RunSummary, summarize } from "../store/summary.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { memoryRecorderStore } from "./memory-run-extras.js";
 import { MemoryRunIndex } from "./memory-run-index.js";
 import { MemoryWorkQueue } from "./memory-work-queue.js";
 import { memoryModelLimiter } from "./model-limiter.js";
+import { SummaryFeed } from "./summary-feed.js";
 
 export interface MemoryBackendOptions {
   /**
@@ -94,6 +96,8 @@ class MemoryBackend implements RunBackend {
   readonly #expiries = new Map<string, NodeJS.Timeout>();
   readonly #cancels = new Set<string>();
   readonly #events: MemoryEventLog;
+  /** Every created or saved run's summary, for `watchRuns`. */
+  readonly #changes = new SummaryFeed();
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
   readonly #limiter = memoryModelLimiter();
@@ -155,7 +159,9 @@ class MemoryBackend implements RunBackend {
       document: recordDocument(record),
       messages: conversationOf(record).map((message) => JSON.stringify(message)),
     });
-    this.#runIndex.put(summarize(record));
+    const summary = summarize(record);
+    this.#runIndex.put(summary);
+    this.#changes.emit(summary);
     return true;
   }
 
@@ -231,8 +237,10 @@ class MemoryBackend implements RunBackend {
       messages.push(JSON.stringify(message));
     }
     this.#records.set(runId, { document: recordDocument(record), messages });
-    this.#runIndex.put(summarize(record));
+    const summary = summarize(record);
+    this.#runIndex.put(summary);
     for (const event of events) this.#events.publish(runId, event);
+    this.#changes.emit(summary);
     await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
     if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);
@@ -342,6 +350,31 @@ class MemoryBackend implements RunBackend {
       }
     }
     yield* this.#events.read(runId);
+  }
+
+  async *followEvents(runId: string, after: number): AsyncGenerator<NumberedEvent> {
+    if (!this.#events.has(runId)) {
+      const record = await this.loadRun(runId);
+      if (record !== undefined && isTerminal(record.status) && record.result !== null) {
+        if (after === 0) yield { position: 0, event: { type: "result", result: record.result } };
+        return;
+      }
+    }
+    yield* this.#events.readFrom(runId, after);
+  }
+
+  async readEvents(runId: string, after: number, limit: number): Promise<EventPage> {
+    if (!this.#events.has(runId) && after === 0) {
+      const record = await this.loadRun(runId);
+      if (record !== undefined && isTerminal(record.status) && record.result !== null) {
+        return { events: [{ type: "result", result: record.result }], next: 1 };
+      }
+    }
+    return this.#events.page(runId, after, limit);
+  }
+
+  async watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>> {
+    return this.#changes.listen(signal);
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {

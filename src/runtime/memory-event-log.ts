@@ -1,4 +1,5 @@
 import type { RunEvent } from "../engine/run-events.js";
+import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { endsStream } from "../store/schemas.js";
 
 interface Log {
@@ -32,8 +33,13 @@ export class MemoryEventLog {
   }
 
   async *read(runId: string): AsyncGenerator<RunEvent> {
+    for await (const { event } of this.readFrom(runId, 0)) yield event;
+  }
+
+  /** The run's events from `from` on, each with its position, live, ending after `result`. */
+  async *readFrom(runId: string, from: number): AsyncGenerator<NumberedEvent> {
     const log = this.#log(runId);
-    let position = 0;
+    let position = from;
     while (!this.#closed) {
       position = Math.max(position, log.dropped);
       const event = log.items[position - log.dropped];
@@ -42,9 +48,20 @@ export class MemoryEventLog {
         continue;
       }
       position += 1;
-      yield structuredClone(event);
+      yield { position: position - 1, event: structuredClone(event) };
       if (endsStream(event)) return;
     }
+  }
+
+  /** Up to `limit` events kept now from `after` on, without waiting (none for an unknown run). */
+  page(runId: string, after: number, limit: number): EventPage {
+    const log = this.#logs.get(runId);
+    if (log === undefined) return { events: [], next: after };
+    const start = Math.max(after, log.dropped);
+    const events = log.items
+      .slice(start - log.dropped, start - log.dropped + limit)
+      .map((event) => structuredClone(event));
+    return { events, next: events.length === 0 ? Math.max(after, start) : start + events.length };
   }
 
   /** True when the run has a log (it published, or somebody reads it). */

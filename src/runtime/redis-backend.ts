@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Queue, Worker } from "bullmq";
 import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
@@ -9,6 +10,7 @@ import { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type {
+  BackendQueue,
   BackendStartOptions,
   CloseOptions,
   EnqueueStepOptions,
@@ -20,6 +22,7 @@ import { queueConcurrency } from "../store/backend.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
+import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
@@ -45,7 +48,7 @@ import {
   subscriberOf,
   workerConnectionOf,
 } from "./redis-connection.js";
-import { appendEvents, RedisEventReaders } from "./redis-events.js";
+import { appendEvents, RedisEventReaders, readEventPage } from "./redis-events.js";
 import { reportingUnavailable } from "./redis-failures.js";
 import { indexHead } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
@@ -73,6 +76,7 @@ import {
 } from "./redis-scripts.js";
 import { StoreMarker, warnUnlessPersistent } from "./redis-store-marker.js";
 import { findStrandedRuns } from "./redis-stranded.js";
+import { SummaryFeed } from "./summary-feed.js";
 
 export interface RedisBackendOptions {
   /** @defaultValue "redis://127.0.0.1:6379" (unless `cluster` is given) */
@@ -147,6 +151,12 @@ export interface RedisBackendOptions {
   reconcileIntervalMs?: number;
   /** How long an unfinished run without a lease goes unsaved before it counts as stranded. @defaultValue 300000 */
   strandedAfterMs?: number;
+  /**
+   * This process's workers' name, shown by queue views (`CLIENT LIST`, bull-board) and stored on
+   * the jobs they process.
+   * @defaultValue "<hostname>-<pid>"
+   */
+  workerName?: string;
 }
 
 const Options = z.object({
@@ -176,6 +186,10 @@ const Options = z.object({
   commandTimeoutMs: z.number().int().positive().optional(),
   reconcileIntervalMs: z.number().int().positive().optional(),
   strandedAfterMs: z.number().int().positive().optional(),
+  workerName: z
+    .string()
+    .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
+    .optional(),
 });
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
@@ -265,6 +279,7 @@ class RedisBackend implements RunBackend {
   readonly #keepCompleted: number;
   readonly #keepFailed: number;
   readonly #connectTimeoutMs: number;
+  readonly #workerName: string;
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
   /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
@@ -282,6 +297,10 @@ class RedisBackend implements RunBackend {
   #workers: Worker[] = [];
   /** Hears cancel requests from every process (workers only). */
   #cancelSubscriber: RedisClient | undefined;
+  /** Hears run summaries from every process (`watchRuns`), once something watches. */
+  #summarySubscriber: RedisClient | undefined;
+  #summarySubscription: Promise<void> | undefined;
+  readonly #changes = new SummaryFeed();
   #closed = false;
   #limiter: ModelLimiter | undefined;
 
@@ -304,6 +323,7 @@ class RedisBackend implements RunBackend {
     this.#keepCompleted = options.keepCompletedJobs ?? 1000;
     this.#keepFailed = options.keepFailedJobs ?? 5000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.#workerName = options.workerName ?? `${hostname()}-${process.pid}`;
     this.#keys = redisKeys(this.#prefix);
     this.#ownsConnection = options.connection === undefined;
     const connect = (autoPipelining: boolean): RedisClient =>
@@ -363,16 +383,31 @@ class RedisBackend implements RunBackend {
     );
     this.#workerRedis = workerRedis;
     const { steps, tools } = queueConcurrency(options.concurrency);
-    const workerSettings = { ...settings, connection: workerRedis, logger: this.#logger };
+    const workerSettings = {
+      ...settings,
+      connection: workerRedis,
+      logger: this.#logger,
+      workerName: this.#workerName,
+    };
     this.#workers = [
-      createWorker(STEP_QUEUE, StepJob, processors.step.bind(processors), {
-        ...workerSettings,
-        concurrency: steps,
-      }),
-      createWorker(TOOL_QUEUE, ToolJob, processors.tool.bind(processors), {
-        ...workerSettings,
-        concurrency: tools,
-      }),
+      createWorker(
+        STEP_QUEUE,
+        StepJob,
+        async (job: StepJob, delivery) => {
+          await processors.step(job, delivery);
+          return this.#jobOutcome(job.runId);
+        },
+        { ...workerSettings, concurrency: steps },
+      ),
+      createWorker(
+        TOOL_QUEUE,
+        ToolJob,
+        async (job: ToolJob, delivery) => {
+          await processors.tool(job, delivery);
+          return this.#jobOutcome(job.runId);
+        },
+        { ...workerSettings, concurrency: tools },
+      ),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
         ...workerSettings,
         concurrency: 1,
@@ -400,6 +435,7 @@ class RedisBackend implements RunBackend {
     }
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
+    this.#summarySubscriber?.disconnect();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -412,6 +448,7 @@ class RedisBackend implements RunBackend {
 
   async createRun(record: RunRecord): Promise<boolean> {
     const created = await CREATE_RUN.run(this.#redis, ...this.#createRunArgs(record));
+    if (created === 1) this.#announce(summarize(record));
     return created === 1;
   }
 
@@ -434,13 +471,18 @@ class RedisBackend implements RunBackend {
     await this.#queue("steps").addBulk(
       created.map((record) => {
         const priority = record.priority === undefined ? {} : { priority: record.priority };
+        const data: StepJob = {
+          ...stepJob(record.runId, undefined, priority),
+          agent: record.agent,
+        };
         return {
-          name: "step",
-          data: stepJob(record.runId, undefined, priority),
+          name: stepJobName(data),
+          data,
           opts: this.#stepJobOptions(record.runId, { ...options, ...priority }),
         };
       }),
     );
+    for (const record of created) this.#announce(summarize(record));
     return existing;
   }
 
@@ -647,6 +689,7 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
+    this.#announce(summary);
     return { cancelRequested: reply === 1 };
   }
 
@@ -791,13 +834,66 @@ class RedisBackend implements RunBackend {
     yield* this.#readers.read(keys, finalEvent);
   }
 
-  async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
-    const { giveUp, ...extra } = options;
-    await this.#queue("steps").add(
-      "step",
-      stepJob(runId, giveUp, extra),
-      this.#stepJobOptions(runId, options),
+  followEvents(runId: string, after: number): AsyncIterable<NumberedEvent> {
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    return this.#readers.readFrom(keys, after, () => this.#finalEvent(runId));
+  }
+
+  async readEvents(runId: string, after: number, limit: number): Promise<EventPage> {
+    const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
+    return readEventPage(this.#redis, keys, after, limit, () => this.#finalEvent(runId));
+  }
+
+  async watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>> {
+    const changes = this.#changes.listen(signal);
+    this.#summarySubscription ??= this.#subscribeToSummaries().catch((error: unknown) => {
+      this.#summarySubscription = undefined;
+      throw error;
+    });
+    await this.#summarySubscription;
+    return changes;
+  }
+
+  /** The final result of a finished run that has no event log (none was ever written). */
+  async #finalEvent(runId: string): Promise<RunEvent | undefined> {
+    const record = await this.loadRun(runId);
+    return record !== undefined && isTerminal(record.status) && record.result !== null
+      ? { type: "result", result: record.result }
+      : undefined;
+  }
+
+  /** One subscriber per backend feeds every `watchRuns` listener of this process. */
+  async #subscribeToSummaries(): Promise<void> {
+    const subscriber = subscriberOf(this.#redis);
+    subscriber.on("error", (error) =>
+      this.#logger.warn({ err: loggableError(error) }, "runs subscriber error"),
     );
+    subscriber.on("message", (_channel: string, json: string) => {
+      const parsed = RunSummary.safeParse(safeJson(json));
+      if (parsed.success) this.#changes.emit(parsed.data);
+      else this.#logger.warn({ channel: this.#keys.runsChannel }, "skipped a malformed summary");
+    });
+    this.#summarySubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(this.#keys.runsChannel);
+  }
+
+  /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
+  #announce(summary: RunSummary): void {
+    this.#redis
+      .publish(this.#keys.runsChannel, JSON.stringify(summary))
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: loggableError(error) }, "announcing a run change failed"),
+      );
+  }
+
+  async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    const { giveUp, agent, ...extra } = options;
+    const data: StepJob = {
+      ...stepJob(runId, giveUp, extra),
+      ...(agent === undefined ? {} : { agent }),
+    };
+    await this.#queue("steps").add(stepJobName(data), data, this.#stepJobOptions(runId, options));
   }
 
   #stepJobOptions(runId: string, options: EnqueueStepOptions) {
@@ -815,7 +911,7 @@ class RedisBackend implements RunBackend {
     // One id per call attempt: while a job for it exists, BullMQ ignores the add. The parts
     // are joined by "|", which jobIdPart always escapes, so two attempts never share an id.
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
-    await this.#queue("tools").add("tool", job, {
+    await this.#queue("tools").add(toolJobName(job), job, {
       jobId: `tool|${jobIdPart(job.runId)}|${job.iteration}|${jobIdPart(key)}`,
       ...(job.priority === undefined ? {} : { priority: job.priority }),
     });
@@ -824,6 +920,31 @@ class RedisBackend implements RunBackend {
   modelLimiter(): ModelLimiter {
     this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix);
     return this.#limiter;
+  }
+
+  queues(): BackendQueue[] {
+    if (this.#queues === undefined) return [];
+    return [
+      { role: "steps", prefix: this.#prefix, queue: this.#queues.steps },
+      { role: "tools", prefix: this.#prefix, queue: this.#queues.tools },
+    ];
+  }
+
+  /** A job's return value: where its run stands after it (a queue view shows it per job). */
+  async #jobOutcome(runId: string): Promise<JobOutcome> {
+    const json = await this.#redis.hget(this.#keys.run(runId), "summary");
+    const parsed = json === null ? undefined : RunSummary.safeParse(safeJson(json));
+    if (parsed?.success !== true) return { runId, run: "unknown" };
+    const run = parsed.data;
+    return {
+      runId,
+      agent: run.agent,
+      run: run.status,
+      phase: run.phase,
+      iterations: run.iterations,
+      ...(run.pending.length === 0 ? {} : { waitingFor: run.pending.map((call) => call.name) }),
+      ...(run.error === null ? {} : { error: run.error.code }),
+    };
   }
 
   /**
@@ -933,3 +1054,33 @@ class RedisBackend implements RunBackend {
 }
 
 const loadQueues = () => import("./redis-queues.js");
+
+/** A step job's name on a queue view: its agent, and whether it gives the run up. */
+const stepJobName = (job: StepJob): string =>
+  `${job.agent ?? "run"} step${job.giveUp === undefined ? "" : " (give up)"}`;
+
+/** A tool job's name on a queue view: agent, tool and call (never its input). */
+const toolJobName = (job: ToolJob): string =>
+  `${job.agent ?? "run"} ${job.tool ?? "tool"} ${job.toolCallId}`;
+
+/** A harnessx job's return value: the run it worked on, as the job left it. */
+interface JobOutcome {
+  runId: string;
+  agent?: string;
+  /** The run's status after the job ("unknown" when the run is gone). */
+  run: string;
+  phase?: string;
+  iterations?: number;
+  /** The tools whose calls wait for a person. */
+  waitingFor?: string[];
+  /** The run's error code, when it failed. */
+  error?: string;
+}
+
+function safeJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}

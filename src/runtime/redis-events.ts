@@ -3,6 +3,7 @@ import { z } from "zod";
 import { loggableError } from "../core/errors.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { BackendError } from "../store/errors.js";
+import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
@@ -31,6 +32,25 @@ export async function appendEvents(
     [keys.events, keys.run],
     [options.maxLength, ...events.map((event) => JSON.stringify(event))],
   );
+}
+
+/** Up to `limit` events stored now from position `after` on (`finalEvent` as in `read`). */
+export async function readEventPage(
+  redis: RedisClient,
+  keys: EventKeys,
+  after: number,
+  limit: number,
+  finalEvent: () => Promise<RunEvent | undefined>,
+): Promise<EventPage> {
+  const [first, exists, entries] = ReadReply.parse(
+    await READ_EVENTS.run(redis, [keys.events, keys.run], [after, limit]),
+  );
+  if (exists === 0 && after === 0) {
+    const final = await finalEvent();
+    if (final !== undefined) return { events: [final], next: 1 };
+  }
+  const events = entries.map(parseEvent).filter((event) => event !== undefined);
+  return { events, next: entries.length === 0 ? Math.max(after, first) : first + entries.length };
 }
 
 // A run's events are a Redis list bounded to its last `maxLength` entries (see APPEND_EVENTS).
@@ -69,7 +89,19 @@ export class RedisEventReaders {
     keys: EventKeys,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
   ): AsyncGenerator<RunEvent> {
-    let next = 0;
+    for await (const { event } of this.readFrom(keys, 0, finalEvent)) yield event;
+  }
+
+  /**
+   * As `read`, from position `from` on, each event with its position; the final event of a run
+   * without a log counts as position 0.
+   */
+  async *readFrom(
+    keys: EventKeys,
+    from: number,
+    finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+  ): AsyncGenerator<NumberedEvent> {
+    let next = from;
     let channel: Channel | undefined;
     /** The channel's wake-ups up to this one are accounted for. */
     let seen = 0;
@@ -109,7 +141,7 @@ export class RedisEventReaders {
               );
               continue;
             }
-            yield event;
+            yield { position: first + offset, event };
             if (endsStream(event)) return;
           }
           // The list may hold more than one read returned; what wake-ups carried is all there is.
@@ -123,7 +155,7 @@ export class RedisEventReaders {
             throw error;
           }
           if (final !== undefined) {
-            yield final;
+            if (from === 0) yield { position: 0, event: final };
             return;
           }
         }

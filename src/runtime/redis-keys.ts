@@ -1,10 +1,13 @@
 import { indexName, type RunIndex } from "../store/run-query.js";
 
-/** Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`). */
-export const STEP_QUEUE = "steps";
-export const TOOL_QUEUE = "tools";
+/**
+ * Names of the queues under the backend's prefix (BullMQ keys: `<prefix>:<queue>:…`), in a
+ * `harnessx` namespace so that they say whose they are beside other applications' queues.
+ */
+export const STEP_QUEUE = "harnessx-steps";
+export const TOOL_QUEUE = "harnessx-tools";
 /** The reconciler's queue: one repeatable job (`RECONCILER`) for every process of the prefix. */
-export const MAINTENANCE_QUEUE = "maintenance";
+export const MAINTENANCE_QUEUE = "harnessx-maintenance";
 export const RECONCILER = "reconcile-runs";
 
 /**
@@ -45,6 +48,8 @@ export function redisKeys(prefix: string) {
     store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
     cancelChannel: `${prefix}:cancels`,
+    /** The pub/sub channel carrying each created or saved run's summary (`watchRuns`). */
+    runsChannel: `${prefix}:runs`,
   };
 }
 

@@ -42,8 +42,8 @@ export function createQueue(name: string, settings: QueueSettings): Queue {
 export function createWorker<T>(
   name: string,
   schema: z.ZodType<T>,
-  process: (payload: T, delivery: JobDelivery) => Promise<void>,
-  settings: QueueSettings & { concurrency: number; logger: Logger },
+  process: (payload: T, delivery: JobDelivery) => Promise<unknown>,
+  settings: QueueSettings & { concurrency: number; logger: Logger; workerName: string },
 ): Worker {
   const worker = new Worker(
     name,
@@ -54,12 +54,14 @@ export function createWorker<T>(
           `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
         );
       }
-      await process(parsed.data, { redelivered: job.stalledCounter > 0 });
+      // What it returns is the job's return value: what the job left its run as.
+      return await process(parsed.data, { redelivered: job.stalledCounter > 0 });
     },
     {
       connection: settings.connection,
       prefix: settings.prefix,
       concurrency: settings.concurrency,
+      name: settings.workerName,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
       maxStalledCount: settings.maxStalledCount,

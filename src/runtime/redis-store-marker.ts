@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { loggableError } from "../core/errors.js";
 import { BackendError } from "../store/errors.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 
@@ -60,7 +61,10 @@ export async function warnUnlessPersistent(
       save = ConfigReply.parse(await server.config("GET", "save"))[1];
       appendonly = ConfigReply.parse(await server.config("GET", "appendonly"))[1];
     } catch (error) {
-      logger.debug({ err: error }, "cannot read Redis's persistence settings (CONFIG GET)");
+      logger.debug(
+        { err: loggableError(error) },
+        "cannot read Redis's persistence settings (CONFIG GET)",
+      );
       continue;
     }
     if (save === "" && appendonly === "no") {

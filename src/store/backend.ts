@@ -1,12 +1,22 @@
+import type { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type { RecorderSink } from "../features/recorder/recorder-sink.js";
 import type { ModelLimiter } from "./model-limiter.js";
+import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
-import type { DecisionRecord } from "./summary.js";
+import type { DecisionRecord, RunSummary } from "./summary.js";
+
+/** One of a backend's BullMQ queues, for queue views such as bull-board. */
+export interface BackendQueue {
+  role: "steps" | "tools";
+  /** The backend's key prefix (two backends on one Redis differ in it). */
+  prefix: string;
+  queue: Queue;
+}
 
 /** How a job reached the worker. */
 export interface JobDelivery {
@@ -84,6 +94,8 @@ export interface EnqueueStepOptions {
   rateLimitedSince?: number;
   /** Makes it an approval-timeout step (`StepJob.approvalTimeout`). */
   approvalTimeout?: StepJob["approvalTimeout"];
+  /** The run's agent, to name the job on a queue view. */
+  agent?: string | undefined;
   /** Why an earlier step job of the run failed for good. */
   giveUp?: string;
 }
@@ -229,6 +241,19 @@ export interface RunBackend {
    * that result when the run has no log (it finished before logs were kept).
    */
   events(runId: string): AsyncIterable<RunEvent>;
+  /**
+   * The run's events from position `after` on, each with its position, live, ending after its
+   * final `result` (a finished run without a log: its result at position 0).
+   */
+  followEvents(runId: string, after: number): AsyncIterable<NumberedEvent>;
+  /** Up to `limit` of the run's events stored now from position `after`, without waiting. */
+  readEvents(runId: string, after: number, limit: number): Promise<EventPage>;
+  /**
+   * Every run's summary each time the run is created or saved, from every process sharing the
+   * backend (Redis: a pub/sub channel under the prefix). Resolves once it listens, so no change
+   * made after it resolves is missed; the feed ends when `signal` aborts.
+   */
+  watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>>;
 
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */
   enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;
@@ -241,4 +266,6 @@ export interface RunBackend {
   enqueueTool(job: ToolJob): Promise<void>;
   /** The limits on model calls that every process of this backend shares. */
   modelLimiter(): ModelLimiter;
+  /** The BullMQ queues the runs' jobs go through, once started (none in memory). */
+  queues?(): BackendQueue[];
 }

@@ -122,6 +122,8 @@ export type StoredDecision = z.infer<typeof StoredDecision>;
  */
 export const StepJob = z.object({
   runId: z.string().min(1),
+  /** The run's agent, to name the job on a queue view; jobs queued without it still parse. */
+  agent: z.string().min(1).optional(),
   giveUp: z.string().min(1).optional(),
   /** The run's priority, passed on to the jobs this step queues. */
   priority: z.number().int().positive().optional(),
@@ -155,6 +157,9 @@ export const ToolJob = z.object({
   runId: z.string().min(1),
   iteration: z.number().int().positive(),
   toolCallId: z.string().min(1),
+  /** The run's agent and the call's tool, to name the job on a queue view (never the input). */
+  agent: z.string().min(1).optional(),
+  tool: z.string().min(1).optional(),
   /**
    * How many times a crash interrupted this call before and a person approved running it
    * again; each attempt is a job of its own. Absent means 0.

@@ -316,6 +316,8 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
           runId: context.runId,
           iteration: context.iteration,
           toolCallId: state.call.id,
+          agent: step.record.agent,
+          tool: state.call.name,
           ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
           ...priorityOf(step.record),
         }),

@@ -22,7 +22,11 @@ export async function runStep(
   const lease = await backend.acquireLease(job.runId);
   if (!lease.acquired) {
     if (delivery.redelivered || lease.remainingMs < backend.lockDurationMs / 2) {
-      await backend.enqueueStep(job.runId, { delayMs: lease.remainingMs + 50, ...priority });
+      await backend.enqueueStep(job.runId, {
+        delayMs: lease.remainingMs + 50,
+        agent: job.agent,
+        ...priority,
+      });
     }
     return;
   }
@@ -54,13 +58,14 @@ export async function runStep(
   } finally {
     clearInterval(heartbeat);
     const { wake } = await backend.releaseLease(job.runId, lease.token);
-    if (wake) await backend.enqueueStep(job.runId, priority);
+    if (wake) await backend.enqueueStep(job.runId, { ...priority, agent: job.agent });
   }
   if (deferred !== undefined) {
     // The model call waits for its rate limit: the run comes back when it may go.
     await backend.enqueueStep(job.runId, {
       delayMs: deferred.delayMs,
       rateLimitedSince: deferred.waitingSince,
+      agent: job.agent,
       ...priority,
     });
   }

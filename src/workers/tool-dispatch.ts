@@ -46,7 +46,7 @@ export async function dispatchTool(
   const priority = priorityOf(record);
   if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
-    await backend.enqueueStep(runId, priority);
+    await backend.enqueueStep(runId, { ...priority, agent: record.agent });
     return;
   }
   const view = contextView(record);
@@ -64,7 +64,7 @@ export async function dispatchTool(
     return;
   }
   if (cancelled) {
-    await backend.enqueueStep(runId, priority);
+    await backend.enqueueStep(runId, { ...priority, agent: record.agent });
     return;
   }
   const agent = agentFor(deps, record.agent, runId);
@@ -111,7 +111,7 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId, priority);
+  await backend.enqueueStep(runId, { ...priority, agent: record.agent });
 }
 
 /**

@@ -28,6 +28,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "  run_shell: Permission denied: this agent never runs shell",
     "files left: notes.txt, keep.log",
   ],
+  "dashboard.ts": [
+    "run: awaiting_approval",
+    "without a token: 401",
+    'inbox: refund_order {"orderId":"7","apiKey":"[redacted]"} (refunds need a person)',
+    'approve: 200 {"decided":"allow"}',
+    "run: Done: refunded order 7.",
+    "decided by ops-lead: order checked",
+  ],
   "durable-runs.ts": [
     "event: tool_start",
     "event: result completed",

@@ -43,6 +43,7 @@ import {
 } from "./fixtures.js";
 import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
+import { describeRunFeedsContract } from "./run-feeds-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSchedulingContract } from "./scheduling-contract.js";
 
@@ -69,6 +70,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRunExtrasContract(name, factory);
   describeHardeningContract(name, factory);
   describeSchedulingContract(name, factory);
+  describeRunFeedsContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

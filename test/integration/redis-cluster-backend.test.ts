@@ -117,7 +117,15 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
       const keys = await clusterKeys(client, prefix);
       const kinds = new Set(keys.map((key) => key.split(":")[1]));
       expect([...kinds]).toEqual(
-        expect.arrayContaining(["run", "idx", "msgs", "events", "audit", "steps", "tools"]),
+        expect.arrayContaining([
+          "run",
+          "idx",
+          "msgs",
+          "events",
+          "audit",
+          "harnessx-steps",
+          "harnessx-tools",
+        ]),
       );
       const slot = await client.cluster("KEYSLOT", prefix.slice(1, prefix.indexOf("}")));
       const slots = await Promise.all(keys.map((key) => client.cluster("KEYSLOT", key)));

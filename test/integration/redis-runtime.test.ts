@@ -60,8 +60,9 @@ function backendOn(prefix: string, options: RedisBackendOptions = {}): RunBacken
 }
 
 /** A BullMQ queue and its events on one of the runtime's queues, closed after the test. */
-async function rawQueue(prefix: string, name: "steps" | "tools") {
+async function rawQueue(prefix: string, role: "steps" | "tools") {
   const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+  const name = `harnessx-${role}`;
   const queue = new Queue(name, { connection, prefix });
   const events = new QueueEvents(name, { connection: { url: redisUrl() }, prefix });
   closers.push(async () => {
@@ -125,7 +126,7 @@ describe("redisBackend() queue hygiene", () => {
     const failure = await rejection(malformed.waitUntilFinished(events));
     const failed = await Job.fromId(queue, "malformed-1");
 
-    expect(String(failure)).toMatch(/Malformed steps job "malformed-1": runId/);
+    expect(String(failure)).toMatch(/Malformed harnessx-steps job "malformed-1": runId/);
     expect(await failed?.getState()).toBe("failed");
     expect(failed?.attemptsMade).toBe(1);
     const result = await (await runtime.submit("support", "after")).result();

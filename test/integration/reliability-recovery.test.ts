@@ -245,7 +245,7 @@ describe("a tool job whose worker dies on every attempt", { timeout: SLOW_TEST_M
     const test = await setUp();
     const worker = await test.worker("w1", { maxStalledCount: 1 });
     const connection = new Redis(test.url, { maxRetriesPerRequest: null });
-    const events = new QueueEvents("tools", { connection, prefix: test.prefix });
+    const events = new QueueEvents("harnessx-tools", { connection, prefix: test.prefix });
     cleanups.push(async () => {
       await events.close();
       connection.disconnect();
@@ -259,7 +259,7 @@ describe("a tool job whose worker dies on every attempt", { timeout: SLOW_TEST_M
       failure = error;
     });
 
-    expect(String(failure)).toMatch(/Malformed tools job "malformed": runId/);
+    expect(String(failure)).toMatch(/Malformed harnessx-tools job "malformed": runId/);
     const failed = await Job.fromId(tools, "malformed");
     expect(await failed?.getState()).toBe("failed");
     expect(failed?.attemptsMade).toBe(1);

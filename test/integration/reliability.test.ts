@@ -175,9 +175,9 @@ describe("a worker process's connections", { timeout: SLOW_TEST_MS }, () => {
         `${test.prefix}-w1`,
         `${test.prefix}-w1`,
         `${test.prefix}-w1-counters`,
-        `${test.prefix}:${Buffer.from("steps").toString("base64")}`,
-        `${test.prefix}:${Buffer.from("tools").toString("base64")}`,
-        `${test.prefix}:${Buffer.from("maintenance").toString("base64")}`,
+        `${test.prefix}:${Buffer.from("harnessx-steps").toString("base64")}:w:w1`,
+        `${test.prefix}:${Buffer.from("harnessx-tools").toString("base64")}:w:w1`,
+        `${test.prefix}:${Buffer.from("harnessx-maintenance").toString("base64")}:w:w1`,
       ].sort(),
     );
     for (const client of killed) {
@@ -240,7 +240,7 @@ describe("many runs across worker processes", { timeout: SLOW_TEST_MS }, () => {
     expect(await test.count("handler", query)).toBe(3);
     const left: string[] = [];
     const toolJobs: string[] = [];
-    for (const name of ["steps", "tools"]) {
+    for (const name of ["harnessx-steps", "harnessx-tools"]) {
       const queue = new Queue(name, { connection: test.counters, prefix: test.prefix });
       cleanups.push(() => queue.close());
       const pending = await queue.getJobs([
@@ -256,7 +256,7 @@ describe("many runs across worker processes", { timeout: SLOW_TEST_MS }, () => {
           .filter((job) => job.data?.runId === handle.runId)
           .map((job) => `${name} ${job.id}`),
       );
-      if (name === "tools") {
+      if (name === "harnessx-tools") {
         const completed = await queue.getJobs(["completed"]);
         toolJobs.push(
           ...completed

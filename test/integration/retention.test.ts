@@ -144,7 +144,12 @@ describe("retention on redisBackend(), key by key", () => {
       const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*${runId}*`, "COUNT", 500);
       cursor = next;
       for (const key of keys) {
-        if (key.startsWith(`${prefix}:steps:`) || key.startsWith(`${prefix}:tools:`)) continue;
+        if (
+          key.startsWith(`${prefix}:harnessx-steps:`) ||
+          key.startsWith(`${prefix}:harnessx-tools:`)
+        ) {
+          continue;
+        }
         found[key.slice(prefix.length + 1).replace(runId, "<run>")] = await redis.pttl(key);
       }
     } while (cursor !== "0");

@@ -1,0 +1,75 @@
+// The dashboard (SPEC §12): runs, live timelines, the approvals inbox and (on Redis) the queues,
+// over any AgentRuntime. This example parks a run, then decides it through the dashboard's API
+// as the page would, and exits. Run it with `--serve` to keep the page open and try it in a
+// browser (token: "example-token-0123456789").
+import { pino } from "pino";
+import { z } from "zod";
+import {
+  Agent,
+  AgentRuntime,
+  createDashboard,
+  memoryBackend,
+  PermissionManager,
+  tool,
+} from "../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
+
+const TOKEN = "example-token-0123456789";
+const serve = process.argv.includes("--serve");
+
+const refund = tool({
+  name: "refund_order",
+  description: "Refund an order.",
+  input: z.object({ orderId: z.string(), apiKey: z.string() }),
+  handler: async ({ orderId }) => `Refunded order ${orderId}.`,
+});
+const agent = new Agent({
+  provider: new ScriptedProvider([
+    toolCallResponse([
+      { id: "call_1", name: "refund_order", input: { orderId: "7", apiKey: "sk-live-123" } },
+    ]),
+    textResponse("Done: refunded order 7."),
+  ]),
+  tools: [refund],
+  permissions: new PermissionManager({
+    default: "allow",
+    rules: [{ tool: "refund_*", decision: "ask", reason: "refunds need a person" }],
+  }),
+  config: { name: "support" },
+  logger: pino({ level: "silent" }),
+});
+const runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend() });
+await runtime.start();
+const dashboard = createDashboard({ runtime, tokens: { "ops-lead": TOKEN } });
+const server = await dashboard.listen({ port: serve ? 4400 : 0, host: "127.0.0.1" });
+
+const handle = await runtime.submit("support", "Refund order 7, please.");
+console.log(`run: ${(await handle.result()).status}`);
+
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(new URL(path, server.url), {
+    ...init,
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+  });
+console.log(`without a token: ${(await fetch(new URL("api/approvals", server.url))).status}`);
+const { approvals } = (await (await api("api/approvals")).json()) as {
+  approvals: Array<{ toolCallId: string; name: string; input: unknown; reason: string }>;
+};
+for (const call of approvals) {
+  console.log(`inbox: ${call.name} ${JSON.stringify(call.input)} (${call.reason})`);
+}
+
+if (serve) {
+  console.log(`open ${server.url} and sign in with ${TOKEN}; Ctrl-C to stop`);
+} else {
+  const decided = await api(`api/runs/${handle.runId}/calls/call_1/approve`, {
+    method: "POST",
+    body: JSON.stringify({ reason: "order checked" }),
+  });
+  console.log(`approve: ${decided.status} ${JSON.stringify(await decided.json())}`);
+  console.log(`run: ${(await handle.result()).output}`);
+  const [decision] = (await runtime.get(handle.runId)).decisions;
+  console.log(`decided by ${decision?.by}: ${decision?.reason}`);
+  await server.close();
+  await runtime.close();
+}

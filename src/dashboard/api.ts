@@ -1,0 +1,202 @@
+import express, { type Request, type Response, Router } from "express";
+import { z } from "zod";
+import { redactSecrets } from "../core/secret-keys.js";
+import type { AgentRuntime } from "../runtime/agent-runtime.js";
+import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
+import { MAX_LIST_LIMIT } from "../store/run-query.js";
+import { isTerminal, RunRecordStatus } from "../store/schemas.js";
+import { describeIssues } from "../tools/validate.js";
+import {
+  type Caller,
+  type DashboardAuth,
+  type GuardOptions,
+  requireReader,
+  requireWriter,
+  SESSION_COOKIE,
+} from "./auth.js";
+import { HttpError } from "./http-errors.js";
+import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
+
+const RunsQuery = z.strictObject({
+  status: RunRecordStatus.optional(),
+  agent: z.string().min(1).max(200).optional(),
+  sessionId: z.string().min(1).max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+  cursor: z.string().min(1).max(2000).optional(),
+});
+
+const EventsQuery = z.strictObject({
+  after: z.coerce.number().int().nonnegative().optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
+});
+
+const ApprovalsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+  cursor: z.string().min(1).max(2000).optional(),
+});
+
+const DecisionBody = z.strictObject({ reason: z.string().max(2000).optional() });
+const EmptyBody = z.strictObject({});
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw new HttpError(
+      400,
+      `${what}_invalid`,
+      `Invalid ${what}: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** One waiting call in the approvals inbox. */
+export interface InboxEntry {
+  runId: string;
+  agent: string;
+  toolCallId: string;
+  name: string;
+  input: Record<string, unknown>;
+  reason: string;
+  /** When the run parked (ms since the epoch): how long the call has waited. */
+  since: number;
+}
+
+export interface ApiOptions extends GuardOptions {
+  runtime: AgentRuntime;
+  auth: DashboardAuth;
+  heartbeatMs: number;
+  /** Remembers open streams so that closing the dashboard ends them. */
+  track: (stream: EventStream) => () => void;
+}
+
+const send = (response: Response, body: unknown): void => {
+  response.json(redactSecrets(body));
+};
+
+/** The JSON API of SPEC §12. Every body leaves through `redactSecrets`. */
+export function apiRouter(options: ApiOptions): Router {
+  const { runtime } = options;
+  const router = Router();
+  const read = requireReader(options);
+  const write = requireWriter(options);
+  const json = express.json({ limit: "16kb" });
+  router.use((_request, response, next) => {
+    response.set("Cache-Control", "no-store");
+    next();
+  });
+
+  router.post("/session", write, (request: Request, response: Response) => {
+    const caller = response.locals.caller as Caller;
+    response.cookie(SESSION_COOKIE, options.auth.session(caller, options.now()), {
+      httpOnly: true,
+      sameSite: "strict",
+      secure: request.secure,
+      path: request.baseUrl.replace(/\/api$/, "") || "/",
+      maxAge: options.auth.sessionTtlMs,
+    });
+    send(response, { name: caller.name, expiresAt: options.now() + options.auth.sessionTtlMs });
+  });
+
+  router.delete("/session", (request: Request, response: Response) => {
+    response.clearCookie(SESSION_COOKIE, { path: request.baseUrl.replace(/\/api$/, "") || "/" });
+    response.status(204).end();
+  });
+
+  router.get("/whoami", read, (_request, response) => {
+    send(response, { name: response.locals.caller?.name ?? null, readOpen: options.readOpen });
+  });
+
+  router.get("/runs", read, async (request, response) => {
+    const query = parse(RunsQuery, request.query, "query");
+    send(response, await runtime.list(query));
+  });
+
+  router.get("/runs/:runId", read, async (request, response) => {
+    send(response, await runtime.get(String(request.params.runId)));
+  });
+
+  router.get("/runs/:runId/events", read, async (request, response) => {
+    const runId = String(request.params.runId);
+    const query = parse(EventsQuery, request.query, "query");
+    if (!wantsEventStream(request)) {
+      send(response, await runtime.events(runId, query));
+      return;
+    }
+    const lastId = Number(request.get("last-event-id"));
+    const after = Number.isInteger(lastId) && lastId >= 0 ? lastId + 1 : (query.after ?? 0);
+    const events = await runtime.followEvents(runId, { after });
+    const stream = openEventStream(request, response, options.heartbeatMs, options.track);
+    const iterator = events[Symbol.asyncIterator]();
+    stream.closed.addEventListener("abort", () => void iterator.return?.(), { once: true });
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || stream.closed.aborted) break;
+      stream.send("run_event", redactSecrets(next.value.event), next.value.position);
+    }
+    stream.send("end", {});
+    stream.end();
+  });
+
+  router.get("/approvals", read, async (request, response) => {
+    const query = parse(ApprovalsQuery, request.query, "query");
+    const limit = query.limit ?? 50;
+    const approvals: InboxEntry[] = [];
+    let cursor: string | null = query.cursor ?? null;
+    // Runs are paged; a run's waiting calls are never split across pages.
+    do {
+      const page = await runtime.list({ status: "awaiting_approval", limit, cursor });
+      for (const run of page.runs) {
+        for (const call of run.pending) {
+          approvals.push({
+            runId: run.runId,
+            agent: run.agent,
+            ...call,
+            toolCallId: call.toolCallId,
+            since: run.updatedAt,
+          });
+        }
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== null && approvals.length < limit);
+    send(response, { approvals, nextCursor: cursor });
+  });
+
+  const decide = (decision: "allow" | "deny") => async (request: Request, response: Response) => {
+    const body = parse(DecisionBody, request.body, "body");
+    const caller = response.locals.caller as Caller;
+    const runId = String(request.params.runId);
+    const toolCallId = String(request.params.toolCallId);
+    const by = { by: caller.name, ...(body.reason === undefined ? {} : { reason: body.reason }) };
+    if (decision === "allow") await runtime.approve(runId, toolCallId, by);
+    else await runtime.deny(runId, toolCallId, by);
+    send(response, { decided: decision });
+  };
+  router.post("/runs/:runId/calls/:toolCallId/approve", write, json, decide("allow"));
+  router.post("/runs/:runId/calls/:toolCallId/deny", write, json, decide("deny"));
+
+  router.post("/runs/:runId/cancel", write, json, async (request, response) => {
+    parse(EmptyBody, request.body, "body");
+    const runId = String(request.params.runId);
+    const run = await runtime.get(runId);
+    if (isTerminal(run.status)) {
+      throw new HttpError(409, "run_finished", `Run "${runId}" has finished (${run.status}).`);
+    }
+    await runtime.cancel(runId);
+    send(response, { cancelled: true });
+  });
+
+  router.get("/stream", read, async (request, response) => {
+    const stop = new AbortController();
+    const changes = await runtime.watch({ signal: stop.signal });
+    const stream = openEventStream(request, response, options.heartbeatMs, options.track);
+    stream.closed.addEventListener("abort", () => stop.abort(), { once: true });
+    stream.send("ready", {});
+    for await (const summary of changes) stream.send("run", redactSecrets(summary));
+  });
+
+  router.use((_request, _response, next) => {
+    next(new HttpError(404, "not_found", "No such API endpoint."));
+  });
+  return router;
+}

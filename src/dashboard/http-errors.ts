@@ -1,0 +1,78 @@
+import type { NextFunction, Request, Response } from "express";
+import type { Logger } from "pino";
+import { HarnessError, loggableError } from "../core/errors.js";
+
+/** An error the API answers with its own status and code. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "HttpError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** HTTP statuses of harnessx error codes (matched by code, so any copy of the package maps). */
+const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  run_not_found: 404,
+  tool_call_not_found: 404,
+  already_decided: 409,
+  approval_tampered: 409,
+  config_invalid: 400,
+  input_invalid: 400,
+  approval_invalid: 400,
+  backend_failed: 503,
+  backend_unavailable: 503,
+  store_lost: 503,
+};
+
+const codeOf = (error: unknown): string | undefined =>
+  error instanceof HarnessError || (error instanceof Error && "code" in error)
+    ? String((error as { code: unknown }).code)
+    : undefined;
+
+/** The last middleware: every error as `{ error: { code, message } }`. */
+export function errorResponder(logger: Logger) {
+  return (error: unknown, _request: Request, response: Response, _next: NextFunction): void => {
+    if (response.headersSent) {
+      // A stream that failed midway: it can only end.
+      logger.warn({ err: loggableError(error) }, "dashboard stream failed");
+      response.end();
+      return;
+    }
+    if (error instanceof HttpError) {
+      response.status(error.status).json({ error: { code: error.code, message: error.message } });
+      return;
+    }
+    const code = codeOf(error);
+    const status = code === undefined ? undefined : STATUS_BY_CODE[code];
+    // express.json() refuses bad JSON with a 400 "entity.parse.failed" error of its own.
+    const type = (error as { type?: unknown } | null)?.type;
+    if (type === "entity.parse.failed" || type === "entity.too.large") {
+      response.status(400).json({
+        error: {
+          code: "body_invalid",
+          message: "The body is not valid JSON of an acceptable size.",
+        },
+      });
+      return;
+    }
+    if (status !== undefined && code !== undefined && status < 500) {
+      response.status(status).json({ error: { code, message: (error as Error).message } });
+      return;
+    }
+    logger.error({ err: loggableError(error) }, "dashboard request failed");
+    response.status(status ?? 500).json({
+      error: {
+        code: code ?? "internal",
+        message:
+          status === undefined
+            ? "The dashboard failed to answer."
+            : "The run store is not answering.",
+      },
+    });
+  };
+}

@@ -1,0 +1,175 @@
+// The dashboard page in a real headless chromium: sign in with a token, the runs table, a run's
+// timeline, and the approvals inbox deciding calls and following runs parked elsewhere.
+import { mkdirSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  AgentRuntime,
+  createDashboard,
+  type DashboardServer,
+  memoryBackend,
+  redisBackend,
+} from "../../src/index.js";
+import { approvalAgent, silent } from "../integration/fixtures.js";
+import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { launchChromium } from "../support/chromium.js";
+
+const TOKEN = "page-test-token-0123456789";
+const SHOTS = "test-results/dashboard";
+
+let browser: Browser;
+const closers: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  mkdirSync(SHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser.close();
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function started(
+  runtime: AgentRuntime,
+  options: { workers?: boolean } = {},
+): Promise<AgentRuntime> {
+  await runtime.start(options);
+  closers.push(() => runtime.close({ timeoutMs: 5000 }));
+  return runtime;
+}
+
+async function serve(runtime: AgentRuntime): Promise<DashboardServer> {
+  const server = await createDashboard({ runtime, tokens: { "ops-lead": TOKEN } }).listen({
+    port: 0,
+  });
+  closers.push(() => server.close());
+  return server;
+}
+
+async function signIn(server: DashboardServer, token = TOKEN): Promise<Page> {
+  const context = await browser.newContext();
+  closers.push(() => context.close());
+  const page = await context.newPage();
+  await page.goto(server.url);
+  await page.getByLabel("Dashboard token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  return page;
+}
+
+describe("the dashboard page", () => {
+  it("refuses a wrong token and says so", async () => {
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
+    const page = await signIn(await serve(runtime), "not-the-token-at-all");
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("not known");
+    expect(await page.locator("#inbox").isHidden()).toBe(true);
+  });
+
+  it("approves from the inbox with a reason, by key, and the run completes live in its timeline", async () => {
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
+    const first = await runtime.submit("ops", "old.log");
+    const second = await runtime.submit("ops", "new.log");
+    await Promise.all([first.result(), second.result()]);
+    const server = await serve(runtime);
+    const page = await signIn(server);
+
+    const items = page.locator("#inbox-list li");
+    await expect.poll(() => items.count()).toBe(2);
+    expect(await page.locator("#who").textContent()).toBe("signed in as ops-lead");
+    await page.screenshot({ path: `${SHOTS}/inbox.png`, fullPage: true });
+
+    // The oldest waits first: approve it with a reason typed in its field, then the key "a".
+    const oldest = items.first();
+    expect(await oldest.locator("pre").textContent()).toContain('"path": "old.log"');
+    await page.keyboard.press("r");
+    await page.keyboard.type("checked the file");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("a");
+    await expect.poll(() => items.count()).toBe(1);
+    expect((await first.result()).status).toBe("completed");
+    const approved = await runtime.get(first.runId);
+    expect(approved.decisions).toEqual([
+      expect.objectContaining({ decision: "allow", by: "ops-lead", reason: "checked the file" }),
+    ]);
+
+    // Deny the other with the button, then read the reason in its timeline.
+    await items.first().getByPlaceholder("Reason (optional)").fill("not this one");
+    await items.first().getByRole("button", { name: "Deny" }).click();
+    await expect.poll(() => items.count()).toBe(0);
+    await page.goto(`${server.url}#run/${second.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await timeline.textContent()).toContain("Denied: delete_file");
+    expect(await timeline.textContent()).toContain("not this one");
+    expect(await timeline.textContent()).toContain("By ops-lead");
+
+    await page.goto(`${server.url}#runs`);
+    await expect.poll(() => page.locator("#runs-body tr").count()).toBe(2);
+    expect(await page.locator("#runs-body").textContent()).toContain("completed");
+  });
+
+  it("follows a parked run's timeline live as it is approved elsewhere", async () => {
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
+    const handle = await runtime.submit("ops", "old.log");
+    await handle.result();
+    const server = await serve(runtime);
+    const page = await signIn(server);
+    await page.goto(`${server.url}#run/${handle.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Waiting for a person: delete_file");
+
+    await runtime.approve(handle.runId, "call_1", { by: "someone-else", reason: "from the CLI" });
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await timeline.textContent()).toContain("By someone-else");
+    expect(await page.locator("#run-summary").textContent()).toContain("completed");
+    await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  });
+
+  it("updates the inbox without reload when another process parks a run and another decides it (Redis)", async () => {
+    await requireRedis();
+    const prefix = uniquePrefix();
+    closers.push(() => deletePrefix(prefix));
+    const backendFor = () =>
+      redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
+    // The dashboard's runtime runs no workers; a second runtime (another process's) does the work.
+    const viewer = await started(
+      new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }),
+      { workers: false },
+    );
+    const worker = await started(
+      new AgentRuntime({ agents: [approvalAgent().agent], backend: backendFor(), logger: silent }),
+    );
+    const server = await serve(viewer);
+    const page = await signIn(server);
+    await expect.poll(() => page.locator("#live").textContent()).toBe("live");
+    const items = page.locator("#inbox-list li");
+    expect(await items.count()).toBe(0);
+
+    const handle = await worker.submit("ops", "remote.log");
+    await expect.poll(() => items.count()).toBe(1);
+    expect(await items.first().textContent()).toContain("remote.log");
+
+    await worker.approve(handle.runId, "call_1", { by: "elsewhere" });
+    await expect.poll(() => items.count()).toBe(0);
+    expect((await handle.result()).status).toBe("completed");
+  });
+});

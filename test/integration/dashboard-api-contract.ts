@@ -1,0 +1,371 @@
+// The dashboard's JSON API (SPEC §12) over a real runtime, by Node's fetch against a listening
+// server: run on the memory backend and on Redis (dashboard-api.test.ts).
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  AgentRuntime,
+  createDashboard,
+  type DashboardServer,
+  PermissionManager,
+  type RunBackend,
+  type RunPage,
+  tool,
+} from "../../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { type SseMessage, sseMessages } from "../support/sse.js";
+import { approvalAgent, makeAgent, silent } from "./fixtures.js";
+
+const TOKENS = {
+  "ops-lead": "ops-lead-token-0123456789",
+  "reviewer-2": "reviewer-token-0123456789",
+};
+/** A JSON body, typed loosely for assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read bodies by path
+export const body = async (response: Response): Promise<any> => response.json(); // eslint-disable-line @typescript-eslint/no-explicit-any
+const bearer = (name: keyof typeof TOKENS) => ({ authorization: `Bearer ${TOKENS[name]}` });
+
+/** An agent whose call carries a secret input field and waits for approval. */
+function secretAgent() {
+  const login = tool({
+    name: "login",
+    description: "Logs in.",
+    input: z.object({ user: z.string(), password: z.string() }),
+    handler: async ({ user }) => `logged in ${user}`,
+  });
+  return makeAgent("vault", {
+    provider: new ScriptedProvider([
+      toolCallResponse([
+        { id: "call_1", name: "login", input: { user: "ada", password: "hunter2-secret" } },
+      ]),
+      textResponse("done"),
+    ]),
+    tools: [login],
+    permissions: new PermissionManager({
+      default: "allow",
+      rules: [{ tool: "login", decision: "ask", reason: "logging in" }],
+    }),
+  });
+}
+
+export interface ApiFactory {
+  /** A backend; `shared` gives another backend on the same store (another process's), if any. */
+  create(): { backend: RunBackend; shared?: () => RunBackend };
+  cleanup(): Promise<void>;
+}
+
+export function describeDashboardApi(name: string, factory: ApiFactory): void {
+  describe(`dashboard API on ${name}`, () => {
+    const closers: Array<() => Promise<unknown>> = [];
+    afterEach(async () => {
+      for (const close of closers.splice(0).reverse()) await close();
+      await factory.cleanup();
+    });
+
+    async function setUp(
+      options: { readOpen?: boolean; agents?: () => ReturnType<typeof makeAgent>[] } = {},
+    ) {
+      const agents = options.agents ?? (() => [approvalAgent().agent, secretAgent()]);
+      const { backend, shared } = factory.create();
+      const runtime = new AgentRuntime({ agents: agents(), backend, logger: silent });
+      await runtime.start();
+      closers.push(() => runtime.close({ timeoutMs: 5000 }));
+      const server: DashboardServer = await createDashboard({
+        runtime,
+        tokens: TOKENS,
+        ...(options.readOpen === undefined ? {} : { readOpen: options.readOpen }),
+      }).listen({ port: 0 });
+      closers.push(() => server.close());
+      const url = (path: string) => new URL(path, server.url).toString();
+      const other = async () => {
+        if (shared === undefined) return runtime;
+        const remote = new AgentRuntime({ agents: agents(), backend: shared(), logger: silent });
+        await remote.start();
+        closers.push(() => remote.close({ timeoutMs: 5000 }));
+        return remote;
+      };
+      return { runtime, server, url, other };
+    }
+
+    const post = (url: string, headers: Record<string, string>, body?: unknown) =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+
+    it("refuses reads and writes without a known token (401), with the error shape", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      for (const headers of [
+        {},
+        { authorization: "Bearer wrong-token-0123456789" },
+        { authorization: "Basic abc" },
+      ]) {
+        const read = await fetch(url("api/runs"), { headers });
+        expect(read.status).toBe(401);
+        expect(await body(read)).toEqual({
+          error: { code: "unauthorized", message: expect.any(String) },
+        });
+        const write = await post(url(`api/runs/${parked.runId}/calls/call_1/approve`), headers, {});
+        expect(write.status).toBe(401);
+      }
+      expect((await runtime.get(parked.runId)).decisions).toEqual([]);
+      expect((await fetch(url("api/runs"), { headers: bearer("ops-lead") })).status).toBe(200);
+    });
+
+    it("readOpen: reads need no token, writes still do", async () => {
+      const { runtime, url } = await setUp({ readOpen: true });
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const page = await fetch(url("api/runs"));
+      expect(page.status).toBe(200);
+      expect((await body(page)).runs.map((run: { runId: string }) => run.runId)).toEqual([
+        parked.runId,
+      ]);
+      expect((await post(url(`api/runs/${parked.runId}/cancel`), {})).status).toBe(401);
+    });
+
+    it("records the decision by the token's name, never the body's, and answers 409 then 404", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const approve = url(`api/runs/${parked.runId}/calls/call_1/approve`);
+
+      const forged = await post(approve, bearer("reviewer-2"), { reason: "fine", by: "ops-lead" });
+      expect(forged.status).toBe(400);
+      expect((await body(forged)).error.code).toBe("body_invalid");
+
+      const decided = await post(approve, bearer("reviewer-2"), { reason: "fine" });
+      expect(decided.status).toBe(200);
+      expect(await body(decided)).toEqual({ decided: "allow" });
+      expect((await parked.result()).status).toBe("completed");
+      const detail = await body(
+        await fetch(url(`api/runs/${parked.runId}`), { headers: bearer("ops-lead") }),
+      );
+      expect(detail.decisions).toEqual([
+        expect.objectContaining({
+          toolCallId: "call_1",
+          decision: "allow",
+          by: "reviewer-2",
+          reason: "fine",
+        }),
+      ]);
+
+      const again = await post(
+        url(`api/runs/${parked.runId}/calls/call_1/deny`),
+        bearer("ops-lead"),
+      );
+      expect(again.status).toBe(409);
+      expect((await body(again)).error.code).toBe("already_decided");
+      expect(
+        (await post(url("api/runs/nope/calls/call_1/approve"), bearer("ops-lead"))).status,
+      ).toBe(404);
+      expect(
+        (await post(url(`api/runs/${parked.runId}/calls/nope/approve`), bearer("ops-lead"))).status,
+      ).toBe(404);
+      expect((await fetch(url("api/runs/nope"), { headers: bearer("ops-lead") })).status).toBe(404);
+      expect(
+        (await fetch(url("api/runs/nope/events"), { headers: bearer("ops-lead") })).status,
+      ).toBe(404);
+      const finished = await post(url(`api/runs/${parked.runId}/cancel`), bearer("ops-lead"));
+      expect(finished.status).toBe(409);
+      expect((await body(finished)).error.code).toBe("run_finished");
+    });
+
+    it("refuses bad query strings and bodies with 400 { error: { code, message } }", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const headers = bearer("ops-lead");
+      for (const path of [
+        "api/runs?status=bogus",
+        "api/runs?limit=0",
+        "api/runs?limit=x",
+        "api/runs?extra=1",
+        "api/approvals?limit=9999",
+        `api/runs/${parked.runId}/events?after=-1`,
+      ]) {
+        const response = await fetch(url(path), { headers });
+        expect(response.status, path).toBe(400);
+        expect((await body(response)).error).toEqual({
+          code: "query_invalid",
+          message: expect.stringContaining("Invalid query"),
+        });
+      }
+      const badCursor = await fetch(url("api/runs?cursor=garbage"), { headers });
+      expect(badCursor.status).toBe(400);
+      expect((await body(badCursor)).error.code).toBe("config_invalid");
+      const notJson = await fetch(url(`api/runs/${parked.runId}/calls/call_1/deny`), {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: "{",
+      });
+      expect(notJson.status).toBe(400);
+      const longReason = await post(url(`api/runs/${parked.runId}/calls/call_1/deny`), headers, {
+        reason: "x".repeat(3000),
+      });
+      expect(longReason.status).toBe(400);
+      expect((await runtime.get(parked.runId)).decisions).toEqual([]);
+    });
+
+    it("lists runs with filters and a cursor, and the approvals inbox across runs; secret inputs never shown", async () => {
+      const { runtime, url } = await setUp();
+      const ops = await runtime.submit("ops", "old.log");
+      const vault = await runtime.submit("vault", "log in");
+      await Promise.all([ops.result(), vault.result()]);
+      const headers = bearer("ops-lead");
+
+      const first = (await (await fetch(url("api/runs?limit=1"), { headers })).json()) as RunPage;
+      expect(first.runs).toHaveLength(1);
+      const second = (await (
+        await fetch(url(`api/runs?limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`), {
+          headers,
+        })
+      ).json()) as RunPage;
+      expect([first.runs[0]?.runId, second.runs[0]?.runId].sort()).toEqual(
+        [ops.runId, vault.runId].sort(),
+      );
+      const byAgent = (await (
+        await fetch(url("api/runs?agent=vault&status=awaiting_approval"), { headers })
+      ).json()) as RunPage;
+      expect(byAgent.runs.map((run: { runId: string }) => run.runId)).toEqual([vault.runId]);
+
+      const inbox = await fetch(url("api/approvals"), { headers });
+      const body = await inbox.text();
+      expect(body).not.toContain("hunter2-secret");
+      const { approvals, nextCursor } = JSON.parse(body);
+      expect(nextCursor).toBeNull();
+      const ordered = [...approvals].sort((a, b) => (a.agent < b.agent ? -1 : 1));
+      expect(ordered).toEqual([
+        {
+          runId: ops.runId,
+          agent: "ops",
+          toolCallId: "call_1",
+          name: "delete_file",
+          input: { path: "old.log" },
+          reason: "deleting needs a person",
+          since: expect.any(Number),
+        },
+        {
+          runId: vault.runId,
+          agent: "vault",
+          toolCallId: "call_1",
+          name: "login",
+          input: { user: "ada", password: "[redacted]" },
+          reason: "logging in",
+          since: expect.any(Number),
+        },
+      ]);
+      for (const path of [
+        `api/runs/${vault.runId}`,
+        `api/runs/${vault.runId}/events`,
+        "api/runs",
+      ]) {
+        expect(await (await fetch(url(path), { headers })).text(), path).not.toContain(
+          "hunter2-secret",
+        );
+      }
+    });
+
+    it("events: JSON pages by position, and live SSE following a running run to its result", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const headers = bearer("ops-lead");
+      const page = await body(await fetch(url(`api/runs/${parked.runId}/events`), { headers }));
+      expect(page.events.map((event: { type: string }) => event.type)).toContain(
+        "approval_required",
+      );
+      expect(
+        await (
+          await fetch(url(`api/runs/${parked.runId}/events?after=${page.next}`), { headers })
+        ).json(),
+      ).toEqual({ events: [], next: page.next });
+
+      const live = await fetch(url(`api/runs/${parked.runId}/events?after=${page.next}`), {
+        headers: { ...headers, accept: "text/event-stream" },
+      });
+      expect(live.headers.get("content-type")).toContain("text/event-stream");
+      const seen: SseMessage[] = [];
+      const reading = (async () => {
+        for await (const message of sseMessages(live)) {
+          seen.push(message);
+          if (message.event === "end") return;
+        }
+      })();
+      await runtime.approve(parked.runId, "call_1", { by: "ops-lead" });
+      await reading;
+      const events = seen.filter((message) => message.event === "run_event");
+      expect(events[0]?.id).toBe(String(page.next));
+      expect(events.map((message) => (message.data as { type: string }).type)).toContain(
+        "tool_end",
+      );
+      expect(events.at(-1)?.data).toEqual(expect.objectContaining({ type: "result" }));
+    });
+
+    it("GET /api/stream tells status changes of runs made by another runtime on the same store", async () => {
+      const { url, other } = await setUp();
+      const stream = await fetch(url("api/stream"), {
+        headers: { ...bearer("ops-lead"), accept: "text/event-stream" },
+      });
+      const messages = sseMessages(stream)[Symbol.asyncIterator]();
+      expect((await messages.next()).value?.event).toBe("ready");
+      const remote = await other();
+      const handle = await remote.submit("vault", "log in");
+      const statuses: string[] = [];
+      for (;;) {
+        const { value } = await messages.next();
+        const run = value?.data as {
+          runId: string;
+          status: string;
+          pending: Array<{ input: unknown }>;
+        };
+        if (run.runId !== handle.runId) continue;
+        statuses.push(run.status);
+        if (run.status === "awaiting_approval") {
+          expect(run.pending[0]?.input).toEqual({ user: "ada", password: "[redacted]" });
+          break;
+        }
+      }
+      expect(statuses[0]).toBe("queued");
+      await messages.return?.(undefined);
+    });
+
+    it("a session cookie from POST /api/session lets GETs (EventSource) read, never write", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const session = await post(url("api/session"), bearer("reviewer-2"));
+      expect(session.status).toBe(200);
+      const cookie = session.headers.get("set-cookie") ?? "";
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toMatch(/SameSite=Strict/i);
+      const jar = cookie.split(";")[0] ?? "";
+      const whoami = await fetch(url("api/whoami"), { headers: { cookie: jar } });
+      expect(await body(whoami)).toEqual({ name: "reviewer-2", readOpen: false });
+      const write = await post(url(`api/runs/${parked.runId}/calls/call_1/approve`), {
+        cookie: jar,
+      });
+      expect(write.status).toBe(401);
+      const forged = `${jar.slice(0, -3)}abc`;
+      expect((await fetch(url("api/runs"), { headers: { cookie: forged } })).status).toBe(401);
+    });
+
+    it("sets security headers on the page and the API", async () => {
+      const { url } = await setUp();
+      for (const path of ["", "api/runs"]) {
+        const response = await fetch(url(path));
+        expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+      }
+      const page = await fetch(url(""));
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<script type="module" src="app.js">');
+    });
+  });
+}
