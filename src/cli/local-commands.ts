@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ExitWith, positiveInteger, printJson, UsageError, withJson } from "./cli-support.js";
+import { portNumber } from "./dashboard-commands.js";
 import { ProviderFlagError, providerFromFlags } from "./model-option.js";
 import { type RedisFlags, redisUrlOf, withRedisOptions } from "./redis-runtime.js";
 
@@ -35,14 +36,34 @@ function providerOptionOf(flags: ProviderFlags) {
   }
 }
 
+interface DemoFlags extends ProviderFlags {
+  dashboard?: boolean;
+  port: number;
+  host: string;
+  tokenFile?: string;
+}
+
 /** `demo`, the default command: the embedded runtime, many concurrent runs, one approved. */
 export function registerDemo(program: Command): Command {
   return withProviderOptions(program.command("demo", { isDefault: true }))
     .description(
       "many concurrent durable runs on the embedded runtime, one approved by a person (no servers)",
     )
-    .action(async (flags: ProviderFlags) => {
+    .option(
+      "--dashboard",
+      "leave a few runs waiting for a person and serve the dashboard over them",
+    )
+    .option("--port <n>", "with --dashboard: the port (0: any free port)", portNumber, 4400)
+    .option("--host <host>", "with --dashboard: the interface to listen on", "127.0.0.1")
+    .option("--token-file <file>", "with --dashboard: bearer tokens by name")
+    .action(async (flags: DemoFlags) => {
       const options = providerOptionOf(flags);
+      if (flags.dashboard === true) {
+        const { runDashboardDemo } = await import("./dashboard-demo.js");
+        const { provider: _name, model: _model, ...dashboardFlags } = flags;
+        await runDashboardDemo({ ...dashboardFlags, ...options });
+        return;
+      }
       const { runRuntimeDemo } = await import("./runtime-demo.js");
       if (flags.json !== true) {
         await runRuntimeDemo(options);

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { HarnessError } from "../core/errors.js";
 import { CommandFailed, ExitWith, printJson, UsageError } from "./cli-support.js";
+import { registerDashboard, registerDoctor } from "./dashboard-commands.js";
 import { registerDemo, registerReplay, registerTour, registerWorker } from "./local-commands.js";
 import { registerDecisions, registerRuns } from "./runs-commands.js";
 
@@ -19,6 +20,8 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerWorker,
   registerRuns,
   registerDecisions,
+  registerDashboard,
+  registerDoctor,
   registerReplay,
 ];
 
@@ -48,7 +51,7 @@ export function createProgram(commands: readonly RegisterCommand[] = COMMANDS): 
     .addHelpText(
       "after",
       "\nEvery command takes --json (one JSON document on stdout). Exit codes: 0 ok, 1 failed, 2 usage.\n" +
-        "The Redis commands (worker, runs, approve, deny) take --redis URL (default: $REDIS_URL) and --prefix.",
+        "The Redis commands (worker, runs, approve, deny, dashboard, doctor) take --redis URL (default: $REDIS_URL) and --prefix.",
     );
   for (const register of commands) register(program);
   return program;

@@ -1,0 +1,168 @@
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { userInfo } from "node:os";
+import type { Command } from "commander";
+import type { AgentRuntime } from "../runtime/agent-runtime.js";
+import {
+  ExitWith,
+  positiveInteger,
+  printJson,
+  progress,
+  UsageError,
+  withJson,
+} from "./cli-support.js";
+import {
+  openRedisRuntime,
+  type RedisFlags,
+  redisUrlOf,
+  withRedisOptions,
+} from "./redis-runtime.js";
+
+export interface DashboardFlags extends RedisFlags {
+  port: number;
+  host: string;
+  tokenFile?: string;
+  readOpen?: boolean;
+  json?: boolean;
+}
+
+/**
+ * The dashboard's tokens: from `--token-file` (a JSON object `{ "name": "token" }`, or lines
+ * `name=token`), else one random token named after the user, printed once on stderr.
+ */
+export async function dashboardTokens(
+  file: string | undefined,
+): Promise<{ tokens: Record<string, string>; generated: boolean }> {
+  if (file === undefined) {
+    return { tokens: { [userName()]: randomBytes(24).toString("base64url") }, generated: true };
+  }
+  const text = await readFile(file, "utf8");
+  const tokens = parseTokens(text.trim());
+  const names = Object.keys(tokens);
+  if (names.length === 0) throw new UsageError(`${file} holds no tokens`);
+  for (const name of names) {
+    if ((tokens[name] ?? "").length < 16) {
+      throw new UsageError(`the token of "${name}" in ${file} is shorter than 16 characters`);
+    }
+  }
+  return { tokens, generated: false };
+}
+
+function parseTokens(text: string): Record<string, string> {
+  if (text.startsWith("{")) {
+    const parsed: unknown = JSON.parse(text);
+    if (
+      typeof parsed !== "object" ||
+      parsed === null ||
+      !Object.values(parsed).every((value) => typeof value === "string")
+    ) {
+      throw new UsageError('a token file in JSON is one object: { "name": "token" }');
+    }
+    return Object.assign(Object.create(null) as Record<string, string>, parsed);
+  }
+  const tokens = Object.create(null) as Record<string, string>;
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed === "" || trimmed.startsWith("#")) continue;
+    const at = trimmed.indexOf("=");
+    if (at <= 0) throw new UsageError(`a token file line is name=token, not "${trimmed}"`);
+    tokens[trimmed.slice(0, at).trim()] = trimmed.slice(at + 1).trim();
+  }
+  return tokens;
+}
+
+function userName(): string {
+  try {
+    return userInfo().username || "operator";
+  } catch {
+    return "operator";
+  }
+}
+
+/** Serves the dashboard over `runtime` until SIGINT or SIGTERM, then closes it. */
+export async function serveDashboard(
+  runtime: AgentRuntime,
+  flags: DashboardFlags,
+  announce: Record<string, unknown> = {},
+): Promise<void> {
+  const { createDashboard } = await import("../dashboard/create-dashboard.js");
+  const { tokens, generated } = await dashboardTokens(flags.tokenFile);
+  const dashboard = createDashboard({ runtime, tokens, readOpen: flags.readOpen === true });
+  const server = await dashboard.listen({ port: flags.port, host: flags.host });
+  const names = Object.keys(tokens);
+  if (flags.json === true) {
+    printJson({ url: server.url, tokens: names, ...announce });
+  } else {
+    console.log(`harnessx dashboard at ${server.url}`);
+  }
+  if (generated) {
+    // The only place the generated token is shown: stderr, never the --json document.
+    progress(`token for "${names[0]}" (type it once in the page): ${tokens[names[0] ?? ""]}`);
+  }
+  progress("press Ctrl-C to stop");
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+  await server.close();
+}
+
+export const withDashboardOptions = (command: Command): Command =>
+  command
+    .option("--port <n>", "the port to listen on (0: any free port)", portNumber, 4400)
+    .option("--host <host>", "the interface to listen on", "127.0.0.1")
+    .option(
+      "--token-file <file>",
+      "bearer tokens by name: JSON { name: token } or name=token lines",
+    )
+    .option("--read-open", "let reads through without a token (writes always need one)");
+
+export function portNumber(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(`--port takes 0…65535, not "${value}"`);
+  }
+  return port;
+}
+
+/** `dashboard --redis URL --port N`: the page and JSON API over a Redis runtime's runs. */
+export function registerDashboard(program: Command): Command {
+  return withJson(withDashboardOptions(withRedisOptions(program.command("dashboard"))))
+    .description("serve the dashboard (runs, timelines, the approvals inbox, queues) over Redis")
+    .action(async (flags: DashboardFlags) => {
+      const runtime = await openRedisRuntime(flags, "dashboard");
+      try {
+        await serveDashboard(runtime, flags);
+      } finally {
+        await runtime.close({ timeoutMs: 2_000 });
+      }
+    });
+}
+
+interface DoctorFlags extends RedisFlags {
+  json?: boolean;
+  strandedAfterMs?: number;
+}
+
+/** `doctor --redis URL`: is this Redis fit for harnessx, and are its runs healthy? */
+export function registerDoctor(program: Command): Command {
+  return withJson(withRedisOptions(program.command("doctor")))
+    .description(
+      "check a Redis for harnessx: eviction, persistence, version, cluster, keys, stranded runs, lag",
+    )
+    .option(
+      "--stranded-after-ms <ms>",
+      "how long an unfinished run without a lease goes unsaved before it counts as stranded",
+      positiveInteger,
+    )
+    .action(async (flags: DoctorFlags) => {
+      const { runDoctor } = await import("./doctor.js");
+      const code = await runDoctor({
+        redis: redisUrlOf(flags, "doctor"),
+        ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
+        ...(flags.json === undefined ? {} : { json: flags.json }),
+        ...(flags.strandedAfterMs === undefined ? {} : { strandedAfterMs: flags.strandedAfterMs }),
+      });
+      if (code !== 0) throw new ExitWith(code);
+    });
+}
