@@ -766,11 +766,13 @@ class RedisBackend implements RunBackend {
     for (let attempt = 1; ; attempt++) {
       let checked = "";
       if (check !== undefined) {
-        const [document, messages] = await Promise.all([
-          this.#redis.hget(this.#keys.run(runId), "record"),
+        const [[document, summary], messages] = await Promise.all([
+          this.#redis.hmget(this.#keys.run(runId), "record", "summary"),
           this.#redis.lrange(this.#keys.messages(runId), 0, -1),
         ]);
-        check(document === null ? undefined : joinRecord(document, messages));
+        check(
+          document == null ? undefined : joinRecord(document, messages, storedSummary(summary)),
+        );
         checked = createHash("sha1")
           .update(document ?? "")
           .digest("hex");
