@@ -11,12 +11,12 @@
 //     (each call --limited-latency-ms, 200): requests per --window-s (10) window.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { Agent, AgentRuntime, redisBackend } from "../dist/index.js";
+import { redisServer } from "./runtime/redis-server.mjs";
 
 const option = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -38,53 +38,9 @@ const silent = pino({ level: "silent" });
 const workerScript = new URL("./scheduling/worker.mjs", import.meta.url);
 const cleanups = [];
 
-async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  return port;
-}
-
-async function redisUrl() {
-  if (process.env.REDIS_URL) return process.env.REDIS_URL;
-  const port = await freePort();
-  const server = spawn(
-    "redis-server",
-    [
-      "--port",
-      String(port),
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--maxmemory-policy",
-      "noeviction",
-    ],
-    { stdio: "ignore" },
-  );
-  cleanups.push(async () => {
-    server.kill("SIGTERM");
-    await once(server, "exit");
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  for (;;) {
-    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
-    probe.on("error", () => {});
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return url;
-    } catch {
-      probe.disconnect();
-      await sleep(50);
-    }
-  }
-}
-
-const url = await redisUrl();
+const server = await redisServer();
+cleanups.push(server.stop);
+const url = server.url;
 const redis = new Redis(url, { maxRetriesPerRequest: null });
 let prefixCount = 0;
 const freshPrefix = (part) => {

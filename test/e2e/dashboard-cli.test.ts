@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
 import { demoSupportAgent } from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { harnessx } from "../support/cli.js";
 
 // `harnessx dashboard`, `harnessx demo --dashboard` and `harnessx doctor` from the built package.
 
@@ -142,29 +143,15 @@ describe("harnessx dashboard --redis", { timeout: 30_000 }, () => {
 
     const short = join(folder, "short");
     await writeFile(short, "ops=abc\n");
-    const refused = await run(["dashboard", "--redis", redisUrl(), "--token-file", short]);
+    const refused = await harnessx(["dashboard", "--redis", redisUrl(), "--token-file", short]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("shorter than 16 characters");
   });
 });
 
-function run(args: readonly string[], env: NodeJS.ProcessEnv = process.env) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ["dist/cli/main.js", ...args],
-      { cwd: root, env, timeout: 20_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
 describe("harnessx doctor", { timeout: 30_000 }, () => {
   it("reports on the test Redis as JSON, and needs a Redis to look at", async () => {
-    const checked = await run([
+    const checked = await harnessx([
       "doctor",
       "--redis",
       redisUrl(),
@@ -177,7 +164,7 @@ describe("harnessx doctor", { timeout: 30_000 }, () => {
     expect(checked.code).toBe(report.healthy ? 0 : 1);
 
     const { REDIS_URL: _url, ...withoutRedis } = process.env;
-    const usage = await run(["doctor"], withoutRedis);
+    const usage = await harnessx(["doctor"], withoutRedis);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("doctor needs --redis");
   });

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { pino } from "pino";
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, type RunHandle, redisBackend } from "../../src/index.js";
 import { demoSupportAgent } from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { harnessx } from "../support/cli.js";
 import { freePort } from "../support/free-port.js";
 
 // `harnessx runs …`, `approve` and `deny` from the built package, against runs a runtime in this
@@ -13,27 +13,6 @@ import { freePort } from "../support/free-port.js";
 
 const root = new URL("../../", import.meta.url);
 const silent = pino({ level: "silent" });
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `harnessx …args` (the built CLI); never throws: the exit code is in the outcome. */
-function harnessx(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["dist/cli/main.js", ...args],
-      { cwd: root, env, timeout: 20_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 let prefix = "";
 let runtime: AgentRuntime;
