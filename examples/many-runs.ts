@@ -25,6 +25,11 @@ const firstText = (messages: Parameters<Provider["complete"]>[0]["messages"]) =>
 // A model that takes 50 ms and says which question it answered, in the order it was asked.
 const asked: string[] = [];
 let refusedOnce = false;
+// "hold" keeps the one step slot busy until released, so that the runs after it queue up.
+let release = () => {};
+const held = new Promise<void>((resolve) => {
+  release = resolve;
+});
 const model: Provider = {
   name: "demo",
   async complete(request) {
@@ -34,6 +39,7 @@ const model: Provider = {
       throw new ProviderError("Too many requests", { code: "rate_limited", retryAfterMs: 1000 });
     }
     asked.push(question);
+    if (question === "hold") await held;
     await sleep(50);
     return textResponse(`Answer to ${question}`);
   },
@@ -88,14 +94,19 @@ console.log(
   `bulk: ${answers.filter((result) => result.status === "completed").length} of ${questions.length} completed`,
 );
 
-// Priorities: runs without one go first, then priority 1, 2, … (BullMQ's order).
+// Priorities: runs without one go first, then priority 1, 2, … (BullMQ's order). While the
+// only step slot is busy, three runs queue up; they are served by priority, not arrival.
 asked.length = 0;
+const busy = await runtime.submit("support", "hold");
+while (!asked.includes("hold")) await sleep(5);
 const queued = [
   await runtime.submit("support", "low", { priority: 10 }),
   await runtime.submit("support", "urgent", { priority: 1 }),
   await runtime.submit("support", "normal", { priority: 5 }),
 ];
-await Promise.all(queued.map((handle) => handle.result()));
+release();
+await Promise.all([busy, ...queued].map((handle) => handle.result()));
+asked.shift();
 console.log(`served by priority: ${asked.join(", ")}`);
 
 // A provider's rate_limited answer pauses the model for its retryAfterMs; then it is retried.
