@@ -232,7 +232,9 @@ describe("harnessx runs", () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe("");
     expect(outcome.stderr).toMatch(
-      new RegExp(`^harnessx: backend_failed: Cannot reach Redis at redis://127.0.0.1:${port}: `),
+      new RegExp(
+        `^harnessx: backend_unavailable: Cannot reach Redis at redis://127.0.0.1:${port}: `,
+      ),
     );
     noStack(outcome.stderr);
   });

@@ -4,6 +4,7 @@
 import { context, trace } from "@opentelemetry/api";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunBackend, redisBackend } from "../../src/index.js";
+import { until } from "../fixtures/until.js";
 import { useTracing } from "../support/tracing.js";
 import { makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
@@ -40,6 +41,12 @@ describe("tracing durable runs on redisBackend()", () => {
     );
     request.end();
     expect((await handle.result()).status).toBe("completed");
+    // The result is published by the last step's save; that step's span ends just after it.
+    await until(
+      "the last step's span to end",
+      async () =>
+        tracing.spans().filter((span) => span.name === "invoke_agent support").length >= 2,
+    );
 
     const spans = tracing.spans();
     const { traceId, spanId } = request.spanContext();

@@ -3,6 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/cli/doctor.js";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
+import { STEP_QUEUE } from "../../src/runtime/redis-keys.js";
 import { makeAgent, oneToolModel, searchTool, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, startRedisServer, uniquePrefix } from "./redis.js";
 
@@ -55,7 +56,7 @@ describe("runDoctor", () => {
       evictionPolicy: ["noeviction"],
       storeMarker: true,
       strandedRuns: [],
-      queues: { steps: { waiting: 0, oldestWaitingMs: null } },
+      queues: { [STEP_QUEUE]: { waiting: 0, oldestWaitingMs: null } },
     });
     expect(report.keys).toMatchObject({ run: 1, store: 1 });
     expect(String(report.version)).toMatch(/^\d+\.\d+/);
@@ -94,8 +95,8 @@ describe("runDoctor", () => {
     };
     expect(code).toBe(1);
     expect(report.strandedRuns).toEqual([handle.runId]);
-    expect(report.queues.steps?.waiting).toBe(1);
-    expect(report.queues.steps?.oldestWaitingMs).toBeGreaterThan(0);
+    expect(report.queues[STEP_QUEUE]?.waiting).toBe(1);
+    expect(report.queues[STEP_QUEUE]?.oldestWaitingMs).toBeGreaterThan(0);
   });
 
   it("exits 1 when Redis cannot be reached", async () => {

@@ -4,6 +4,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
+import { STEP_QUEUE } from "../../src/runtime/redis-keys.js";
 import { makeAgent, oneToolModel, searchTool, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
@@ -40,7 +41,7 @@ describe("the run reconciler", () => {
     const handle = await submitter.submit("support", "order 5");
 
     const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
-    const steps = new Queue("steps", { connection, prefix });
+    const steps = new Queue(STEP_QUEUE, { connection, prefix });
     cleanups.push(async () => {
       await steps.close();
       connection.disconnect();
