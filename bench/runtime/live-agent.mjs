@@ -18,13 +18,15 @@ export const stampsOf = (text) =>
     .filter((part) => part !== "")
     .map(Number);
 
-export function liveAgent({ deltas, gapMs }) {
+/** `before` (optional) is awaited before the first delta: a run that streams when told to. */
+export function liveAgent({ deltas, gapMs, before }) {
   const model = {
     name: "bench-live",
     async complete() {
       return textResponse("done");
     },
     async *stream(_request, options) {
+      await before?.();
       for (let index = 0; index < deltas; index += 1) {
         if (index > 0) await sleep(gapMs, undefined, { signal: options?.signal });
         yield { type: "text_delta", text: `${stamp()}${SEPARATOR}` };

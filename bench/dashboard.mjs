@@ -1,0 +1,345 @@
+// Issue 10: the dashboard over Redis, through its HTTP API and its page. Prints one JSON document.
+//
+//   npm run --silent bench:dashboard       # builds first
+//   node bench/dashboard.mjs --runs=100000 --samples=500 --subscribers=100 --deltas=50 --approvals=20
+//
+// 1. `GET /api/runs?limit=50` with `--runs` runs stored next to the same with 1,000 runs stored
+//    (two prefixes of one Redis, two dashboards, requests alternated so drift falls on both).
+// 2. SSE fan-out: `--subscribers` clients on `GET /api/runs/:runId/events` (text/event-stream) of
+//    one running run whose model streams `--deltas` deltas, each carrying the time it was yielded;
+//    the latency of every delta at every subscriber.
+// 3. Approve click → completed: `--approvals` parked runs approved one by one in the page's inbox
+//    (headless Debian chromium via playwright-core); the time from the click to the page's runs
+//    table showing the run `completed` (its live status stream), measured inside the page.
+// Workers run in this process (as `harnessx demo --dashboard` does); `--runs=10000` for a quick check.
+// Redis: REDIS_URL when set, else a private redis-server on a free port (no persistence).
+import { cpus, loadavg } from "node:os";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { chromium } from "playwright-core";
+import { AgentRuntime, createDashboard, redisBackend } from "../dist/index.js";
+import { benchAgents, PARKED_AGENT, PROMPT } from "./runtime/agents.mjs";
+import { deletePrefix, option, round, summarize, uniquePrefix } from "./runtime/common.mjs";
+import { LIVE_AGENT, liveAgent, stamp, stampsOf } from "./runtime/live-agent.mjs";
+import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
+import { storeWith } from "./runtime/stored-runs.mjs";
+
+const SMALL = 1000;
+const LARGE = option("runs", 100_000);
+const SAMPLES = option("samples", 500);
+const SUBSCRIBERS = option("subscribers", 100);
+const DELTAS = option("deltas", 50);
+const GAP_MS = option("gap-ms", 20);
+const APPROVALS = option("approvals", 20);
+const LIMIT = 50;
+const WARM_UP = 20;
+
+const TOKEN = "bench-dashboard-token-0123456789";
+const TOKENS = { bench: TOKEN };
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// The launch arguments of test/support/chromium.ts.
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+const log = (line) => process.stderr.write(`[bench:dashboard] ${line}\n`);
+const silent = pino({ level: "silent" });
+
+async function main() {
+  const loadAtStart = loadavg()[0];
+  const redis = await redisServer();
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const prefixes = [];
+  try {
+    const runsPage = await pageLatency(redis.url, prefixes);
+    const fanOut = await sseFanOut(redis.url, prefixes);
+    const approve = await approveThroughPage(redis.url, prefixes);
+    const output = {
+      benchmark: "dashboard",
+      node: process.version,
+      redis: await redisVersion(client),
+      chromium: approve.browserVersion,
+      cpus: cpus().length,
+      loadAverage1m: { atStart: round(loadAtStart), atEnd: round(loadavg()[0]) },
+      runsPage: runsPage,
+      sseFanOut: fanOut,
+      approveClickToCompleted: approve.figures,
+    };
+    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+  } finally {
+    for (const prefix of prefixes) await deletePrefix(client, prefix);
+    client.disconnect();
+    await redis.stop();
+  }
+}
+
+/** Part 1: `GET /api/runs?limit=50` against 1,000 and `LARGE` runs stored. */
+async function pageLatency(url, prefixes) {
+  const stores = [];
+  const servers = [];
+  try {
+    for (const runs of [SMALL, LARGE]) {
+      const store = await storeWith(url, runs, { log, middleCursor: false, part: "dash-list" });
+      stores.push(store);
+      prefixes.push(store.prefix);
+      servers.push(
+        await createDashboard({ runtime: store.runtime, tokens: TOKENS }).listen({
+          port: 0,
+          host: "127.0.0.1",
+        }),
+      );
+    }
+    const timings = servers.map(() => []);
+    for (let sample = 0; sample < SAMPLES + WARM_UP; sample += 1) {
+      for (const [at, server] of servers.entries()) {
+        const began = performance.now();
+        const response = await fetch(`${server.url}api/runs?limit=${LIMIT}`, { headers: AUTH });
+        const page = await response.json();
+        const elapsed = performance.now() - began;
+        if (!response.ok || page.runs.length !== LIMIT) {
+          throw new Error(
+            `GET /api/runs: ${response.status} ${JSON.stringify(page).slice(0, 200)}`,
+          );
+        }
+        if (sample >= WARM_UP) timings[at].push(elapsed);
+      }
+    }
+    const [small, large] = timings.map(summarize);
+    log(`runs page: p50 ${small.p50} → ${large.p50} ms, p99 ${small.p99} → ${large.p99} ms`);
+    return {
+      request: `GET /api/runs?limit=${LIMIT} (keep-alive fetch, JSON parsed)`,
+      [`runs${SMALL}`]: small,
+      [`runs${LARGE}`]: large,
+      p50Ratio: round(large.p50 / small.p50),
+      p99Ratio: round(large.p99 / small.p99),
+      stored: Object.fromEntries(
+        stores.map((store) => [
+          `runs${store.runs}`,
+          { writeSeconds: store.writeSeconds, runsPerSecond: store.runsPerSecond },
+        ]),
+      ),
+    };
+  } finally {
+    for (const server of servers) await server.close();
+    for (const store of stores) await store.runtime.close({ timeoutMs: 1000 });
+  }
+}
+
+/** Part 2: `SUBSCRIBERS` SSE clients on one running run; every delta's latency at each. */
+async function sseFanOut(url, prefixes) {
+  const prefix = uniquePrefix("dash-sse");
+  prefixes.push(prefix);
+  const streaming = gate();
+  const entered = gate();
+  const runtime = new AgentRuntime({
+    agents: [
+      liveAgent({
+        deltas: DELTAS,
+        gapMs: GAP_MS,
+        before: async () => {
+          entered.open();
+          await streaming.promise;
+        },
+      }),
+    ],
+    backend: redisBackend({ url, prefix }),
+    logger: silent,
+  });
+  await runtime.start();
+  const server = await createDashboard({ runtime, tokens: TOKENS }).listen({
+    port: 0,
+    host: "127.0.0.1",
+  });
+  try {
+    const handle = await runtime.submit(LIVE_AGENT, "Stream.");
+    await entered.promise; // the run is running, its model about to yield
+    const subscribers = await Promise.all(
+      Array.from({ length: SUBSCRIBERS }, () => subscribe(server.url, handle.runId)),
+    );
+    const status = (await runtime.get(handle.runId)).status;
+    log(`${SUBSCRIBERS} subscribers on run (${status}); streaming ${DELTAS} deltas`);
+    streaming.open();
+    const received = await Promise.all(subscribers.map((each) => each.done));
+    const latencies = [];
+    let events = 0;
+    for (const each of received) {
+      if (each.stamps.length !== DELTAS) {
+        throw new Error(`a subscriber read ${each.stamps.length} of ${DELTAS} deltas`);
+      }
+      events += each.events;
+      latencies.push(...each.latencies);
+    }
+    const result = await handle.result();
+    if (result.status !== "completed") throw new Error(`the streaming run ended ${result.status}`);
+    const figures = summarize(latencies);
+    log(`fan-out: delta p50 ${figures.p50} ms, p99 ${figures.p99} ms`);
+    return {
+      subscribers: SUBSCRIBERS,
+      deltasPerRun: DELTAS,
+      gapMs: GAP_MS,
+      // The model was already streaming: the stored status becomes `running` only at the run's
+      // first checkpoint after its model call.
+      storedStatusWhenSubscribed: status,
+      deltaLatencyMs: figures,
+      deltasPerEvent: round((DELTAS * SUBSCRIBERS) / events),
+    };
+  } finally {
+    await server.close();
+    await runtime.close({ timeoutMs: 5000 });
+  }
+}
+
+/**
+ * One SSE client: resolves once its response headers are in (the server follows the run by
+ * then); `done` resolves at the stream's `end` event with the stamps and latencies it read.
+ */
+async function subscribe(base, runId) {
+  const response = await fetch(`${base}api/runs/${encodeURIComponent(runId)}/events`, {
+    headers: { ...AUTH, accept: "text/event-stream" },
+  });
+  if (!response.ok) throw new Error(`SSE: HTTP ${response.status}`);
+  const done = (async () => {
+    const stamps = [];
+    const latencies = [];
+    let events = 0;
+    let buffer = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body) {
+      const received = stamp();
+      buffer += decoder.decode(chunk, { stream: true });
+      let end = buffer.indexOf("\n\n");
+      while (end !== -1) {
+        const message = parseSse(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf("\n\n");
+        if (message.event === "end") return { stamps, latencies, events };
+        if (message.event !== "run_event") continue;
+        const event = JSON.parse(message.data);
+        if (event.type !== "text_delta") continue;
+        events += 1;
+        for (const sent of stampsOf(event.text)) {
+          stamps.push(sent);
+          latencies.push((received - sent) / 1000);
+        }
+      }
+    }
+    return { stamps, latencies, events };
+  })();
+  return { done };
+}
+
+/** `event:` and `data:` of one SSE message (comments and ids ignored). */
+function parseSse(block) {
+  const message = { event: "message", data: "" };
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) message.event = line.slice(7);
+    else if (line.startsWith("data: ")) message.data += line.slice(6);
+  }
+  return message;
+}
+
+/** Part 3: parked runs approved in the page, one at a time; click → the page shows completed. */
+async function approveThroughPage(url, prefixes) {
+  const prefix = uniquePrefix("dash-page");
+  prefixes.push(prefix);
+  const runtime = new AgentRuntime({
+    agents: benchAgents(),
+    backend: redisBackend({ url, prefix }),
+    logger: silent,
+  });
+  await runtime.start();
+  const server = await createDashboard({ runtime, tokens: TOKENS }).listen({
+    port: 0,
+    host: "127.0.0.1",
+  });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
+    headless: true,
+  });
+  try {
+    const handles = await Promise.all(
+      Array.from({ length: APPROVALS }, () => runtime.submit(PARKED_AGENT, PROMPT)),
+    );
+    for (const handle of handles) {
+      const parked = await handle.result();
+      if (parked.status !== "awaiting_approval") throw new Error(`a run ${parked.status}`);
+    }
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(server.url);
+    await page.getByLabel("Dashboard token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForFunction(
+      (count) =>
+        document.getElementById("live")?.textContent === "live" &&
+        document.querySelectorAll("#inbox-list li").length === count,
+      APPROVALS,
+    );
+    const shown = [];
+    const answered = [];
+    for (const handle of handles) {
+      const clickedAt = Date.now();
+      shown.push(await page.evaluate(clickAndWatch, handle.runId));
+      const completed = await runtime.get(handle.runId);
+      if (completed.status !== "completed") throw new Error(`a run ${completed.status}`);
+      // The same run as `GET /api/runs/:id` reports it: its last update after the click.
+      answered.push(completed.updatedAt - clickedAt);
+    }
+    const figures = summarize(shown);
+    log(`approve → completed shown: p50 ${figures.p50} ms, p99 ${figures.p99} ms`);
+    return {
+      browserVersion: browser.version(),
+      figures: {
+        runs: APPROVALS,
+        clickToPageShowsCompletedMs: figures,
+        clickToRunUpdatedAtMs: summarize(answered),
+        measured:
+          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to the runs table row (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution",
+      },
+    };
+  } finally {
+    await browser.close();
+    await server.close();
+    await runtime.close({ timeoutMs: 5000 });
+  }
+}
+
+/** In the page: clicks the run's Approve and resolves with the ms until its row says completed. */
+function clickAndWatch(runId) {
+  const item = document.querySelector(`#inbox-list li[data-key^="${CSS.escape(runId)}"]`);
+  if (!item) throw new Error(`no inbox item for ${runId}`);
+  const row = () =>
+    document.querySelector(`#runs-body tr[data-run="${CSS.escape(runId)}"] td.status`);
+  return new Promise((resolve) => {
+    const began = performance.now();
+    const observer = new MutationObserver(() => {
+      if (row()?.textContent !== "completed") return;
+      observer.disconnect();
+      resolve(performance.now() - began);
+    });
+    observer.observe(document.getElementById("runs-body"), {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+    item.querySelector("button.approve").click();
+  });
+}
+
+function gate() {
+  let open = () => {};
+  const promise = new Promise((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+await main();
