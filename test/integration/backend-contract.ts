@@ -46,6 +46,7 @@ import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeRunFeedsContract } from "./run-feeds-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSchedulingContract } from "./scheduling-contract.js";
+import { describeTimeoutsContract } from "./timeouts-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -71,6 +72,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeHardeningContract(name, factory);
   describeSchedulingContract(name, factory);
   describeRunFeedsContract(name, factory);
+  describeTimeoutsContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
