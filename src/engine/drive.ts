@@ -71,6 +71,13 @@ export async function drive(
         actor.send(cancelled ? cancelledEvent(phase) : { type: "FAIL", error: runError });
       }
     }
+    // The run's end is recorded before the boundary saves it: the save publishes the result,
+    // and a reader of the recording after the result must find the whole recording.
+    if (env.recorder !== undefined && actor.getSnapshot().status !== "active") {
+      await recordEnd(actor, env);
+      await options.onBoundary?.(actor, phase);
+      return;
+    }
     await options.onBoundary?.(actor, phase);
   }
 }
