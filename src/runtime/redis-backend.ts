@@ -447,8 +447,9 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const created = await CREATE_RUN.run(this.#redis, ...this.#createRunArgs(record));
-    if (created === 1) this.#announce(summarize(record));
+    const { args, summaryJson } = this.#createRunArgs(record);
+    const created = await CREATE_RUN.run(this.#redis, ...args);
+    if (created === 1) this.#announce(summaryJson);
     return created === 1;
   }
 
@@ -458,18 +459,19 @@ class RedisBackend implements RunBackend {
   ): Promise<string[]> {
     if (records.length === 0) return [];
     // One pipeline of per-run scripts: on a cluster every key shares the prefix's hash slot.
+    const writes = records.map((record) => ({ record, ...this.#createRunArgs(record) }));
     const replies = await CREATE_RUN.runMany(
       this.#redis,
-      records.map((record) => this.#createRunArgs(record)),
+      writes.map((write) => write.args),
     );
     const existing: string[] = [];
-    const created: RunRecord[] = [];
-    records.forEach((record, at) => {
-      if (replies[at] === 1) created.push(record);
-      else existing.push(record.runId);
+    const created: typeof writes = [];
+    writes.forEach((write, at) => {
+      if (replies[at] === 1) created.push(write);
+      else existing.push(write.record.runId);
     });
     await this.#queue("steps").addBulk(
-      created.map((record) => {
+      created.map(({ record }) => {
         const priority = record.priority === undefined ? {} : { priority: record.priority };
         const data: StepJob = {
           ...stepJob(record.runId, undefined, priority),
@@ -482,23 +484,31 @@ class RedisBackend implements RunBackend {
         };
       }),
     );
-    for (const record of created) this.#announce(summarize(record));
+    for (const { summaryJson } of created) this.#announce(summaryJson);
     return existing;
   }
 
-  #createRunArgs(record: RunRecord): [string[], (string | number)[]] {
+  /** CREATE_RUN's keys and arguments, and the summary JSON among them (to announce the run). */
+  #createRunArgs(record: RunRecord): {
+    args: [string[], (string | number)[]];
+    summaryJson: string;
+  } {
     const summary = summarize(record);
-    return [
-      [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
-      [
-        recordDocument(record, summary),
-        record.status,
-        this.#keys.indexPrefix,
-        JSON.stringify(summary),
-        indexHead(summary),
-        ...conversationOf(record).map((message) => JSON.stringify(message)),
+    const summaryJson = JSON.stringify(summary);
+    return {
+      args: [
+        [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
+        [
+          recordDocument(record, summary),
+          record.status,
+          this.#keys.indexPrefix,
+          summaryJson,
+          indexHead(summary),
+          ...conversationOf(record).map((message) => JSON.stringify(message)),
+        ],
       ],
-    ];
+      summaryJson,
+    };
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
@@ -651,6 +661,7 @@ class RedisBackend implements RunBackend {
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
+    const summaryJson = JSON.stringify(summary);
     const newMessages = conversationOf(record)
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
@@ -668,7 +679,7 @@ class RedisBackend implements RunBackend {
         token,
         recordDocument(record, summary),
         record.status,
-        JSON.stringify(summary),
+        summaryJson,
         indexHead(summary),
         this.lockDurationMs,
         this.#keys.indexPrefix,
@@ -689,7 +700,7 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
-    this.#announce(summary);
+    this.#announce(summaryJson);
     return { cancelRequested: reply === 1 };
   }
 
@@ -881,9 +892,10 @@ class RedisBackend implements RunBackend {
   }
 
   /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
-  #announce(summary: RunSummary): void {
+  /** Publishes a run's new summary (its JSON) to `watch()` readers in every process. */
+  #announce(summaryJson: string): void {
     this.#redis
-      .publish(this.#keys.runsChannel, JSON.stringify(summary))
+      .publish(this.#keys.runsChannel, summaryJson)
       .catch((error: unknown) =>
         this.#logger.warn({ err: loggableError(error) }, "announcing a run change failed"),
       );
