@@ -34,7 +34,14 @@ import {
   ToolJob,
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
-import { corruptSummary, DecisionRecord, RunSummary, summarize } from "../store/summary.js";
+import { corruptSummary, DecisionRecord, type RunSummary, summarize } from "../store/summary.js";
+import {
+  announcement,
+  decodeSummary,
+  encodeSummary,
+  readAnnouncement,
+  readSummary,
+} from "../store/summary-codec.js";
 import { describeIssues } from "../tools/validate.js";
 import { redisModelLimiter } from "./model-limiter.js";
 import {
@@ -253,10 +260,10 @@ const LeaseReply = z.union([
   ]),
 ]);
 
-/** A run's stored summary (JSON; "" or null when it has none), parsed. */
-function storedSummary(json: string | null | undefined): RunSummary | undefined {
+/** Run `runId`'s stored summary (JSON; "" or null when it has none), parsed. */
+function storedSummary(runId: string, json: string | null | undefined): RunSummary | undefined {
   if (json == null || json === "") return undefined;
-  return decodeStored(RunSummary, json, "A stored run summary");
+  return decodeSummary(runId, json, "A stored run summary");
 }
 const Replies = z.array(z.string());
 /** How often a decision is checked again when the run's record changed meanwhile. */
@@ -449,7 +456,7 @@ class RedisBackend implements RunBackend {
   async createRun(record: RunRecord): Promise<boolean> {
     const { args, summaryJson } = this.#createRunArgs(record);
     const created = await CREATE_RUN.run(this.#redis, ...args);
-    if (created === 1) this.#announce(summaryJson);
+    if (created === 1) this.#announce(record.runId, summaryJson);
     return created === 1;
   }
 
@@ -484,7 +491,7 @@ class RedisBackend implements RunBackend {
         };
       }),
     );
-    for (const { summaryJson } of created) this.#announce(summaryJson);
+    for (const { record, summaryJson } of created) this.#announce(record.runId, summaryJson);
     return existing;
   }
 
@@ -494,7 +501,7 @@ class RedisBackend implements RunBackend {
     summaryJson: string;
   } {
     const summary = summarize(record);
-    const summaryJson = JSON.stringify(summary);
+    const summaryJson = encodeSummary(summary);
     return {
       args: [
         [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
@@ -517,7 +524,7 @@ class RedisBackend implements RunBackend {
       this.#redis.hmget(this.#keys.run(runId), "record", "summary"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
     ]);
-    if (document != null) return joinRecord(document, messages, storedSummary(summary));
+    if (document != null) return joinRecord(document, messages, storedSummary(runId, summary));
     await this.#marker.assertKept(this.where);
     return undefined;
   }
@@ -542,7 +549,7 @@ class RedisBackend implements RunBackend {
     for (let at = 0; at + 2 < flat.length; at += 3) {
       const [runId, json, status] = flat.slice(at, at + 3) as [string, string, string];
       try {
-        summaries.push(decodeStored(RunSummary, json, `The summary of run "${runId}"`));
+        summaries.push(decodeSummary(runId, json));
       } catch (error) {
         // One bad record never hides the others: it is listed, marked, and logged.
         const createdAt = Number(await this.#redis.zscore(this.#keys.index(index), runId));
@@ -585,8 +592,7 @@ class RedisBackend implements RunBackend {
 
   /** Deletes one finished run, given its stored summary (null when it has none). */
   async #pruneRun(runId: string, json: string | null): Promise<boolean> {
-    const summary =
-      json === null ? undefined : decodeStored(RunSummary, json, `The summary of run "${runId}"`);
+    const summary = json === null ? undefined : decodeSummary(runId, json);
     const indexes = summary === undefined ? [] : runIndexes(summary).map(this.#keys.index);
     const others = [
       this.#keys.audit(runId),
@@ -622,7 +628,7 @@ class RedisBackend implements RunBackend {
     const [, token, cancelled, document, flatRaw, messages, summary] = reply;
     if (document === "") await this.#marker.assertKept(this.where);
     const record =
-      document === "" ? undefined : joinRecord(document, messages, storedSummary(summary));
+      document === "" ? undefined : joinRecord(document, messages, storedSummary(runId, summary));
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
     const entries: Array<[string, ToolResult]> = [];
     for (let index = 0; index + 1 < flatRaw.length; index += 2) {
@@ -661,7 +667,7 @@ class RedisBackend implements RunBackend {
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
-    const summaryJson = JSON.stringify(summary);
+    const summaryJson = encodeSummary(summary);
     const newMessages = conversationOf(record)
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
@@ -700,7 +706,7 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
-    this.#announce(summaryJson);
+    this.#announce(runId, summaryJson);
     return { cancelRequested: reply === 1 };
   }
 
@@ -782,7 +788,9 @@ class RedisBackend implements RunBackend {
           this.#redis.lrange(this.#keys.messages(runId), 0, -1),
         ]);
         check(
-          document == null ? undefined : joinRecord(document, messages, storedSummary(summary)),
+          document == null
+            ? undefined
+            : joinRecord(document, messages, storedSummary(runId, summary)),
         );
         checked = createHash("sha1")
           .update(document ?? "")
@@ -882,8 +890,8 @@ class RedisBackend implements RunBackend {
       this.#logger.warn({ err: loggableError(error) }, "runs subscriber error"),
     );
     subscriber.on("message", (_channel: string, json: string) => {
-      const parsed = RunSummary.safeParse(safeJson(json));
-      if (parsed.success) this.#changes.emit(parsed.data);
+      const summary = readAnnouncement(json);
+      if (summary !== undefined) this.#changes.emit(summary);
       else this.#logger.warn({ channel: this.#keys.runsChannel }, "skipped a malformed summary");
     });
     this.#summarySubscriber = subscriber;
@@ -892,10 +900,10 @@ class RedisBackend implements RunBackend {
   }
 
   /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
-  /** Publishes a run's new summary (its JSON) to `watch()` readers in every process. */
-  #announce(summaryJson: string): void {
+  /** Publishes a run's new summary (its stored JSON) to `watch()` readers in every process. */
+  #announce(runId: string, summaryJson: string): void {
     this.#redis
-      .publish(this.#keys.runsChannel, summaryJson)
+      .publish(this.#keys.runsChannel, announcement(runId, summaryJson))
       .catch((error: unknown) =>
         this.#logger.warn({ err: loggableError(error) }, "announcing a run change failed"),
       );
@@ -947,9 +955,8 @@ class RedisBackend implements RunBackend {
   /** A job's return value: where its run stands after it (a queue view shows it per job). */
   async #jobOutcome(runId: string): Promise<JobOutcome> {
     const json = await this.#redis.hget(this.#keys.run(runId), "summary");
-    const parsed = json === null ? undefined : RunSummary.safeParse(safeJson(json));
-    if (parsed?.success !== true) return { runId, run: "unknown" };
-    const run = parsed.data;
+    const run = json === null ? undefined : readSummary(runId, json);
+    if (run === undefined) return { runId, run: "unknown" };
     return {
       runId,
       agent: run.agent,
@@ -1089,12 +1096,4 @@ interface JobOutcome {
   waitingFor?: string[];
   /** The run's error code, when it failed. */
   error?: string;
-}
-
-function safeJson(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
 }

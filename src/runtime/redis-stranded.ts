@@ -1,5 +1,5 @@
 import type { RunRecordStatus } from "../store/schemas.js";
-import { RunSummary } from "../store/summary.js";
+import { readSummary } from "../store/summary-codec.js";
 import type { RedisClient } from "./redis-connection.js";
 import type { RedisKeys } from "./redis-keys.js";
 
@@ -52,22 +52,13 @@ async function idleRuns(
     runIds.map((runId) => redis.hget(keys.run(runId), "summary")),
   );
   const idle: StrandedRun[] = [];
-  for (const json of summaries) {
-    if (json === null) continue;
-    const parsed = RunSummary.safeParse(parseJson(json));
-    if (!parsed.success) continue; // a corrupt summary is reported elsewhere, not stepped
-    const { runId, status, updatedAt } = parsed.data;
+  for (const [at, json] of summaries.entries()) {
+    const summary = json === null ? undefined : readSummary(runIds[at] as string, json);
+    if (summary === undefined) continue; // a corrupt summary is reported elsewhere, not stepped
+    const { runId, status, updatedAt } = summary;
     if (UNFINISHED.includes(status) && updatedAt < savedBefore) {
       idle.push({ runId, status, updatedAt });
     }
   }
   return idle;
-}
-
-function parseJson(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
 }

@@ -78,7 +78,7 @@ export class StoreVersionError extends HarnessError {
   constructor(runId: string, found: unknown, expected: number) {
     super(
       "store_version",
-      `Run "${runId}" was stored with schemaVersion ${JSON.stringify(found)}; this version of harnessx reads schemaVersion ${expected} (and 2, which it migrates) only.`,
+      `Run "${runId}" was stored with schemaVersion ${JSON.stringify(found)}; this version of harnessx reads schemaVersion ${expected} (and 2 and 3, which it migrates) only.`,
     );
     this.found = found;
     this.expected = expected;

@@ -47,10 +47,12 @@ export type PersistedSnapshot = z.infer<typeof PersistedSnapshot>;
  * indexes per status, agent and session, and an audit trail of decisions (1 had none of these,
  * so its runs would be missing from `list()`). 3: the stored document leaves out what loading
  * derives (a settled run's result, the ids its snapshot repeats) and the fencing counter moved
- * into the run's hash; version-2 records are read as version 3 (`parseRecordValue`). Bump it
- * whenever the stored shape changes.
+ * into the run's hash; version-2 records are read as version 3 (`parseRecordValue`). 4: the
+ * document leaves out initial values and what the summary beside it holds, and the summary is
+ * stored in a short form (`summary-codec.ts`), so that a parked run takes less than 3 KB of
+ * Redis; versions 2 and 3 are read as version 4. Bump it whenever the stored shape changes.
  */
-export const RUN_RECORD_VERSION = 3;
+export const RUN_RECORD_VERSION = 4;
 
 /**
  * One durable run as stored by a backend. `snapshot` is null until a worker has started it.

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { messageOf } from "../core/errors.js";
-import type { Message, RunResult } from "../core/values.js";
+import type { Message, PendingApproval, RunResult } from "../core/values.js";
 import { toRunResult } from "../engine/run-result.js";
 import type { RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
@@ -21,6 +21,12 @@ import type { RunSummary } from "./summary.js";
 // summary holds (`fromSummary: true`): the run's ids, agent, status, phase and times, and the
 // snapshot's state value, usage and iteration when they are the summary's phase, usage and
 // iterations; loading takes them from the summary.
+//
+// Since schemaVersion 4 the document also leaves out the values loading can fill in again
+// (see `compactDocument`): the snapshot's and its context's fields that hold their initial
+// value, the context's `maxIterations` when it is the input's, a string input's text (the
+// document says `text: true`: it is its one message's), and, beside a summary, each parked
+// call that the summary's pending list holds (the document keeps `pending: <its index>` in place of its call, status "asked" and reason).
 
 /** The document's top-level fields a summary holds. */
 const SUMMARY_FIELDS = [
@@ -62,10 +68,125 @@ export function recordDocument(record: RunRecord, summary?: RunSummary): string 
   else if (!(sharedIds && derivesResult(record, result))) {
     document.result = { ...result, messages: result.messages.length };
   } else delete document.result;
-  if (summary !== undefined && SUMMARY_FIELDS.every((field) => record[field] === summary[field])) {
-    leaveToSummary(document, summary);
-  }
+  const besideSummary =
+    summary !== undefined && SUMMARY_FIELDS.every((field) => record[field] === summary[field]);
+  if (besideSummary) leaveToSummary(document, summary);
+  compactDocument(document, record, besideSummary ? summary.pending : []);
   return JSON.stringify(document);
+}
+
+/** What a version-4 document leaves out of a snapshot when it holds these values. */
+const SNAPSHOT_DEFAULTS: Readonly<Record<string, unknown>> = {
+  status: "active",
+  historyValue: {},
+  children: {},
+};
+
+/** What a version-4 document leaves out of a snapshot's context when it holds these values. */
+const CONTEXT_DEFAULTS: Readonly<Record<string, unknown>> = {
+  request: null,
+  response: null,
+  responseMs: 0,
+  calls: [],
+  raw: {},
+  output: null,
+  error: null,
+};
+
+/** The one message a string input becomes (`toMessages`). */
+const textMessage = (text: string): Message => ({
+  role: "user",
+  content: [{ type: "text", text }],
+});
+
+/**
+ * Drops from `document` the values loading fills in again (`restoreDocument`): initial values,
+ * a string input's text, and the parked calls that `pending` (the summary's, stored beside the
+ * document) holds.
+ */
+function compactDocument(
+  document: Record<string, unknown>,
+  record: RunRecord,
+  pending: readonly PendingApproval[],
+): void {
+  const { input } = record;
+  if (input.text !== undefined && isDeepStrictEqual(input.messages, [textMessage(input.text)])) {
+    document.input = { ...(document.input as object), text: true };
+  }
+  const snapshot = document.snapshot as Record<string, unknown> | null;
+  if (snapshot === null) return;
+  dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
+  const context = snapshot.context as Record<string, unknown>;
+  dropDefaults(context, { ...CONTEXT_DEFAULTS, maxIterations: input.maxIterations });
+  if (pending.length > 0 && Array.isArray(context.calls)) {
+    context.calls = context.calls.map((state: Record<string, unknown>) => {
+      const at = pending.findIndex((each) => heldBy(state, each));
+      if (at === -1) return state;
+      const { call: _call, reason: _reason, status: _status, ...rest } = state;
+      return { pending: at, ...rest };
+    });
+  }
+}
+
+/** True when a call's state says no more about the call than the pending entry `entry`. */
+function heldBy(state: Record<string, unknown>, entry: PendingApproval): boolean {
+  const { toolCallId, name, input, reason } = entry;
+  return (
+    !("pending" in state) &&
+    state.status === "asked" &&
+    state.reason === reason &&
+    isDeepStrictEqual(state.call, { id: toolCallId, name, input })
+  );
+}
+
+function dropDefaults(
+  target: Record<string, unknown>,
+  defaults: Readonly<Record<string, unknown>>,
+) {
+  for (const [field, value] of Object.entries(defaults)) {
+    if (field in target && isDeepStrictEqual(target[field], value)) delete target[field];
+  }
+}
+
+/** `compactDocument` undone, on a document of version 4 or later. */
+function restoreDocument(stored: Record<string, unknown>, pending: readonly PendingApproval[]) {
+  const input = stored.input as { text?: unknown; maxIterations?: unknown } | undefined;
+  const snapshot = stored.snapshot as Record<string, unknown> | null | undefined;
+  if (snapshot == null) return stored;
+  const context = (snapshot.context ?? {}) as Record<string, unknown>;
+  const calls = Array.isArray(context.calls)
+    ? context.calls.map((state: Record<string, unknown>) => {
+        if (typeof state?.pending !== "number") return state;
+        const { pending: at, ...rest } = state;
+        const entry = pending[at as number];
+        if (entry === undefined) {
+          throw corrupt(
+            "A stored run record",
+            "a parked call refers to a pending call its summary does not hold",
+          );
+        }
+        const { toolCallId, name, input: callInput, reason } = entry;
+        return {
+          call: { id: toolCallId, name, input: callInput },
+          status: "asked",
+          ...rest,
+          reason,
+        };
+      })
+    : undefined;
+  return {
+    ...stored,
+    snapshot: {
+      ...SNAPSHOT_DEFAULTS,
+      ...snapshot,
+      context: {
+        ...CONTEXT_DEFAULTS,
+        maxIterations: input?.maxIterations,
+        ...context,
+        ...(calls === undefined ? {} : { calls }),
+      },
+    },
+  };
 }
 
 /** Drops from `document` what `summary` holds, and says so (`fromSummary`). */
@@ -134,12 +255,14 @@ export function joinRecord(
     throw corrupt("A stored run record", "not a JSON object");
   }
   const { sharedIds, fromSummary: summarized, ...own } = parsedDocument as Record<string, unknown>;
-  const stored = (summarized === true ? fromSummary(own, summary) : own) as {
+  const completed = summarized === true ? fromSummary(own, summary) : own;
+  const compacted = typeof own.schemaVersion === "number" && own.schemaVersion >= 4;
+  const stored = (compacted ? restoreDocument(completed, summary?.pending ?? []) : completed) as {
     runId?: unknown;
     sessionId?: unknown;
     status?: unknown;
     sharedIds?: unknown;
-    input?: { messages?: unknown };
+    input?: { messages?: unknown; text?: unknown };
     snapshot?: { context?: { messages?: unknown } } | null;
     result?: { messages?: unknown } | null;
   };
@@ -156,9 +279,14 @@ export function joinRecord(
             messages: prefix(stored.snapshot.context?.messages),
           },
         };
+  const inputMessages = prefix(stored.input?.messages);
   const joined = {
     ...stored,
-    input: { ...stored.input, messages: prefix(stored.input?.messages) },
+    input: {
+      ...stored.input,
+      messages: inputMessages,
+      ...(compacted && stored.input?.text === true ? { text: textOf(inputMessages) } : {}),
+    },
     snapshot,
     result:
       stored.result === undefined
@@ -168,6 +296,12 @@ export function joinRecord(
           : { ...stored.result, messages: prefix(stored.result.messages) },
   };
   return parseRecordValue(joined);
+}
+
+/** The text of a string input's one message (`textMessage`), as a document left it out. */
+function textOf(messages: readonly unknown[]): unknown {
+  const [message] = messages as Array<{ content?: Array<{ text?: unknown }> } | undefined>;
+  return message?.content?.[0]?.text;
 }
 
 /** The result a document left out: the one its snapshot gives for its status. */

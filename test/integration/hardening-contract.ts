@@ -280,9 +280,13 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         expect((await handle.result()).pending.map((each) => each.input)).toEqual([
           { path: "old.log" },
         ]);
-        await editStored(handle.runId, "record", (json) =>
-          json.replaceAll('"path":"old.log"', '"path":"/etc/passwd"'),
-        );
+        // The parked call's input is stored once: in the record, or (since schemaVersion 4)
+        // in the summary's pending list beside it. Changed wherever it is.
+        for (const field of ["record", "summary"] as const) {
+          await editStored(handle.runId, field, (json) =>
+            json.replaceAll('"path":"old.log"', '"path":"/etc/passwd"'),
+          );
+        }
 
         const error = await rejection(runtime.approve(handle.runId, "call_1", { by: "ops" }));
 

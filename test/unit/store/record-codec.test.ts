@@ -9,6 +9,7 @@ import {
 import { decodeStored, parseStoredRecord } from "../../../src/store/record-codec.js";
 import { joinRecord, recordDocument } from "../../../src/store/stored-record.js";
 import { RunSummary, runDetail, summarize } from "../../../src/store/summary.js";
+import { decodeSummary, encodeSummary } from "../../../src/store/summary-codec.js";
 import { thrown } from "../../support/thrown.js";
 
 // Frozen when schemaVersion 2 was introduced: never regenerate it in place.
@@ -35,15 +36,26 @@ const frozenV3Stored = JSON.parse(
   ),
 ) as { document: string; messages: string[] };
 
-/** The frozen version-2 record as this version reads it: the same record, as version 3. */
+// The same completed run as version 4 stores it without a summary (the memory backend), and a
+// parked run as version 3 and version 4 store it beside its summary (Redis): frozen when
+// version 4 was introduced (the version-3 one written by version 3's code from the same record).
+const fixture = (name: string) =>
+  JSON.parse(
+    readFileSync(new URL(`../../fixtures/run-records/${name}`, import.meta.url), "utf8"),
+  ) as { document: string; messages: string[]; summary: string };
+const frozenV4Stored = fixture("v4-completed.stored.json");
+const frozenV3Parked = fixture("v3-parked.stored.json");
+const frozenV4Parked = fixture("v4-parked.stored.json");
+
+/** The frozen version-2 record as this version reads it: the same record, as version 4. */
 const migratedV2 = (): Record<string, unknown> => ({
   ...(JSON.parse(frozenV2) as Record<string, unknown>),
   schemaVersion: RUN_RECORD_VERSION,
 });
 
 describe("stored run records", () => {
-  it("keeps loading the frozen version-2 record as the backends stored it, as version 3", () => {
-    expect(RUN_RECORD_VERSION).toBe(3);
+  it("keeps loading the frozen version-2 record as the backends stored it, as version 4", () => {
+    expect(RUN_RECORD_VERSION).toBe(4);
     const record = joinRecord(frozenV2Stored.document, frozenV2Stored.messages);
     expect(record).toEqual(migratedV2());
     expect(frozenV2Stored.document).not.toContain('old.log"}]},{');
@@ -54,10 +66,9 @@ describe("stored run records", () => {
     });
   });
 
-  it("keeps loading the frozen version-3 record, and stores a record as it did", () => {
+  it("keeps loading the frozen version-3 record", () => {
     const record = joinRecord(frozenV3Stored.document, frozenV3Stored.messages);
     expect(record).toEqual(migratedV2());
-    expect(recordDocument(record)).toBe(frozenV3Stored.document);
     // Each message is stored once; the result and the context's ids are derived on load.
     const document = JSON.parse(frozenV3Stored.document) as Record<string, unknown>;
     expect(frozenV3Stored.document).not.toContain('old.log"}]},{');
@@ -72,12 +83,72 @@ describe("stored run records", () => {
     expect(frozenV3Stored.document.length).toBeLessThan(frozenV2Stored.document.length * 0.75);
   });
 
+  it("keeps loading the frozen version-4 record, and stores a record as it did", () => {
+    const record = joinRecord(frozenV4Stored.document, frozenV4Stored.messages);
+    expect(record).toEqual(migratedV2());
+    expect(recordDocument(record)).toBe(frozenV4Stored.document);
+    // Initial values and a string input's text are filled in on load.
+    const document = JSON.parse(frozenV4Stored.document) as Record<string, unknown>;
+    expect(document).toMatchObject({ schemaVersion: 4, input: { messages: 1, text: true } });
+    for (const field of ["request", "response", "calls", "raw", "error", "maxIterations"]) {
+      expect(document).not.toHaveProperty(`snapshot.context.${field}`);
+    }
+    expect(document).not.toHaveProperty("snapshot.historyValue");
+    expect(frozenV4Stored.document.length).toBeLessThan(frozenV3Stored.document.length * 0.8);
+  });
+
+  it("keeps loading a parked run as version 3 and version 4 stored it beside its summary", () => {
+    const v3 = joinRecord(
+      frozenV3Parked.document,
+      frozenV3Parked.messages,
+      decodeSummary("id-2", frozenV3Parked.summary),
+    );
+    const summary = decodeSummary("id-2", frozenV4Parked.summary);
+    const v4 = joinRecord(frozenV4Parked.document, frozenV4Parked.messages, summary);
+    expect(v4).toEqual({ ...v3, schemaVersion: 4 });
+    expect(v4).toMatchObject({ status: "awaiting_approval", input: { text: "Delete old.log" } });
+    expect(v4.snapshot?.context.calls).toEqual([
+      {
+        call: { id: "call_1", name: "delete_file", input: { path: "old.log" } },
+        status: "asked",
+        reason: "deleting asks a person",
+        inputHash: "b23766fe5e9cddb8c4bf5b7d3c62b2d930fee82a99b20b0aeffe60856268c15f",
+      },
+    ]);
+    expect(summarize(v4)).toEqual(summary);
+    // Stored as it was: the parked call only once, in the summary's pending list.
+    expect(recordDocument(v4, summary)).toBe(frozenV4Parked.document);
+    expect(encodeSummary(summary)).toBe(frozenV4Parked.summary);
+    expect(frozenV4Parked.document).not.toContain("delete_file");
+    const v3Bytes = frozenV3Parked.document.length + frozenV3Parked.summary.length;
+    const v4Bytes = frozenV4Parked.document.length + frozenV4Parked.summary.length;
+    expect(v4Bytes).toBeLessThan(v3Bytes * 0.6);
+  });
+
+  it("refuses a parked call that refers to a pending call its summary does not hold", () => {
+    const summary = decodeSummary("id-2", frozenV4Parked.summary);
+    const error = thrown(() =>
+      joinRecord(frozenV4Parked.document, frozenV4Parked.messages, { ...summary, pending: [] }),
+    );
+    expect(error).toBeInstanceOf(BackendError);
+    expect((error as BackendError).code).toBe("record_corrupt");
+  });
+
+  it("stores a parked call the summary's pending list does not hold as it is", () => {
+    const summary = decodeSummary("id-2", frozenV4Parked.summary);
+    const record = joinRecord(frozenV4Parked.document, frozenV4Parked.messages, summary);
+    const other = { ...summary, pending: [{ ...summary.pending[0], reason: "another" }] };
+    const document = recordDocument(record, other as typeof summary);
+    expect(document).toContain("deleting asks a person");
+    expect(document).not.toContain('"pending"');
+  });
+
   it("leaves to the run's summary what it holds, and needs it to load", () => {
     const record = joinRecord(frozenV3Stored.document, frozenV3Stored.messages);
     const summary = summarize(record);
     const document = recordDocument(record, summary);
     const stored = JSON.parse(document) as Record<string, unknown>;
-    expect(stored).toMatchObject({ schemaVersion: 3, fromSummary: true });
+    expect(stored).toMatchObject({ schemaVersion: RUN_RECORD_VERSION, fromSummary: true });
     for (const field of ["runId", "agent", "status", "phase", "createdAt", "updatedAt"]) {
       expect(stored).not.toHaveProperty(field);
     }
@@ -106,7 +177,7 @@ describe("stored run records", () => {
   it("refuses a stored document of another version with StoreVersionError", () => {
     const document = JSON.parse(frozenV2Stored.document) as Record<string, unknown>;
     const error = thrown(() =>
-      joinRecord(JSON.stringify({ ...document, schemaVersion: 4 }), frozenV2Stored.messages),
+      joinRecord(JSON.stringify({ ...document, schemaVersion: 5 }), frozenV2Stored.messages),
     );
     expect(error).toBeInstanceOf(StoreVersionError);
   });
@@ -134,7 +205,7 @@ describe("stored run records", () => {
 
   it("refuses a record of another version with StoreVersionError, never misreading it", () => {
     const stored = JSON.parse(frozenV2) as Record<string, unknown>;
-    for (const version of [1, 4, undefined, "2", "3"]) {
+    for (const version of [1, 5, undefined, "2", "3", "4"]) {
       const json = JSON.stringify({ ...stored, schemaVersion: version });
       const error = thrown(() => parseStoredRecord(json));
       expect(error).toBeInstanceOf(StoreVersionError);

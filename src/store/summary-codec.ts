@@ -1,0 +1,138 @@
+import { messageOf } from "../core/errors.js";
+import type { RunError, Usage } from "../core/values.js";
+import { describeIssues } from "../tools/validate.js";
+import { corrupt } from "./record-codec.js";
+import { RunSummary } from "./summary.js";
+
+// A run's summary as a backend stores it beside the record (Redis keeps one per run, parked
+// runs by the thousand): short keys, and nothing the reader has in hand or can derive again.
+// The run id is the key's (the reader always knows it); `phase` is left out when it is the one
+// its status usually has (`USUAL_PHASE`), `error` when null, `pending` when empty, `iterations` when 0, `usage` as an array without its trailing zeros, and
+// `updatedAt` as the time since `createdAt`. A summary stored in the full form (as version 3
+// stored it) still reads as it is.
+
+/** The stored summary's fields. */
+interface StoredSummary {
+  /** agent */
+  a: string;
+  /** sessionId */
+  s: string;
+  /** status */
+  st: string;
+  /** phase, when not the status's usual one */
+  ph?: string;
+  /** pending, when any */
+  pd?: unknown[];
+  /** iterations, when not 0 */
+  it?: number;
+  /** usage: input, output, cache read, cache write tokens, without trailing zeros */
+  u?: number[];
+  /** error, when not null */
+  e?: RunError;
+  /** createdAt */
+  c: number;
+  /** updatedAt − createdAt */
+  t: number;
+}
+
+/** The phase a run of each of these statuses is in, but for rare exceptions (stored as they are). */
+const USUAL_PHASE: ReadonlyMap<unknown, string> = new Map([
+  ["queued", "compose"],
+  ["awaiting_approval", "awaitingApproval"],
+  ["completed", "done"],
+]);
+
+const USAGE_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+] as const;
+
+/** The stored JSON of a summary (its run id left out). */
+export function encodeSummary(summary: RunSummary): string {
+  const stored: StoredSummary = {
+    a: summary.agent,
+    s: summary.sessionId,
+    st: summary.status,
+    c: summary.createdAt,
+    t: summary.updatedAt - summary.createdAt,
+  };
+  if (summary.phase !== USUAL_PHASE.get(summary.status)) stored.ph = summary.phase;
+  if (summary.pending.length > 0) stored.pd = summary.pending;
+  if (summary.iterations !== 0) stored.it = summary.iterations;
+  const usage = USAGE_FIELDS.map((field) => summary.usage[field]);
+  while (usage.length > 0 && usage.at(-1) === 0) usage.pop();
+  if (usage.length > 0) stored.u = usage;
+  if (summary.error !== null) stored.e = summary.error;
+  return JSON.stringify(stored);
+}
+
+/** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
+function expand(runId: string, value: unknown): unknown {
+  if (typeof value !== "object" || value === null || "runId" in value) return value;
+  const stored = value as Partial<StoredSummary>;
+  const usage = Object.fromEntries(
+    USAGE_FIELDS.map((field, at) => [field, Array.isArray(stored.u) ? (stored.u[at] ?? 0) : 0]),
+  ) as unknown as Usage;
+  return {
+    runId,
+    agent: stored.a,
+    sessionId: stored.s,
+    status: stored.st,
+    phase: stored.ph ?? USUAL_PHASE.get(stored.st),
+    pending: stored.pd ?? [],
+    iterations: stored.it ?? 0,
+    usage: stored.u === undefined || Array.isArray(stored.u) ? usage : stored.u,
+    error: stored.e ?? null,
+    createdAt: stored.c,
+    updatedAt:
+      typeof stored.c === "number" && typeof stored.t === "number" ? stored.c + stored.t : stored.t,
+  };
+}
+
+/**
+ * Reads run `runId`'s stored summary (either form); throws a `record_corrupt` BackendError
+ * naming `what` when it is not one.
+ */
+export function decodeSummary(
+  runId: string,
+  json: string,
+  what = `The summary of run "${runId}"`,
+): RunSummary {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw corrupt(what, `not valid JSON (${messageOf(error)})`);
+  }
+  const parsed = RunSummary.safeParse(expand(runId, value));
+  if (!parsed.success) throw corrupt(what, describeIssues(parsed.error.issues));
+  return parsed.data;
+}
+
+/** `decodeSummary`, or undefined for a stored summary that is not one. */
+export function readSummary(runId: string, json: string): RunSummary | undefined {
+  try {
+    return decodeSummary(runId, json);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pub/sub message announcing a run's stored summary: its id and the stored JSON. */
+export const announcement = (runId: string, storedSummary: string): string =>
+  `[${JSON.stringify(runId)},${storedSummary}]`;
+
+/** The summary an `announcement` carries, or undefined for a message that is not one. */
+export function readAnnouncement(message: string): RunSummary | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
+  const parsed = RunSummary.safeParse(expand(value[0], value[1]));
+  return parsed.success ? parsed.data : undefined;
+}
