@@ -18,7 +18,8 @@ import { RunSummary } from "../store/summary.js";
 
 /**
  * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets
- * (see `RunIndex`), each an array kept newest first, so a page is a binary search and a walk.
+ * (see `RunIndex`), each an array kept newest first, so a page is a binary search and a walk
+ * (a merged walk when a query reads several).
  */
 export class MemoryRunIndex {
   /** Summaries as JSON, so that no caller shares objects with the store. */
@@ -61,13 +62,27 @@ export class MemoryRunIndex {
   }
 
   page(query: RunQuery): RunPage {
-    const { index, filter }: IndexedQuery = indexFor(query);
-    const positions = this.#indexes.get(indexName(index)) ?? [];
+    const { indexes, filter }: IndexedQuery = indexFor(query);
     const { after } = query;
+    // One lane per index, from the cursor on; each step takes the newest head of them all.
+    const lanes = indexes.map((index) => {
+      const positions = this.#indexes.get(indexName(index)) ?? [];
+      return { positions, at: after === undefined ? 0 : firstAfter(positions, after) };
+    });
+    const headOf = (lane: (typeof lanes)[number]) => lane.positions[lane.at];
     const summaries: RunSummary[] = [];
-    let at = after === undefined ? 0 : firstAfter(positions, after);
-    for (; at < positions.length && summaries.length <= query.limit; at += 1) {
-      const stored = this.#summaries.get((positions[at] as RunPosition).runId);
+    while (summaries.length <= query.limit) {
+      let newest: (typeof lanes)[number] | undefined;
+      for (const lane of lanes) {
+        const head = headOf(lane);
+        if (head === undefined) continue;
+        const best = newest === undefined ? undefined : headOf(newest);
+        if (best === undefined || newestFirst(head, best) < 0) newest = lane;
+      }
+      const position = newest === undefined ? undefined : headOf(newest);
+      if (newest === undefined || position === undefined) break;
+      newest.at += 1;
+      const stored = this.#summaries.get(position.runId);
       if (stored === undefined) continue;
       const summary = decodeStored(RunSummary, stored, "A stored run summary");
       if (matchesFilter(summary, filter)) summaries.push(summary);

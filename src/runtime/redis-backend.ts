@@ -23,7 +23,14 @@ import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
 import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
-import { indexFor, pageOf, type RunPage, type RunQuery, runIndexes } from "../store/run-query.js";
+import {
+  indexFor,
+  legacyIndexes,
+  pageOf,
+  type RunPage,
+  type RunQuery,
+  runIndexes,
+} from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
   isTerminal,
@@ -530,20 +537,17 @@ class RedisBackend implements RunBackend {
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
-    const { index, filter } = indexFor(query);
+    const { indexes, filter } = indexFor(query);
+    const indexKeys = indexes.map(this.#keys.index);
     const { after } = query;
-    const reply = await LIST_RUNS.run(
-      this.#redis,
-      [this.#keys.index(index)],
-      [
-        query.limit,
-        after === undefined ? "" : String(after.createdAt),
-        after?.runId ?? "",
-        this.#keys.runPrefix,
-        filter.status ?? "",
-        filter.agent ?? "",
-      ],
-    );
+    const reply = await LIST_RUNS.run(this.#redis, indexKeys, [
+      query.limit,
+      after === undefined ? "" : String(after.createdAt),
+      after?.runId ?? "",
+      this.#keys.runPrefix,
+      filter.status ?? "",
+      filter.agent ?? "",
+    ]);
     const flat = Replies.parse(reply);
     const summaries: RunSummary[] = [];
     for (let at = 0; at + 2 < flat.length; at += 3) {
@@ -552,7 +556,8 @@ class RedisBackend implements RunBackend {
         summaries.push(decodeSummary(runId, json));
       } catch (error) {
         // One bad record never hides the others: it is listed, marked, and logged.
-        const createdAt = Number(await this.#redis.zscore(this.#keys.index(index), runId));
+        const scores = await Promise.all(indexKeys.map((key) => this.#redis.zscore(key, runId)));
+        const createdAt = Number(scores.find((score) => score !== null));
         this.#logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
         summaries.push(corruptSummary(runId, status, createdAt, error));
       }
@@ -593,7 +598,10 @@ class RedisBackend implements RunBackend {
   /** Deletes one finished run, given its stored summary (null when it has none). */
   async #pruneRun(runId: string, json: string | null): Promise<boolean> {
     const summary = json === null ? undefined : decodeSummary(runId, json);
-    const indexes = summary === undefined ? [] : runIndexes(summary).map(this.#keys.index);
+    const indexes =
+      summary === undefined
+        ? []
+        : [...runIndexes(summary), ...legacyIndexes(summary)].map(this.#keys.index);
     const others = [
       this.#keys.audit(runId),
       this.#keys.messages(runId),

@@ -29,7 +29,7 @@ export function indexHead(summary: RunSummary): string {
 /**
  * The Lua block that writes the `summary` (JSON) of run hash `run` and keeps the run in the
  * indexes under `indexPrefix`, given the index fields `head` (`indexHead`): on its first write
- * (no `status` in the hash yet) in all of them, then on a status change out of the old
+ * (no `status` in the hash yet) in its session's, then on a status change out of the old
  * status's indexes into the new one's, and in the finished set (scored by its `updatedAt`)
  * while it is finished. Also keeps the run's `agent` in the hash for filtered listings. Reads
  * the run's previous status, so it runs before anything else of the script changes the hash.
@@ -41,9 +41,7 @@ do
   local id, status, agent = head.runId, head.status, head.agent
   local old = redis.call("HGET", ${run}, "status")
   if not old then
-    for _, name in ipairs({"all", "agent:" .. agent, "session:" .. head.sessionId}) do
-      redis.call("ZADD", ${indexPrefix} .. name, head.createdAt, id)
-    end
+    redis.call("ZADD", ${indexPrefix} .. "session:" .. head.sessionId, head.createdAt, id)
   end
   if old ~= status then
     if old then

@@ -6,18 +6,22 @@ import { LuaScript } from "./redis-scripts.js";
 // braces every one of them is in the run's cluster slot.
 
 /**
- * KEYS: the index. ARGV: limit, cursor's createdAt ("" for the first page), cursor's run id,
- * run-key prefix, status filter ("" for none), agent filter ("" for none).
- * Returns up to limit + 1 runs, newest first, as flat triples (run id, summary JSON, status): by score, then by run id bytewise, as
- * a sorted set orders its members. Entries at the cursor's score are taken when their id sorts
- * below the cursor's, so a page never repeats or skips a run, even when runs arrive meanwhile.
- * Without filters it reads only the page; with them (a session's index) it reads on until the
- * page is full or the index ends.
+ * KEYS: the indexes to read together (no run is in two of them). ARGV: limit, cursor's
+ * createdAt ("" for the first page), cursor's run id, run-key prefix, status filter ("" for
+ * none), agent filter ("" for none).
+ * Returns up to limit + 1 runs, newest first, as flat triples (run id, summary JSON, status):
+ * by score, then by run id bytewise, as a sorted set orders its members; several indexes are
+ * merged in that order. Entries at the cursor's score are taken when their id sorts below the
+ * cursor's, so a page never repeats or skips a run, even when runs arrive meanwhile. Each index
+ * is read a page at a time; with filters (a session's index) it reads on until the page is full
+ * or the indexes end.
  */
 export const LIST_RUNS = new LuaScript(`
 local limit = tonumber(ARGV[1])
+local cursorScore, cursorId = ARGV[2], ARGV[3]
 local runPrefix, status, agent = ARGV[4], ARGV[5], ARGV[6]
 local found, count = {}, 0
+local chunk = limit + 1
 local function take(id)
   local stored = redis.call("HMGET", runPrefix .. id, "summary", "status", "agent")
   local summary = stored[1]
@@ -39,22 +43,44 @@ local function below(first, second)
   end
   return #first < #second
 end
-local max = "+inf"
-if ARGV[2] ~= "" then
-  local ties = redis.call("ZRANGE", KEYS[1], ARGV[2], ARGV[2], "BYSCORE", "REV")
-  for _, id in ipairs(ties) do
-    if below(id, ARGV[3]) and take(id) then return found end
+-- One lane per index: its entries after the cursor, newest first, as {score, id}, read a
+-- chunk at a time (the cursor's ties first).
+local lanes = {}
+for _, key in ipairs(KEYS) do
+  local lane = { key = key, entries = {}, at = 1, offset = 0, max = "+inf", ended = false }
+  if cursorScore ~= "" then
+    local ties = redis.call("ZRANGE", key, cursorScore, cursorScore, "BYSCORE", "REV")
+    for _, id in ipairs(ties) do
+      if below(id, cursorId) then lane.entries[#lane.entries + 1] = { tonumber(cursorScore), id } end
+    end
+    lane.max = "(" .. cursorScore
   end
-  max = "(" .. ARGV[2]
+  lanes[#lanes + 1] = lane
 end
-local offset, chunk = 0, limit + 1
-while true do
-  local ids = redis.call("ZRANGE", KEYS[1], max, "-inf", "BYSCORE", "REV", "LIMIT", offset, chunk)
-  for _, id in ipairs(ids) do
-    if take(id) then return found end
+local function head(lane)
+  if lane.at > #lane.entries then
+    if lane.ended then return nil end
+    local flat = redis.call("ZRANGE", lane.key, lane.max, "-inf", "BYSCORE", "REV",
+      "LIMIT", lane.offset, chunk, "WITHSCORES")
+    lane.entries, lane.at = {}, 1
+    for at = 1, #flat, 2 do lane.entries[#lane.entries + 1] = { tonumber(flat[at + 1]), flat[at] } end
+    lane.offset = lane.offset + #lane.entries
+    lane.ended = #lane.entries < chunk
+    if #lane.entries == 0 then return nil end
   end
-  if #ids < chunk then return found end
-  offset = offset + chunk
+  return lane.entries[lane.at]
+end
+while true do
+  local newest, best = nil, nil
+  for _, lane in ipairs(lanes) do
+    local entry = head(lane)
+    if entry and (not best or entry[1] > best[1] or (entry[1] == best[1] and below(best[2], entry[2]))) then
+      newest, best = lane, entry
+    end
+  end
+  if not newest then return found end
+  newest.at = newest.at + 1
+  if take(best[2]) then return found end
 end
 `);
 

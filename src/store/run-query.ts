@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { describeIssues } from "../tools/validate.js";
-import { RunRecordStatus } from "./schemas.js";
+import { RUN_RECORD_STATUSES, RunRecordStatus } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
 
 /** Runs per `list()` page. */
@@ -45,11 +45,14 @@ export interface RunQuery {
 }
 
 /**
- * The index a query reads and the filter applied to what it yields. Every index is ordered by
- * creation time: one of all runs, one per status, per agent, per agent × status, per session.
+ * The indexes a query reads and the filter applied to what they yield. Every index is ordered
+ * by creation time: one per status, per agent × status, per session (each run is in three).
  * A query with a session reads that session's index and filters it by status and agent, so its
- * cost grows with the session's runs, never with the runs stored; any other query reads an
- * index holding exactly the runs it wants, at a cost of the page alone.
+ * cost grows with the session's runs, never with the runs stored; any other query merges the
+ * indexes that hold exactly the runs it wants — all runs are the status indexes', an agent's
+ * runs its agent × status indexes' — at a cost of the page times the number of statuses.
+ * Before schemaVersion 4 a run was also in an index of all runs and one per agent
+ * (`legacyIndexes`): they are read no more, and pruning takes a run out of them.
  */
 export type RunIndex =
   | { kind: "all" }
@@ -87,14 +90,19 @@ export const statusIndexes = (run: Indexed): RunIndex[] => [
 
 /** Every index a run is in. */
 export const runIndexes = (run: Indexed): RunIndex[] => [
-  { kind: "all" },
-  { kind: "agent", agent: run.agent },
   { kind: "session", sessionId: run.sessionId },
   ...statusIndexes(run),
 ];
 
+/** The indexes a run stored before schemaVersion 4 may also be in. */
+export const legacyIndexes = (run: Indexed): RunIndex[] => [
+  { kind: "all" },
+  { kind: "agent", agent: run.agent },
+];
+
 export interface IndexedQuery {
-  index: RunIndex;
+  /** Read together, newest first across all of them (no run is in two of them). */
+  indexes: RunIndex[];
   /** Set only when reading a session's index. */
   filter: { status?: RunRecordStatus; agent?: string };
 }
@@ -103,19 +111,22 @@ export function indexFor(query: RunQuery): IndexedQuery {
   const { status, agent, sessionId } = query;
   if (sessionId !== undefined) {
     return {
-      index: { kind: "session", sessionId },
+      indexes: [{ kind: "session", sessionId }],
       filter: {
         ...(status === undefined ? {} : { status }),
         ...(agent === undefined ? {} : { agent }),
       },
     };
   }
-  if (agent !== undefined && status !== undefined) {
-    return { index: { kind: "agentStatus", agent, status }, filter: {} };
-  }
-  if (agent !== undefined) return { index: { kind: "agent", agent }, filter: {} };
-  if (status !== undefined) return { index: { kind: "status", status }, filter: {} };
-  return { index: { kind: "all" }, filter: {} };
+  const statuses = status === undefined ? RUN_RECORD_STATUSES : [status];
+  return {
+    indexes: statuses.map((each) =>
+      agent === undefined
+        ? { kind: "status", status: each }
+        : { kind: "agentStatus", agent, status: each },
+    ),
+    filter: {},
+  };
 }
 
 /** Does a summary pass an index's filter? */

@@ -8,7 +8,9 @@ import {
   newestFirst,
   pageOf,
   parseListOptions,
+  runIndexes,
 } from "../../../src/store/run-query.js";
+import { RUN_RECORD_STATUSES } from "../../../src/store/schemas.js";
 import type { RunSummary } from "../../../src/store/summary.js";
 import { thrown } from "../../support/thrown.js";
 
@@ -50,16 +52,29 @@ describe("list queries", () => {
     }
   });
 
-  it("reads the narrowest index, filtering only a session's", () => {
-    expect(indexFor({ limit: 1 })).toEqual({ index: { kind: "all" }, filter: {} });
+  it("reads the narrowest indexes, filtering only a session's", () => {
+    expect(indexFor({ limit: 1 })).toEqual({
+      indexes: RUN_RECORD_STATUSES.map((status) => ({ kind: "status", status })),
+      filter: {},
+    });
+    expect(indexFor({ limit: 1, agent: "a" })).toEqual({
+      indexes: RUN_RECORD_STATUSES.map((status) => ({ kind: "agentStatus", agent: "a", status })),
+      filter: {},
+    });
     expect(indexFor({ limit: 1, status: "failed", agent: "a" })).toEqual({
-      index: { kind: "agentStatus", agent: "a", status: "failed" },
+      indexes: [{ kind: "agentStatus", agent: "a", status: "failed" }],
       filter: {},
     });
     expect(indexFor({ limit: 1, status: "failed", sessionId: "s" })).toEqual({
-      index: { kind: "session", sessionId: "s" },
+      indexes: [{ kind: "session", sessionId: "s" }],
       filter: { status: "failed" },
     });
+    // Each run is in three indexes: its session's, its status's and its agent × status's.
+    expect(runIndexes(summary("r", 1)).map(indexName)).toEqual([
+      "session:s",
+      "status:queued",
+      "agent-status:queued:support",
+    ]);
     expect(indexName({ kind: "agentStatus", agent: "a:b", status: "queued" })).toBe(
       "agent-status:queued:a:b",
     );
