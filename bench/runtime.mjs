@@ -60,7 +60,7 @@ const POLL_MS = 10;
 const TARGETS = {
   throughputShareOfBound: 0.3,
   latencyP50OverRaw: 2,
-  parkedBytesPerRun: 4096,
+  parkedBytesPerRun: 3072,
   parkedHeapGrowthBytesPerRun: 100,
 };
 const ISSUE_REFERENCES = {
