@@ -146,13 +146,14 @@ describe("redisBackend() queue hygiene", () => {
     const key = `${prefix}:run:${handle.runId}`;
     const stored = JSON.parse((await redis.hget(key, "record")) ?? "{}") as Record<string, unknown>;
     expect(stored.schemaVersion).toBe(RUN_RECORD_VERSION);
-    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: 4 }));
+    const next = RUN_RECORD_VERSION + 1;
+    await redis.hset(key, "record", JSON.stringify({ ...stored, schemaVersion: next }));
 
     const error = await rejection(runtime.handle(handle.runId).result());
 
     expect(error).toBeInstanceOf(StoreVersionError);
     expect(HarnessError.isHarnessError(error) && error.code).toBe("store_version");
-    expect((error as Error).message).toContain("schemaVersion 4");
+    expect((error as Error).message).toContain(`schemaVersion ${next}`);
     await expect(runtime.get(handle.runId)).rejects.toBeInstanceOf(StoreVersionError);
   });
 });
