@@ -1,5 +1,5 @@
 import { messageOf } from "../core/errors.js";
-import type { RunError, Usage } from "../core/values.js";
+import type { PendingApproval, RunError, Usage } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
 import { corrupt } from "./record-codec.js";
 import { RunSummary } from "./summary.js";
@@ -7,9 +7,10 @@ import { RunSummary } from "./summary.js";
 // A run's summary as a backend stores it beside the record (Redis keeps one per run, parked
 // runs by the thousand): short keys, and nothing the reader has in hand or can derive again.
 // The run id is the key's (the reader always knows it); `phase` is left out when it is the one
-// its status usually has (`USUAL_PHASE`), `error` when null, `pending` when empty, `iterations` when 0, `usage` as an array without its trailing zeros, and
-// `updatedAt` as the time since `createdAt`. A summary stored in the full form (as version 3
-// stored it) still reads as it is.
+// its status usually has (`USUAL_PHASE`), `error` when null, `pending` when empty (each call a
+// [toolCallId, name, input, reason] tuple), `iterations` when 0; `usage` is an array without
+// its trailing zeros, and `updatedAt` the time since `createdAt`. A summary stored in the full
+// form (as version 3 stored it) still reads as it is.
 
 /** The stored summary's fields. */
 interface StoredSummary {
@@ -21,8 +22,8 @@ interface StoredSummary {
   st: string;
   /** phase, when not the status's usual one */
   ph?: string;
-  /** pending, when any */
-  pd?: unknown[];
+  /** pending, when any: [toolCallId, name, input, reason] each */
+  pd?: PendingTuple[];
   /** iterations, when not 0 */
   it?: number;
   /** usage: input, output, cache read, cache write tokens, without trailing zeros */
@@ -34,6 +35,21 @@ interface StoredSummary {
   /** updatedAt − createdAt */
   t: number;
 }
+
+type PendingTuple = [string, string, PendingApproval["input"], string];
+
+/** A pending call as its stored tuple: its four fields in `PENDING_FIELDS` order. */
+const PENDING_FIELDS = [
+  "toolCallId",
+  "name",
+  "input",
+  "reason",
+] as const satisfies readonly (keyof PendingApproval)[];
+
+// Every field of a pending call is in the tuple: a field added to PendingApproval fails here.
+type MissingFromTuple = Exclude<keyof PendingApproval, (typeof PENDING_FIELDS)[number]>;
+const tupleHoldsEveryField: [MissingFromTuple] extends [never] ? true : false = true;
+void tupleHoldsEveryField;
 
 /** The phase a run of each of these statuses is in, but for rare exceptions (stored as they are). */
 const USUAL_PHASE: ReadonlyMap<unknown, string> = new Map([
@@ -59,7 +75,14 @@ export function encodeSummary(summary: RunSummary): string {
     t: summary.updatedAt - summary.createdAt,
   };
   if (summary.phase !== USUAL_PHASE.get(summary.status)) stored.ph = summary.phase;
-  if (summary.pending.length > 0) stored.pd = summary.pending;
+  if (summary.pending.length > 0) {
+    stored.pd = summary.pending.map((call) => [
+      call.toolCallId,
+      call.name,
+      call.input,
+      call.reason,
+    ]);
+  }
   if (summary.iterations !== 0) stored.it = summary.iterations;
   const usage = USAGE_FIELDS.map((field) => summary.usage[field]);
   while (usage.length > 0 && usage.at(-1) === 0) usage.pop();
@@ -81,7 +104,7 @@ function expand(runId: string, value: unknown): unknown {
     sessionId: stored.s,
     status: stored.st,
     phase: stored.ph ?? USUAL_PHASE.get(stored.st),
-    pending: stored.pd ?? [],
+    pending: Array.isArray(stored.pd) ? stored.pd.map(pendingOf) : [],
     iterations: stored.it ?? 0,
     usage: stored.u === undefined || Array.isArray(stored.u) ? usage : stored.u,
     error: stored.e ?? null,
@@ -89,6 +112,12 @@ function expand(runId: string, value: unknown): unknown {
     updatedAt:
       typeof stored.c === "number" && typeof stored.t === "number" ? stored.c + stored.t : stored.t,
   };
+}
+
+/** The pending call a stored tuple stands for (anything else is left for the schema to refuse). */
+function pendingOf(tuple: unknown): unknown {
+  if (!Array.isArray(tuple) || tuple.length !== PENDING_FIELDS.length) return tuple;
+  return Object.fromEntries(PENDING_FIELDS.map((field, at) => [field, tuple[at]]));
 }
 
 /**

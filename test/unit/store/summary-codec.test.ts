@@ -49,7 +49,7 @@ describe("stored summaries", () => {
       st: "awaiting_approval",
       c: 1_764_748_801_000,
       t: 1500,
-      pd: parked.pending,
+      pd: [["c1", "delete_file", { path: "a" }, "asks"]],
       it: 1,
       u: [10, 5],
     });
@@ -70,8 +70,10 @@ describe("stored summaries", () => {
       expect((error as Error).message).toMatch(/^The summary of run "run-1" is corrupt: /);
       expect(readSummary("run-1", json)).toBeUndefined();
     }
-    const unknownStatus = JSON.stringify({ ...JSON.parse(encodeSummary(parked)), st: "lost" });
-    expect(readSummary("run-1", unknownStatus)).toBeUndefined();
+    const stored = JSON.parse(encodeSummary(parked)) as Record<string, unknown>;
+    for (const change of [{ st: "lost" }, { pd: [["c1", "delete_file", { path: "a" }]] }]) {
+      expect(readSummary("run-1", JSON.stringify({ ...stored, ...change }))).toBeUndefined();
+    }
   });
 
   it("are announced with their run id", () => {
