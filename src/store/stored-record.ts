@@ -26,7 +26,9 @@ import type { RunSummary } from "./summary.js";
 // (see `compactDocument`): the snapshot's and its context's fields that hold their initial
 // value, the context's `maxIterations` when it is the input's, a string input's text (the
 // document says `text: true`: it is its one message's), and, beside a summary, each parked
-// call that the summary's pending list holds (the document keeps `pending: <its index>` in place of its call, status "asked" and reason).
+// call that the summary's pending list holds (the document keeps `pending: <its index>` in
+// place of its call, its status "asked" and its reason). A call's SHA-256 input hash is kept
+// in base64url (`ih`) rather than hex.
 
 /** The document's top-level fields a summary holds. */
 const SUMMARY_FIELDS = [
@@ -118,14 +120,29 @@ function compactDocument(
   dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
   const context = snapshot.context as Record<string, unknown>;
   dropDefaults(context, { ...CONTEXT_DEFAULTS, maxIterations: input.maxIterations });
-  if (pending.length > 0 && Array.isArray(context.calls)) {
+  if (Array.isArray(context.calls)) {
     context.calls = context.calls.map((state: Record<string, unknown>) => {
       const at = pending.findIndex((each) => heldBy(state, each));
-      if (at === -1) return state;
       const { call: _call, reason: _reason, status: _status, ...rest } = state;
-      return { pending: at, ...rest };
+      return compactHash(at === -1 ? state : { pending: at, ...rest });
     });
   }
+}
+
+const HEX_HASH = /^[0-9a-f]{64}$/;
+
+/** A call state whose SHA-256 `inputHash` (hex) is kept as `ih`, in base64url (21 bytes fewer). */
+function compactHash(state: Record<string, unknown>): Record<string, unknown> {
+  const { inputHash, ...rest } = state;
+  if (typeof inputHash !== "string" || !HEX_HASH.test(inputHash) || "ih" in state) return state;
+  return { ...rest, ih: Buffer.from(inputHash, "hex").toString("base64url") };
+}
+
+/** `compactHash` undone. */
+function restoreHash(state: Record<string, unknown>): Record<string, unknown> {
+  const { ih, ...rest } = state;
+  if (typeof ih !== "string") return state;
+  return { ...rest, inputHash: Buffer.from(ih, "base64url").toString("hex") };
 }
 
 /** True when a call's state says no more about the call than the pending entry `entry`. */
@@ -155,7 +172,8 @@ function restoreDocument(stored: Record<string, unknown>, pending: readonly Pend
   if (snapshot == null) return stored;
   const context = (snapshot.context ?? {}) as Record<string, unknown>;
   const calls = Array.isArray(context.calls)
-    ? context.calls.map((state: Record<string, unknown>) => {
+    ? context.calls.map((stored: Record<string, unknown>) => {
+        const state = typeof stored === "object" && stored !== null ? restoreHash(stored) : stored;
         if (typeof state?.pending !== "number") return state;
         const { pending: at, ...rest } = state;
         const entry = pending[at as number];

@@ -120,6 +120,13 @@ describe("stored run records", () => {
     expect(recordDocument(v4, summary)).toBe(frozenV4Parked.document);
     expect(encodeSummary(summary)).toBe(frozenV4Parked.summary);
     expect(frozenV4Parked.document).not.toContain("delete_file");
+    // The input hash is kept in base64url, and read back as the hex the record holds.
+    expect(frozenV4Parked.document).not.toContain("b23766fe");
+    expect(JSON.parse(frozenV4Parked.document)).toMatchObject({
+      snapshot: {
+        context: { calls: [{ pending: 0, ih: "sjdm_l6c3bjEv1t9PGKy2TD-6CqZsgsK7_5ghWJowV8" }] },
+      },
+    });
     const v3Bytes = frozenV3Parked.document.length + frozenV3Parked.summary.length;
     const v4Bytes = frozenV4Parked.document.length + frozenV4Parked.summary.length;
     expect(v4Bytes).toBeLessThan(v3Bytes * 0.6);
@@ -141,6 +148,7 @@ describe("stored run records", () => {
     const document = recordDocument(record, other as typeof summary);
     expect(document).toContain("deleting asks a person");
     expect(document).not.toContain('"pending"');
+    expect(joinRecord(document, frozenV4Parked.messages, other as typeof summary)).toEqual(record);
   });
 
   it("leaves to the run's summary what it holds, and needs it to load", () => {
