@@ -6,13 +6,19 @@
 //     on 1 and on 2 worker processes with the default concurrency (256 steps, 32 tools), and
 //     on 1 process with --wide-steps (5000) steps; wall time next to the ideal; heap per
 //     in-flight run (heapUsed after a GC at the busiest second, less the idle heap).
-//   submit: --submits N (10000) runs by submitMany vs one awaited submit at a time.
+//   submit: --submits N (10000) runs by submitMany vs one awaited submit at a time, beside a
+//     floor: a raw BullMQ addBulk of as many step-sized jobs (what the bulk submit adds on top
+//     of its records). submitMany and the floor run --submit-repeats (3) times: median and all.
 //   rate limit: --rpm R (600) over 2 worker processes and --limited-runs N (500) one-call runs
-//     (each call --limited-latency-ms, 200): requests per --window-s (10) window.
+//     (each call --limited-latency-ms, 200): requests per --window-s (10) window, and the
+//     busiest sliding 1 s window beside the per-second limit.
+//   --only submit,throughput,rate-limit: run just those sections (all by default).
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { Agent, AgentRuntime, redisBackend } from "../dist/index.js";
@@ -30,7 +36,13 @@ const RPM = option("rpm", 600);
 const LIMITED_RUNS = option("limited-runs", 500);
 const LIMITED_LATENCY_MS = option("limited-latency-ms", 200);
 const WINDOW_S = option("window-s", 10);
+const SUBMIT_REPEATS = option("submit-repeats", 3);
 const DEFAULT_STEPS = 256;
+const SECTIONS = ["submit", "throughput", "rate-limit"];
+const only = (() => {
+  const at = process.argv.indexOf("--only");
+  return at === -1 ? SECTIONS : process.argv[at + 1].split(",");
+})();
 
 const log = (line) => process.stderr.write(`[bench:scheduling] ${line}\n`);
 const round = (value, digits = 2) => Number(value.toFixed(digits));
@@ -174,29 +186,70 @@ async function throughput(processes, concurrency) {
   };
 }
 
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** One submitMany of `inputs` on a fresh prefix: its wall time (ms). */
+async function timedSubmitMany(inputs) {
+  const prefix = freshPrefix("bulk");
+  const bulk = await submitter(prefix);
+  const started = performance.now();
+  await bulk.submitMany("tooling", inputs);
+  const ms = performance.now() - started;
+  await bulk.close();
+  await deletePrefix(prefix);
+  return ms;
+}
+
+/** The floor: a raw BullMQ addBulk of `count` jobs shaped like the step jobs a submit adds. */
+async function timedRawAddBulk(count) {
+  const prefix = freshPrefix("raw");
+  const queue = new Queue("harnessx-steps", { connection: { url }, prefix });
+  await queue.waitUntilReady();
+  const jobs = Array.from({ length: count }, () => {
+    const runId = randomUUID();
+    return {
+      name: `step:${runId}`,
+      data: { runId, agent: "tooling" },
+      opts: { jobId: `step-${runId}-${randomUUID()}` },
+    };
+  });
+  const started = performance.now();
+  await queue.addBulk(jobs);
+  const ms = performance.now() - started;
+  await queue.close();
+  await deletePrefix(prefix);
+  return ms;
+}
+
 async function submits() {
   const inputs = Array.from({ length: SUBMITS }, (_, at) => `q${at}`);
-  const bulkPrefix = freshPrefix("bulk");
-  const bulk = await submitter(bulkPrefix);
-  let started = performance.now();
-  await bulk.submitMany("tooling", inputs);
-  const bulkMs = performance.now() - started;
-  await bulk.close();
-  await deletePrefix(bulkPrefix);
+  const bulkMs = [];
+  const rawMs = [];
+  // Interleaved, so that load from elsewhere falls on both alike.
+  for (let round = 0; round < SUBMIT_REPEATS; round += 1) {
+    bulkMs.push(await timedSubmitMany(inputs));
+    rawMs.push(await timedRawAddBulk(SUBMITS));
+  }
 
   const onePrefix = freshPrefix("one");
   const single = await submitter(onePrefix);
-  started = performance.now();
+  const started = performance.now();
   for (const input of inputs) await single.submit("tooling", input);
   const oneByOneMs = performance.now() - started;
   await single.close();
   await deletePrefix(onePrefix);
+  const submitManyMs = median(bulkMs);
+  const rawAddBulkMs = median(rawMs);
   return {
     submits: SUBMITS,
-    submitManyMs: round(bulkMs, 0),
+    submitManyMs: round(submitManyMs, 0),
+    submitManyMsEach: bulkMs.map((ms) => round(ms, 0)),
+    rawBullmqAddBulkMs: round(rawAddBulkMs, 0),
+    rawBullmqAddBulkMsEach: rawMs.map((ms) => round(ms, 0)),
+    submitManyOverRawAddBulk: round(submitManyMs / rawAddBulkMs),
     oneByOneMs: round(oneByOneMs, 0),
-    speedup: round(oneByOneMs / bulkMs, 1),
-    submitManyPerSecond: Math.round(SUBMITS / (bulkMs / 1000)),
+    speedup: round(oneByOneMs / submitManyMs, 1),
+    submitManyPerSecond: Math.round(SUBMITS / (submitManyMs / 1000)),
   };
 }
 
@@ -252,6 +305,7 @@ async function rateLimit() {
     requestsPerFullWindow: windows,
     maxPerWindow: Math.max(...windows),
     minShareOfLimitWhileQueued: round(Math.min(...windows) / limitPerWindow),
+    limitPerSecond: RPM / 60,
     maxInAnySliding1s: slidingMax(1000),
     maxInAnySlidingWindow: slidingMax(windowMs),
     overallRequestsPerMinute: round((calls.length - 1) / ((last - first) / 60_000), 1),
@@ -269,20 +323,26 @@ const report = {
   latencyMs: LATENCY_MS,
 };
 try {
-  log("submit: submitMany vs one by one");
-  report.submit = await submits();
-  log(JSON.stringify(report.submit));
-  log("throughput: 1 process, defaults");
-  report.throughput = [await throughput(1)];
-  log(JSON.stringify(report.throughput[0]));
-  log("throughput: 2 processes, defaults");
-  report.throughput.push(await throughput(2));
-  log(JSON.stringify(report.throughput[1]));
-  log(`throughput: 1 process, ${WIDE_STEPS} steps`);
-  report.throughput.push(await throughput(1, { steps: WIDE_STEPS, tools: 32 }));
-  log(JSON.stringify(report.throughput[2]));
-  log("rate limit: 2 processes");
-  report.rateLimit = await rateLimit();
+  if (only.includes("submit")) {
+    log("submit: submitMany vs raw addBulk vs one by one");
+    report.submit = await submits();
+    log(JSON.stringify(report.submit));
+  }
+  if (only.includes("throughput")) {
+    log("throughput: 1 process, defaults");
+    report.throughput = [await throughput(1)];
+    log(JSON.stringify(report.throughput[0]));
+    log("throughput: 2 processes, defaults");
+    report.throughput.push(await throughput(2));
+    log(JSON.stringify(report.throughput[1]));
+    log(`throughput: 1 process, ${WIDE_STEPS} steps`);
+    report.throughput.push(await throughput(1, { steps: WIDE_STEPS, tools: 32 }));
+    log(JSON.stringify(report.throughput[2]));
+  }
+  if (only.includes("rate-limit")) {
+    log("rate limit: 2 processes");
+    report.rateLimit = await rateLimit();
+  }
   report.loadAtEnd = round(loadavg()[0]);
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 } finally {

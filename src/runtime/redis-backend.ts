@@ -90,6 +90,14 @@ import {
 } from "./redis-scripts.js";
 import { StoreMarker, warnUnlessPersistent } from "./redis-store-marker.js";
 import { findStrandedRuns } from "./redis-stranded.js";
+import {
+  CREATE_RUNS,
+  createRunsArgs,
+  inChunks,
+  newRunFields,
+  SUBMIT_CHUNK,
+  SUBMIT_CHUNKS_IN_FLIGHT,
+} from "./redis-submit.js";
 import { SummaryFeed } from "./summary-feed.js";
 
 export interface RedisBackendOptions {
@@ -471,35 +479,36 @@ class RedisBackend implements RunBackend {
     records: readonly RunRecord[],
     options: EnqueueStepOptions = {},
   ): Promise<string[]> {
-    if (records.length === 0) return [];
-    // One pipeline of per-run scripts: on a cluster every key shares the prefix's hash slot.
-    const writes = records.map((record) => ({ record, ...this.#createRunArgs(record) }));
-    const replies = await CREATE_RUN.runMany(
-      this.#redis,
-      writes.map((write) => write.args),
+    const existing = await inChunks(
+      records,
+      SUBMIT_CHUNK,
+      SUBMIT_CHUNKS_IN_FLIGHT,
+      async (chunk) => {
+        const replies = z
+          .array(z.number())
+          .parse(await CREATE_RUNS.run(this.#redis, ...createRunsArgs(this.#keys, chunk)));
+        const created = chunk.filter((_, at) => replies[at] === 1);
+        // Added once the chunk's records are stored: a step never comes before its run.
+        if (created.length > 0) {
+          await this.#queue("steps").addBulk(
+            created.map((record) => this.#firstStepJob(record, options)),
+          );
+        }
+        return chunk.filter((_, at) => replies[at] !== 1).map((record) => record.runId);
+      },
     );
-    const existing: string[] = [];
-    const created: typeof writes = [];
-    writes.forEach((write, at) => {
-      if (replies[at] === 1) created.push(write);
-      else existing.push(write.record.runId);
-    });
-    await this.#queue("steps").addBulk(
-      created.map(({ record }) => {
-        const priority = record.priority === undefined ? {} : { priority: record.priority };
-        const data: StepJob = {
-          ...stepJob(record.runId, undefined, priority),
-          agent: record.agent,
-        };
-        return {
-          name: stepJobName(data),
-          data,
-          opts: this.#stepJobOptions(record.runId, { ...options, ...priority }),
-        };
-      }),
-    );
-    for (const { record, summaryJson } of created) this.#announce(record.runId, summaryJson);
-    return existing;
+    return existing.flat();
+  }
+
+  /** A new run's first step job, for `addBulk`. */
+  #firstStepJob(record: RunRecord, options: EnqueueStepOptions) {
+    const priority = record.priority === undefined ? {} : { priority: record.priority };
+    const data: StepJob = { ...stepJob(record.runId, undefined, priority), agent: record.agent };
+    return {
+      name: stepJobName(data),
+      data,
+      opts: this.#stepJobOptions(record.runId, { ...options, ...priority }),
+    };
   }
 
   /** CREATE_RUN's keys and arguments, and the summary JSON among them (to announce the run). */
@@ -507,19 +516,11 @@ class RedisBackend implements RunBackend {
     args: [string[], (string | number)[]];
     summaryJson: string;
   } {
-    const summary = summarize(record);
-    const summaryJson = encodeSummary(summary);
+    const { document, status, summaryJson, head, messages } = newRunFields(record);
     return {
       args: [
         [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
-        [
-          recordDocument(record, summary),
-          record.status,
-          this.#keys.indexPrefix,
-          summaryJson,
-          indexHead(summary),
-          ...conversationOf(record).map((message) => JSON.stringify(message)),
-        ],
+        [document, status, this.#keys.indexPrefix, summaryJson, head, ...messages],
       ],
       summaryJson,
     };

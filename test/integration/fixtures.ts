@@ -157,10 +157,20 @@ export class Runtimes {
   async start(
     agents: readonly Agent[],
     backend: RunBackend,
-    options: { workers?: boolean; concurrency?: AgentRuntimeOptions["concurrency"] } = {},
+    options: {
+      workers?: boolean;
+      concurrency?: AgentRuntimeOptions["concurrency"];
+      deps?: AgentRuntimeOptions["deps"];
+    } = {},
   ): Promise<AgentRuntime> {
-    const { concurrency = 8, ...start } = options;
-    const runtime = new AgentRuntime({ agents, backend, logger: silent, concurrency });
+    const { concurrency = 8, deps, ...start } = options;
+    const runtime = new AgentRuntime({
+      agents,
+      backend,
+      logger: silent,
+      concurrency,
+      ...(deps === undefined ? {} : { deps }),
+    });
     this.#open.push(runtime);
     await runtime.start(start);
     return runtime;

@@ -6,6 +6,7 @@ import {
   type AgentConfig,
   type AgentOptions,
   ApprovalError,
+  BackendError,
   type EnqueueStepOptions,
   type Message,
   type Provider,
@@ -84,6 +85,74 @@ export function describeSchedulingContract(name: string, factory: BackendFactory
         handles.map((handle) => handle.runId).sort(),
       );
       expect(await runtime.submitMany("echo", [])).toEqual([]);
+    });
+
+    it("submitMany of more runs than one bulk write: each run stored, indexed, announced and run", async () => {
+      const count = 1100;
+      const inputs = Array.from({ length: count }, (_, at) => `bulk ${at}`);
+      const backend = factory.create();
+      const submitter = await runtimes.start([agentWith({ name: "echo" })], backend, {
+        workers: false,
+      });
+      const stop = new AbortController();
+      const announced = new Set<string>();
+      const changes = await submitter.watch({ signal: stop.signal });
+      const watching = (async () => {
+        for await (const run of changes) {
+          if (run.status === "queued") announced.add(run.runId);
+          if (announced.size === count) return;
+        }
+      })();
+
+      const handles = await submitter.submitMany("echo", inputs);
+      const ids = handles.map((handle) => handle.runId);
+      await watching;
+      stop.abort();
+
+      expect(new Set(ids).size).toBe(count);
+      expect([...announced].sort()).toEqual([...ids].sort());
+      const queued: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await submitter.list({ status: "queued", agent: "echo", limit: 500, cursor });
+        queued.push(...page.runs.map((run) => run.runId));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      expect(queued.sort()).toEqual([...ids].sort());
+      expect((await submitter.get(ids[count - 1] as string)).messages).toEqual([
+        { role: "user", content: [{ type: "text", text: `bulk ${count - 1}` }] },
+      ]);
+      // Only now a worker: every run's first step job was queued with its record.
+      const model = echoModel();
+      await runtimes.start([agentWith({ name: "echo" }, { provider: model.provider })], backend, {
+        concurrency: 64,
+      });
+      const results = await Promise.all(handles.map((handle) => handle.result()));
+      expect(results.map((result) => result.output)).toEqual(inputs.map((at) => `echo: ${at}`));
+    });
+
+    it("submitMany of a run id that exists refuses that one, stores the others and keeps the old", async () => {
+      const model = echoModel();
+      const ids = ["taken", "s-taken", "fresh-1", "s-1", "taken", "s-2", "fresh-2", "s-3"];
+      const runtime = await runtimes.start(
+        [agentWith({ name: "echo" }, { provider: model.provider })],
+        factory.create(),
+        { deps: { generateId: () => ids.shift() ?? "none" } },
+      );
+      const first = await runtime.submit("echo", "first");
+
+      const error = await rejection(runtime.submitMany("echo", ["a", "b", "c"]));
+
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as Error).message).toMatch(/"taken"/);
+      expect((error as Error).message).not.toMatch(/fresh/);
+      expect((await first.result()).output).toBe("echo: first");
+      const others = ["fresh-1", "fresh-2"].map((runId) => runtime.handle(runId).result());
+      expect((await Promise.all(others)).map((result) => result.output)).toEqual([
+        "echo: a",
+        "echo: c",
+      ]);
+      expect(model.calls.map((call) => call.input).sort()).toEqual(["a", "c", "first"]);
     });
 
     it("refuses bad submit options, and submitMany of an unknown agent, writing nothing", async () => {

@@ -1,0 +1,121 @@
+import type { RunRecord } from "../store/schemas.js";
+import { conversationOf, recordDocument } from "../store/stored-record.js";
+import { summarize } from "../store/summary.js";
+import { encodeSummary } from "../store/summary-codec.js";
+import { indexHead, indexRunLua } from "./redis-index-lua.js";
+import type { RedisKeys } from "./redis-keys.js";
+import { LuaScript } from "./redis-scripts.js";
+
+// A bulk submit (`submitMany`) on Redis: runs are written a chunk at a time, one script call a
+// chunk, and each chunk's step jobs are added (one BullMQ `addBulk`) as soon as its records are
+// stored, while the next chunks' records are written. A step job never comes before its run's
+// record: a step for a run not (yet) stored is dropped (see `advanceRun`).
+
+/** Runs written by one CREATE_RUNS call: small enough to keep each call short on the server. */
+export const SUBMIT_CHUNK = 500;
+/** Chunks in flight at once, so that Redis works on one while this process encodes the next. */
+export const SUBMIT_CHUNKS_IN_FLIGHT = 4;
+
+/** What CREATE_RUN and CREATE_RUNS store for a new run, encoded once. */
+export interface NewRunFields {
+  readonly document: string;
+  readonly status: string;
+  readonly summaryJson: string;
+  readonly head: string;
+  readonly messages: string[];
+}
+
+export function newRunFields(record: RunRecord): NewRunFields {
+  const summary = summarize(record);
+  return {
+    document: recordDocument(record, summary),
+    status: record.status,
+    summaryJson: encodeSummary(summary),
+    head: indexHead(summary),
+    messages: conversationOf(record).map((message) => JSON.stringify(message)),
+  };
+}
+
+/**
+ * KEYS: run, messages of each run. ARGV: index key prefix, runs channel, then for each run:
+ * record document, status, stored summary JSON, its index fields (`indexHead`), the run id's
+ * JSON, the number of messages, the JSON of each message. A table of 1 (created) or 0 (the run
+ * exists), by run. Does for each run what CREATE_RUN does, and announces it on the runs channel
+ * (`watchRuns`) as `announcement` (summary-codec.ts) does: `[<run id's JSON>,<summary>]`.
+ * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
+ */
+export const CREATE_RUNS = new LuaScript(`
+local created = {}
+local at = 3
+for key = 1, #KEYS, 2 do
+  local run, messages = KEYS[key], KEYS[key + 1]
+  local document, status, summary, headJson = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
+  local runIdJson = ARGV[at + 4]
+  local first = at + 6
+  at = first + tonumber(ARGV[at + 5])
+  if redis.call("EXISTS", run) == 1 then created[#created + 1] = 0
+  else
+    ${indexRunLua("run", "ARGV[1]", "summary", "headJson")}
+    redis.call("HSET", run, "record", document, "status", status)
+    redis.call("DEL", messages)
+    for index = first, at - 1 do redis.call("RPUSH", messages, ARGV[index]) end
+    redis.call("PUBLISH", ARGV[2], "[" .. runIdJson .. "," .. summary .. "]")
+    created[#created + 1] = 1
+  end
+end
+return created
+`);
+
+/** CREATE_RUNS's keys and arguments for `records`. */
+export function createRunsArgs(
+  keys: RedisKeys,
+  records: readonly RunRecord[],
+): [string[], string[]] {
+  const runKeys: string[] = [];
+  const args: string[] = [keys.indexPrefix, keys.runsChannel];
+  for (const record of records) {
+    const fields = newRunFields(record);
+    runKeys.push(keys.run(record.runId), keys.messages(record.runId));
+    args.push(
+      fields.document,
+      fields.status,
+      fields.summaryJson,
+      fields.head,
+      JSON.stringify(record.runId),
+      String(fields.messages.length),
+    );
+    for (const message of fields.messages) args.push(message);
+  }
+  return [runKeys, args];
+}
+
+/**
+ * `work` on each chunk of `size` items, at most `inFlight` chunks at a time; the results in
+ * the chunks' order. Rejects with the first failure; no chunk starts after it.
+ */
+export async function inChunks<T, R>(
+  items: readonly T[],
+  size: number,
+  inFlight: number,
+  work: (chunk: readonly T[]) => Promise<R>,
+): Promise<R[]> {
+  const chunks: T[][] = [];
+  for (let at = 0; at < items.length; at += size) chunks.push(items.slice(at, at + size));
+  const results: R[] = new Array(chunks.length);
+  let next = 0;
+  let failed = false;
+  const lane = async (): Promise<void> => {
+    while (!failed && next < chunks.length) {
+      const at = next;
+      next += 1;
+      try {
+        results[at] = await work(chunks[at] as T[]);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, chunks.length) }, lane));
+  return results;
+}
