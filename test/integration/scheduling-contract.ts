@@ -8,6 +8,7 @@ import {
   ApprovalError,
   BackendError,
   type EnqueueStepOptions,
+  HookEvent,
   type Message,
   type Provider,
   ProviderError,
@@ -317,6 +318,60 @@ export function describeSchedulingContract(name: string, factory: BackendFactory
       expect(result.output).toBe("done: once");
       expect(calls.length).toBe(2);
       expect((calls[1] as number) - refusedAt).toBeGreaterThanOrEqual(1000);
+    });
+
+    it("a run whose first model call waits for its rate limit starts once: no start hook runs again", async () => {
+      const started: string[] = [];
+      const iterations: string[] = [];
+      const listen = (agent: Agent): Agent => {
+        agent.hooks.on(HookEvent.AGENT_START, ({ data }) => {
+          started.push(data.runId);
+        });
+        agent.hooks.on(HookEvent.LOOP_ITERATION_START, ({ data }) => {
+          iterations.push(`${data.runId}:${data.iteration}`);
+        });
+        return agent;
+      };
+      let refused = false;
+      const refusingOnce: Provider = {
+        name: "refusing-once",
+        async complete(request) {
+          if (!refused) {
+            refused = true;
+            throw new ProviderError("slow down", { code: "rate_limited", retryAfterMs: 100 });
+          }
+          return textResponse(`done: ${firstText(request.messages)}`);
+        },
+      };
+      // 20 a minute: one call every 3 s, longer than a step waits in place, so the second run's
+      // first step is deferred; the other agent's first call is refused with rate_limited.
+      const runtime = await runtimes.start(
+        [
+          listen(
+            agentWith(
+              { name: "spaced", model: "m-spaced", rateLimit: { requestsPerMinute: 20 } },
+              { provider: echoModel().provider },
+            ),
+          ),
+          listen(agentWith({ name: "refused-once" }, { provider: refusingOnce })),
+        ],
+        factory.create(),
+      );
+
+      const handles = [
+        ...(await runtime.submitMany("spaced", ["first", "second"])),
+        await runtime.submit("refused-once", "third"),
+      ];
+      const results = await Promise.all(handles.map((handle) => handle.result()));
+
+      expect(results.map((result) => result.output)).toEqual([
+        "echo: first",
+        "echo: second",
+        "done: third",
+      ]);
+      const ids = handles.map((handle) => handle.runId);
+      expect([...started].sort()).toEqual([...ids].sort());
+      expect([...iterations].sort()).toEqual(ids.map((runId) => `${runId}:1`).sort());
     });
 
     it("fails the run with rate_limited once config.rateLimitWaitMs runs out", async () => {
