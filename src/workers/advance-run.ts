@@ -1,6 +1,7 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
-import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
+import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
+import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
@@ -72,7 +73,7 @@ export async function advanceRun(
     await withExtractedContext(trace, () =>
       traceRun(
         { agent, runId, sessionId, model: config.model, provider: provider?.name },
-        () => proceed(step),
+        () => proceed(step).catch((error: unknown) => saveDeferred(step, error)),
         () => spanOutcome(step),
       ),
     );
@@ -193,6 +194,19 @@ async function proceed(step: Step): Promise<void> {
       drove = true;
     }
   }
+}
+
+/**
+ * A model call deferred for its rate limit (`ProviderCallDeferred`) ends the step: the run is
+ * saved where it waits (at `provider`) unless it was saved there already, so that what ran
+ * before the call (the run's start and `AGENT_START`, the iteration's start, compose) does not
+ * run again when the run comes back. Then the deferral goes on to the step.
+ */
+async function saveDeferred(step: Step, error: unknown): Promise<never> {
+  if (error instanceof ProviderCallDeferred && currentPhase(step.actor) !== step.record.phase) {
+    await persist(step);
+  }
+  throw error;
 }
 
 /** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
