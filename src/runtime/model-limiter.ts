@@ -4,7 +4,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from "rate-limiter-flexible";
-import type { ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
+import type { Admission, ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
 import type { RedisClient } from "./redis-connection.js";
 
 /** What a rate-limiter-flexible limiter is made of; the store is the backend's. */
@@ -21,9 +21,8 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /**
  * A per-minute request limit as the smallest whole-second window that holds a whole number of
- * requests: 600/min is 10 per 1 s window, 50/min is 5 per 6 s, 7/min is 7 per 60 s. Requests
- * are spread over the minute as providers enforce them (300/min is 5 a second, no burst of
- * 300), with no share lost to rounding.
+ * requests: 600/min is 10 per 1 s window, 50/min is 5 per 6 s, 7/min is 7 per 60 s, so that no
+ * share is lost to rounding. Within a window the requests go evenly spaced (see `placeOf`).
  */
 export function requestWindow(requestsPerMinute: number): { points: number; duration: number } {
   const duration = 60 / gcd(requestsPerMinute, 60);
@@ -31,9 +30,26 @@ export function requestWindow(requestsPerMinute: number): { points: number; dura
 }
 
 /**
+ * Where the `nth` request of a window goes, in ms from now, given the window's `msBeforeNext`:
+ * `n - 1` spacings (60 s / requestsPerMinute) after the window's start. The count is shared by
+ * every process, so their requests interleave evenly: 300/min is one every 200 ms, never 5 at
+ * once. Queued requests take their places ahead and go on time; a request that finds its place
+ * gone by goes at once, at most one spacing late (so at most one more in a second than the
+ * per-second rate, and only after a lull).
+ */
+function placeOf(
+  nth: number,
+  msBeforeNext: number,
+  window: { points: number; duration: number },
+): number {
+  const durationMs = window.duration * 1000;
+  return msBeforeNext - durationMs + ((nth - 1) * durationMs) / window.points;
+}
+
+/**
  * Model limits on rate-limiter-flexible limiters, one per shape, all under `prefix`: fixed
- * windows of requests (`requestWindow`), one-minute windows of tokens, and pauses (a key
- * blocked for the pause's whole seconds).
+ * windows of requests (`requestWindow`) whose places are spaced evenly (`placeOf`), one-minute
+ * windows of tokens, and pauses (a key blocked for the pause's whole seconds).
  */
 class FlexibleModelLimiter implements ModelLimiter {
   readonly #create: LimiterFactory;
@@ -45,21 +61,40 @@ class FlexibleModelLimiter implements ModelLimiter {
     this.#create = create;
   }
 
-  async take(key: string, limit: ModelRateLimit | undefined): Promise<number> {
-    const [paused, tokens] = await Promise.all([
+  async take(
+    key: string,
+    limit: ModelRateLimit | undefined,
+    horizonMs: number,
+  ): Promise<Admission> {
+    const rpm = limit?.requestsPerMinute;
+    const [paused, tokens, requests] = await Promise.all([
       this.#pauses().get(key),
       limit?.tokensPerMinute === undefined ? null : this.#tokens(limit.tokensPerMinute).get(key),
+      rpm === undefined ? null : this.#requests(rpm).get(key),
     ]);
-    if (paused !== null && paused.consumedPoints > 1) return Math.max(1, paused.msBeforeNext);
+    const later = (ms: number): Admission => ({ admitted: false, waitMs: Math.max(1, ms) });
+    if (paused !== null && paused.consumedPoints > 1) return later(paused.msBeforeNext);
     if (tokens !== null && limit?.tokensPerMinute !== undefined) {
-      if (tokens.consumedPoints >= limit.tokensPerMinute) return Math.max(1, tokens.msBeforeNext);
+      if (tokens.consumedPoints >= limit.tokensPerMinute) return later(tokens.msBeforeNext);
     }
-    if (limit?.requestsPerMinute === undefined) return 0;
+    if (rpm === undefined) return { admitted: true, waitMs: 0 };
+    const window = requestWindow(rpm);
+    let missed = 0;
+    if (requests !== null && requests.consumedPoints > 0) {
+      if (requests.consumedPoints >= window.points) return later(requests.msBeforeNext);
+      // The next free place is beyond the horizon: ask again once it is within it.
+      const next = placeOf(requests.consumedPoints + 1, requests.msBeforeNext, window);
+      if (next > horizonMs) return later(next - horizonMs);
+      // Places that went by unused stay unused: this request takes the place of now, so that
+      // the requests after it keep their spacing instead of catching up in a burst.
+      missed = Math.max(0, Math.floor(-next / ((window.duration * 1000) / window.points)));
+    }
     try {
-      await this.#requests(limit.requestsPerMinute).consume(key, 1);
-      return 0;
+      const taken = await this.#requests(rpm).consume(key, 1 + missed);
+      const waitMs = placeOf(taken.consumedPoints, taken.msBeforeNext, window);
+      return { admitted: true, waitMs: Math.max(0, Math.ceil(waitMs)) };
     } catch (refusal) {
-      if (refusal instanceof RateLimiterRes) return Math.max(1, refusal.msBeforeNext);
+      if (refusal instanceof RateLimiterRes) return later(refusal.msBeforeNext);
       throw refusal;
     }
   }

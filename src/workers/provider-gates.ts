@@ -18,8 +18,10 @@ const DEFAULT_RETRY_AFTER_MS = 1000;
  * The provider gates of one worker process: shared rate limits around each model call of a
  * durable run (see `ProviderGate`).
  *
- * Waiting: a step whose call must wait briefly (at most `MAX_INLINE_WAIT_MS`, and only as many
- * steps as the limit can admit meanwhile) sleeps and asks again. Any other step is deferred:
+ * Waiting: a call is admitted up to `MAX_INLINE_WAIT_MS` ahead of its place in the model's
+ * even spacing, and its step sleeps until then. A step whose call must wait briefly for a place
+ * (at most `MAX_INLINE_WAIT_MS`, and only as many steps as the limit can admit meanwhile)
+ * sleeps and asks again. Any other step is deferred:
  * it ends without saving and its run is queued again, delayed to this process's next free
  * slot of the model's rate (so that deferred steps come back spread out, not as a herd). A
  * deferred step costs one more lease, restore and compose when it comes back; a waiting one
@@ -60,8 +62,9 @@ export class ProviderGates {
     return {
       admit: async (_request, signal) => {
         for (;;) {
-          const waitMs = await this.#limiter.take(key, limit);
-          if (waitMs === 0) return;
+          const { admitted, waitMs } = await this.#limiter.take(key, limit, MAX_INLINE_WAIT_MS);
+          // Counted: the call goes at its place in the model's even spacing.
+          if (admitted) return waitMs === 0 ? undefined : waitFor(waitMs, signal);
           const now = this.#clock.now();
           checkBudget(now, waitMs);
           if (waitMs > MAX_INLINE_WAIT_MS || this.#asleep(key) >= inlineRoom(limit)) {
@@ -92,10 +95,7 @@ export class ProviderGates {
   async #sleep(key: string, ms: number, signal: AbortSignal): Promise<void> {
     this.#sleeping.set(key, this.#asleep(key) + 1);
     try {
-      await sleep(ms, undefined, { signal });
-    } catch (error) {
-      if (signal.aborted) throw new RunCancelledError("provider", error);
-      throw error;
+      await waitFor(ms, signal);
     } finally {
       const left = this.#asleep(key) - 1;
       if (left === 0) this.#sleeping.delete(key);
@@ -110,6 +110,16 @@ export class ProviderGates {
     const slot = Math.max(now + waitMs, this.#nextSlot.get(key) ?? 0);
     this.#nextSlot.set(key, slot + spacing);
     return slot - now + Math.floor(Math.random() * Math.max(spacing, 100));
+  }
+}
+
+/** Waits `ms`; a cancelled run stops waiting. */
+async function waitFor(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    if (signal.aborted) throw new RunCancelledError("provider", error);
+    throw error;
   }
 }
 

@@ -38,7 +38,9 @@ async function setUp() {
   );
   // The agent, to submit: a process that only submits needs it registered by name.
   const runtime = new AgentRuntime({
-    agents: [new Agent({ config: { name: "limited", model: "m" }, logger: silent })],
+    agents: ["limited", "spaced"].map(
+      (name) => new Agent({ config: { name, model: "m" }, logger: silent }),
+    ),
     backend: redisBackend({ url, prefix }),
     logger: silent,
   });
@@ -68,6 +70,28 @@ describe("a model's rate limit across two worker processes", { timeout: 60_000 }
     // after its admission's round trip (a call is never let through early, only noticed late).
     for (let at = 1; at < times.length; at += 1) {
       expect((times[at] as number) - (times[at - 1] as number)).toBeGreaterThanOrEqual(950);
+    }
+  });
+
+  it("spreads 300 a minute evenly over both processes: one call every 200 ms, no bursts", async () => {
+    const { runtime, calls, pids } = await setUp();
+
+    const handles = await runtime.submitMany(
+      "spaced",
+      Array.from({ length: 16 }, (_, at) => `run ${at}`),
+    );
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+
+    expect(results.every((result) => result.status === "completed")).toBe(true);
+    const made = await calls();
+    expect(made.length).toBe(16);
+    expect(new Set(made.map((call) => call.pid))).toEqual(new Set(pids));
+    const times = made.map((call) => call.at).sort((a, b) => a - b);
+    // 5 a second in windows of one second: a window's requests taken at once would come
+    // within a few ms of each other. Evenly spaced they are 200 ms apart; half that is the
+    // margin for reading each process's clock after the call was let through.
+    for (let at = 1; at < times.length; at += 1) {
+      expect((times[at] as number) - (times[at - 1] as number)).toBeGreaterThanOrEqual(100);
     }
   });
 
