@@ -88,8 +88,11 @@ export function describeSchedulingContract(name: string, factory: BackendFactory
       expect(await runtime.submitMany("echo", [])).toEqual([]);
     });
 
-    it("submitMany of more runs than one bulk write: each run stored, indexed, announced and run", async () => {
-      const count = 1100;
+    // More than one chunk of CREATE_RUNS (500 runs) on Redis, in flight together.
+    it("submitMany of more runs than one bulk write: each run stored, indexed, announced and run", {
+      timeout: 60_000,
+    }, async () => {
+      const count = 620;
       const inputs = Array.from({ length: count }, (_, at) => `bulk ${at}`);
       const backend = factory.create();
       const submitter = await runtimes.start([agentWith({ name: "echo" })], backend, {
