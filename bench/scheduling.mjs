@@ -306,6 +306,10 @@ async function rateLimit() {
   for (let from = first; from + windowMs <= last; from += windowMs) {
     windows.push(calls.filter((at) => at >= from && at < from + windowMs).length);
   }
+  const gaps = calls
+    .slice(1)
+    .map((at, index) => at - calls[index])
+    .sort((a, b) => a - b);
   const slidingMax = (span) => {
     let max = 0;
     let low = 0;
@@ -330,6 +334,10 @@ async function rateLimit() {
     minShareOfLimitWhileQueued: round(Math.min(...windows) / limitPerWindow),
     limitPerSecond: RPM / 60,
     maxInAnySliding1s: slidingMax(1000),
+    // Evenly spread, consecutive calls are 60 s / RPM apart (100 ms at 600 a minute).
+    spacingMs: 60_000 / RPM,
+    minGapMs: gaps.length === 0 ? null : gaps[0],
+    fifthPercentileGapMs: gaps.length === 0 ? null : gaps[Math.floor(gaps.length / 20)],
     maxInAnySlidingWindow: slidingMax(windowMs),
     overallRequestsPerMinute: round((calls.length - 1) / ((last - first) / 60_000), 1),
   };
