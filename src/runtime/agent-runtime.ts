@@ -257,7 +257,7 @@ export class AgentRuntime implements AsyncDisposable {
 
   /**
    * Stores many new runs of `agentName`, one per input, and queues their first steps in bulk
-   * (on Redis: pipelined record writes and one BullMQ `addBulk`). `options` apply to every run;
+   * (on Redis: a script call and a BullMQ `addBulk` per 500 runs). `options` apply to every run;
    * each run gets its own session unless `sessionId` is given. Handles in the inputs' order.
    * @example
    * const handles = await runtime.submitMany("support", questions, { priority: 5 });

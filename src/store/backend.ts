@@ -258,8 +258,9 @@ export interface RunBackend {
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */
   enqueueStep(runId: string, options?: EnqueueStepOptions): Promise<void>;
   /**
-   * Stores new runs and queues their first steps, in bulk (Redis: pipelined record writes and
-   * one `addBulk`). Returns the ids of runs that existed already (nothing is written for them).
+   * Stores new runs and queues their first steps, in bulk (Redis: a script call and an
+   * `addBulk` per chunk of runs, each run's step queued after its record is stored). Returns
+   * the ids of runs that existed already (nothing is written for them).
    */
   submitRuns(records: readonly RunRecord[], options?: EnqueueStepOptions): Promise<string[]>;
   /** Queues a tool job; while one for the same call is known, the add does nothing. */
