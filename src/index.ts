@@ -212,6 +212,7 @@ export {
   ToolJob,
 } from "./store/schemas.js";
 export { DecisionRecord, RunDetail, RunSummary } from "./store/summary.js";
+export { CheckpointRecord, ModelCallRecord, ToolCallRecord } from "./store/timeline.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   type RecoveryPolicy,

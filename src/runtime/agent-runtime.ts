@@ -413,17 +413,19 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   /**
-   * A stored run in full: its summary, its conversation and its audit trail of decisions.
-   * Throws `RunNotFoundError` for an unknown run.
+   * A stored run in full: its summary, its conversation, its audit trail of decisions and its
+   * timeline (`checkpoints`, `modelCalls` with tokens, `toolCalls` with raw and processed
+   * results). Throws `RunNotFoundError` for an unknown run.
    */
   async get(runId: string): Promise<RunDetail> {
     this.#requireStarted("get");
-    const [record, decisions] = await Promise.all([
+    const [record, decisions, checkpoints] = await Promise.all([
       this.backend.loadRun(runId),
       this.backend.auditTrail(runId),
+      this.backend.checkpoints(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions);
+    return runDetail(record, decisions, checkpoints);
   }
 
   /**

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
+import type { StoredCheckpoint } from "./checkpoint.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
+import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
 
 // What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no
 // snapshot, no messages), and a run's audit trail of decisions.
@@ -43,11 +45,21 @@ export const DecisionRecord = z.object({
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
-/** A stored run as `runtime.get()` shows it: its summary, conversation and audit trail. */
+/**
+ * A stored run as `runtime.get()` shows it: its summary, conversation and audit trail, and its
+ * timeline (every save, every provider call with its tokens, every tool call with its raw and
+ * processed result). A backend that keeps no timeline leaves the timeline fields out.
+ */
 export const RunDetail = RunSummary.extend({
   messages: z.array(Message),
   /** Every recorded decision, oldest first. */
   decisions: z.array(DecisionRecord),
+  /** Every save at an effect boundary, oldest first. */
+  checkpoints: z.array(CheckpointRecord).optional(),
+  /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
+  modelCalls: z.array(ModelCallRecord).optional(),
+  /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
+  toolCalls: z.array(ToolCallRecord).optional(),
 });
 export type RunDetail = z.infer<typeof RunDetail>;
 
@@ -76,9 +88,18 @@ export function summarize(record: RunRecord): RunSummary {
   };
 }
 
-/** The detail of a run: its summary, conversation and audit trail. */
-export function runDetail(record: RunRecord, decisions: readonly DecisionRecord[]): RunDetail {
-  return { ...summarize(record), messages: [...conversationOf(record)], decisions: [...decisions] };
+/** The detail of a run: its summary, conversation, audit trail and, given its checkpoints, timeline. */
+export function runDetail(
+  record: RunRecord,
+  decisions: readonly DecisionRecord[],
+  checkpoints?: readonly StoredCheckpoint[],
+): RunDetail {
+  return {
+    ...summarize(record),
+    messages: [...conversationOf(record)],
+    decisions: [...decisions],
+    ...(checkpoints === undefined ? {} : runTimeline(record, checkpoints)),
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
+import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import {
   type Decision,
@@ -18,6 +19,7 @@ import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
+import { checkpointOf } from "../store/checkpoint.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import { callKey } from "../store/run-view.js";
@@ -48,6 +50,8 @@ interface Step {
   prefetched: OpenedRun["raw"];
   /** True once this step saved a boundary. */
   advanced: boolean;
+  /** The raw results this step handed to the machine, for the next save's checkpoint. */
+  raw?: Readonly<Record<string, ToolResult>> | undefined;
 }
 
 /**
@@ -222,16 +226,18 @@ async function persist(step: Step): Promise<void> {
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
   await step.publisher.flush();
+  // The record was loaded (or last saved) with its whole conversation: only later messages are new.
+  const storedMessages = conversationOf(step.record).length;
   const outcome = await step.deps.backend.saveRun(
     record.runId,
     step.token,
     record,
     outcomeEvents(record),
-    // The record was loaded (or last saved) with its whole conversation: only later messages
-    // are new.
-    conversationOf(step.record).length,
+    storedMessages,
+    checkpointOf(record, storedMessages, step.raw),
   );
   step.record = record;
+  step.raw = undefined;
   step.prefetched = undefined;
   step.advanced = true;
   if (outcome.cancelRequested) step.controller.abort();
@@ -332,6 +338,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     }),
   );
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
+  step.raw = raw;
   await persistAtBoundary(step, "dispatch");
   return true;
 }
