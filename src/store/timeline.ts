@@ -54,10 +54,7 @@ export interface RunTimeline {
 }
 
 /** The timeline of `record`, given the checkpoints its saves stored, oldest first. */
-export function runTimeline(
-  record: RunRecord,
-  stored: readonly StoredCheckpoint[],
-): RunTimeline {
+export function runTimeline(record: RunRecord, stored: readonly StoredCheckpoint[]): RunTimeline {
   const checkpoints = stored.map(({ at, phase, status, iteration }) => ({
     at,
     phase,
@@ -103,7 +100,8 @@ function toolCalls(
         if (call === undefined || block.type !== "tool_result") continue;
         call.result = { content: block.content, isError: block.isError };
         call.at = settled?.at ?? null;
-        const raw = settled?.raw === undefined ? undefined : entryById(settled.raw, block.toolCallId);
+        const raw =
+          settled?.raw === undefined ? undefined : entryById(settled.raw, block.toolCallId);
         call.raw = raw === undefined ? null : (raw ?? call.result);
       }
     }

@@ -1,11 +1,11 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
+import type { ToolResult } from "../core/values.js";
 import { drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
-import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import {
   type Decision,
