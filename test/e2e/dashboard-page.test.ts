@@ -10,7 +10,7 @@ import {
   memoryBackend,
   redisBackend,
 } from "../../src/index.js";
-import { approvalAgent, silent } from "../integration/fixtures.js";
+import { approvalAgent, readerAgent, silent } from "../integration/fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
 import { launchChromium } from "../support/chromium.js";
 
@@ -142,6 +142,45 @@ describe("the dashboard page", () => {
     expect(await timeline.textContent()).toContain("By someone-else");
     expect(await page.locator("#run-summary").textContent()).toContain("completed");
     await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  });
+
+  it("shows each model call's tokens, the checkpoints, and a tool result raw and processed", async () => {
+    const runtime = await started(
+      new AgentRuntime({ agents: [readerAgent()], backend: memoryBackend(), logger: silent }),
+    );
+    const handle = await runtime.submit("reader", "Read the page.");
+    expect((await handle.result()).status).toBe("completed");
+    const server = await serve(runtime);
+    const page = await signIn(server);
+    await page.goto(`${server.url}#run/${handle.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+
+    const firstCall = page.locator("#timeline li", { hasText: "Model call 1" });
+    expect(await firstCall.textContent()).toContain(
+      "model-large · 120 in · 20 out · 900 cache read · 64 cache write",
+    );
+    expect(await page.locator("#timeline li", { hasText: "Model call 2" }).textContent()).toContain(
+      "35 in · 7 out · 1020 cache read · 0 cache write",
+    );
+    const checkpoints = page.locator("#timeline li.k-checkpoint strong");
+    expect(await checkpoints.allTextContents()).toEqual([
+      "Checkpoint: afterLlm",
+      "Checkpoint: dispatch",
+      "Checkpoint: compose",
+      "Checkpoint: afterLlm",
+      "Checkpoint: done",
+    ]);
+    const fetched = page.locator("#timeline li", { hasText: "Tool result: fetch_page" });
+    const raw = "<html>a long page at https://example.test/a</html>";
+    expect(await fetched.locator(".raw-result").textContent()).toBe(raw);
+    expect(await fetched.locator(".processed-result").textContent()).toBe(
+      `summary of ${raw.length} characters`,
+    );
+    expect(await fetched.textContent()).toContain("before result middleware");
+    const counted = page.locator("#timeline li", { hasText: "Tool result: word_count" });
+    expect(await counted.textContent()).toContain("unchanged by result middleware");
+    await page.screenshot({ path: `${SHOTS}/timeline-details.png`, fullPage: true });
   });
 
   it("updates the inbox without reload when another process parks a run and another decides it (Redis)", async () => {

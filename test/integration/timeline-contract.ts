@@ -1,76 +1,17 @@
 // A durable run's timeline (issue 10, SPEC §12): what `runtime.get()` shows of every save, every
 // provider call and every tool call, run against every backend by describeBackendContract.
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import {
-  LeaseLostError,
-  type ProviderResponse,
-  type RunBackend,
-  type ToolResult,
-  tool,
-  type Usage,
-} from "../../src/index.js";
-import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { LeaseLostError, type RunBackend } from "../../src/index.js";
 import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
-import { approvalAgent, makeAgent, Runtimes, rejection, silent } from "./fixtures.js";
-
-const firstUsage: Usage = {
-  inputTokens: 120,
-  outputTokens: 20,
-  cacheReadTokens: 900,
-  cacheWriteTokens: 64,
-};
-const secondUsage: Usage = {
-  inputTokens: 35,
-  outputTokens: 7,
-  cacheReadTokens: 1020,
-  cacheWriteTokens: 0,
-};
-
-/** `reader`: calls `fetch_page` and `word_count` at once, then answers; its middleware shortens pages. */
-function readerAgent() {
-  const fetchPage = tool({
-    name: "fetch_page",
-    description: "Fetch a page.",
-    input: z.object({ url: z.string() }),
-    handler: async ({ url }) => `<html>a long page at ${url}</html>`,
-  });
-  const wordCount = tool({
-    name: "word_count",
-    description: "Count words.",
-    input: z.object({ text: z.string() }),
-    handler: async ({ text }) => String(text.split(" ").length),
-  });
-  const withUsage = (response: ProviderResponse, usage: Usage, model: string) => ({
-    ...response,
-    usage,
-    model,
-  });
-  const provider = new ScriptedProvider([
-    withUsage(
-      toolCallResponse([
-        { name: "fetch_page", input: { url: "https://example.test/a" } },
-        { name: "word_count", input: { text: "three short words" } },
-      ]),
-      firstUsage,
-      "model-large",
-    ),
-    withUsage(textResponse("Read it."), secondUsage, "model-small"),
-  ]);
-  return makeAgent("reader", {
-    provider,
-    tools: [fetchPage, wordCount],
-    middleware: [
-      {
-        afterToolExecution: async (result: ToolResult): Promise<ToolResult> =>
-          result.content.startsWith("<html>")
-            ? { ...result, content: `summary of ${result.content.length} characters` }
-            : result,
-      },
-    ],
-  });
-}
+import {
+  approvalAgent,
+  Runtimes,
+  readerAgent,
+  readerUsage,
+  rejection,
+  silent,
+} from "./fixtures.js";
 
 export function describeTimelineContract(name: string, factory: BackendFactory): void {
   describe(`the timeline of a run in ${name}`, () => {
@@ -89,8 +30,8 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
 
       const detail = await runtime.get(handle.runId);
       expect(detail.modelCalls).toEqual([
-        expect.objectContaining({ iteration: 1, model: "model-large", usage: firstUsage }),
-        expect.objectContaining({ iteration: 2, model: "model-small", usage: secondUsage }),
+        expect.objectContaining({ iteration: 1, model: "model-large", usage: readerUsage.first }),
+        expect.objectContaining({ iteration: 2, model: "model-small", usage: readerUsage.second }),
       ]);
       expect(detail.modelCalls?.[0]?.stopReason).toBe("tool_use");
       expect(detail.modelCalls?.[1]?.stopReason).toBe("end_turn");
