@@ -51,6 +51,7 @@ export {
   type DashboardOptions,
   type DashboardServer,
 } from "./dashboard/create-dashboard.js";
+export type { GuessLimit } from "./dashboard/token-guesses.js";
 export { Agent, type AgentOptions, type ResumeOptions, type RunOptions } from "./engine/agent.js";
 export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";

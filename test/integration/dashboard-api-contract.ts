@@ -117,6 +117,29 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
       expect((await fetch(url("api/runs"), { headers: bearer("ops-lead") })).status).toBe(200);
     });
 
+    it("answers 429 with Retry-After once one address has shown a few wrong tokens", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const wrong = { authorization: "Bearer wrong-token-0123456789" };
+      // Right tokens among the guesses cost nothing: they neither count nor wait.
+      for (let attempt = 1; attempt <= 5; attempt += 1) {
+        expect((await fetch(url("api/runs"), { headers: wrong })).status).toBe(401);
+        expect((await fetch(url("api/runs"), { headers: bearer("ops-lead") })).status).toBe(200);
+      }
+      const refused = await post(url(`api/runs/${parked.runId}/calls/call_1/approve`), wrong, {});
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await body(refused)).toEqual({
+        error: { code: "too_many_attempts", message: expect.any(String) },
+      });
+      // The address is refused for the window, whatever token it shows; no decision was made.
+      const right = await fetch(url("api/runs"), { headers: bearer("ops-lead") });
+      expect(right.status).toBe(429);
+      expect(Number(right.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect((await runtime.get(parked.runId)).decisions).toEqual([]);
+    });
+
     it("readOpen: reads need no token, writes still do", async () => {
       const { runtime, url } = await setUp({ readOpen: true });
       const parked = await runtime.submit("ops", "old.log");
