@@ -216,6 +216,13 @@ export { DecisionRecord, RunDetail, RunSummary } from "./store/summary.js";
 export { CheckpointRecord, ModelCallRecord, ToolCallRecord } from "./store/timeline.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
+  redactInput,
+  redactToolInputs,
+  type SecretInputs,
+  type SecretPaths,
+  secretPathsOf,
+} from "./tools/secret-inputs.js";
+export {
   type RecoveryPolicy,
   type Tool,
   type ToolContext,

@@ -3,6 +3,7 @@ import { type Logger, pino } from "pino";
 import { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
@@ -315,6 +316,7 @@ export class AgentRuntime implements AsyncDisposable {
       updatedAt: now,
       ...trace,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
+      ...secretInputsOf(agent),
     };
   }
 
@@ -509,4 +511,15 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
   }
+}
+
+/** The record's `secretInputs`: the fields the agent's tools mark secret, if any. */
+function secretInputsOf(agent: Agent): Pick<RunRecord, "secretInputs"> {
+  const secrets = agent.tools.secretInputs();
+  if (Object.keys(secrets).length === 0) return {};
+  return {
+    secretInputs: recordById(
+      Object.entries(secrets).map(([name, paths]) => [name, paths.map((path) => [...path])]),
+    ),
+  };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
+import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
@@ -60,6 +61,12 @@ export const RunDetail = RunSummary.extend({
   modelCalls: z.array(ModelCallRecord).optional(),
   /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
   toolCalls: z.array(ToolCallRecord).optional(),
+  /**
+   * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
+   * them as the model sent them; pass the detail through `redactToolInputs(detail,
+   * detail.secretInputs)` before showing it. Absent when no tool marks any.
+   */
+  secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
 });
 export type RunDetail = z.infer<typeof RunDetail>;
 
@@ -79,7 +86,8 @@ export function summarize(record: RunRecord): RunSummary {
     sessionId: record.sessionId,
     status: record.status,
     phase: record.phase,
-    pending: record.result?.pending ?? [],
+    // A summary never holds a secret input: lists, the inbox and status streams show it as is.
+    pending: redactToolInputs(record.result?.pending ?? [], record.secretInputs),
     iterations: record.result?.iterations ?? (progress?.success ? progress.data.iteration : 0),
     usage: record.result?.usage ?? (progress?.success ? progress.data.usage : emptyUsage()),
     error: record.result?.error ?? null,
@@ -99,6 +107,7 @@ export function runDetail(
     messages: [...conversationOf(record)],
     decisions: [...decisions],
     ...(checkpoints === undefined ? {} : runTimeline(record, checkpoints)),
+    ...(record.secretInputs === undefined ? {} : { secretInputs: record.secretInputs }),
   };
 }
 
