@@ -104,7 +104,11 @@ function strip(node: unknown): unknown {
  * `SECRET_KEYS`).
  */
 export function redactInput<T>(input: T, paths: SecretPaths = []): T {
-  let copy: unknown = redactSecrets(input);
+  return redactPaths(redactSecrets(input), paths);
+}
+
+function redactPaths<T>(input: T, paths: SecretPaths): T {
+  let copy: unknown = input;
   for (const path of paths) copy = redactAt(copy, path);
   return copy as T;
 }
@@ -143,6 +147,14 @@ export function redactToolInputs<T>(value: T, secrets: SecretInputs = {}): T {
   return walk(redactSecrets(value), secrets) as T;
 }
 
+/**
+ * `redactToolInputs` by the marks alone (fields named like a secret are left as they are):
+ * for the flight recorder, whose own `redact` option decides about the rest.
+ */
+export function redactMarkedInputs<T>(value: T, secrets: SecretInputs): T {
+  return walk(value, secrets) as T;
+}
+
 function walk(node: unknown, secrets: SecretInputs): unknown {
   if (Array.isArray(node)) return node.map((each) => walk(each, secrets));
   if (typeof node !== "object" || node === null) return node;
@@ -155,7 +167,7 @@ function walk(node: unknown, secrets: SecretInputs): unknown {
   for (const [key, each] of Object.entries(object)) {
     Object.defineProperty(copy, key, {
       value:
-        key === "input" && paths !== undefined ? redactInput(each, paths) : walk(each, secrets),
+        key === "input" && paths !== undefined ? redactPaths(each, paths) : walk(each, secrets),
       enumerable: true,
       writable: true,
       configurable: true,

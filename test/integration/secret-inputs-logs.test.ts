@@ -1,4 +1,4 @@
-// SPEC §13: nothing secret reaches a log line or a span. A tool marks input fields secret with
+// SPEC §13: nothing secret reaches a log line, a span or a flight recording. A tool marks input fields secret with
 // `.meta({ secret: true })`; a durable run of it, at the most verbose log level, with tracing on,
 // through a person's approval, a failing tool and a wrong input: no log line and no span
 // attribute carries the marked values.
@@ -6,7 +6,14 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, AgentRuntime, memoryBackend, PermissionManager, tool } from "../../src/index.js";
+import {
+  Agent,
+  AgentRuntime,
+  FlightRecorder,
+  memoryBackend,
+  PermissionManager,
+  tool,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { useTracing } from "../support/tracing.js";
 
@@ -30,7 +37,7 @@ function capturedLogger() {
 }
 
 describe("secret tool inputs in logs and spans", () => {
-  it("keeps marked input values out of every log line and span of a durable run", async () => {
+  it("keeps marked input values out of every log line, span and recording of a durable run", async () => {
     const { logger, lines } = capturedLogger();
     const connect = tool({
       name: "connect",
@@ -61,6 +68,7 @@ describe("secret tool inputs in logs and spans", () => {
       }),
       config: { name: "ops" },
       logger,
+      recorder: new FlightRecorder(),
     });
     const runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger });
     await runtime.start();
@@ -80,6 +88,10 @@ describe("secret tool inputs in logs and spans", () => {
       true,
     ]);
 
+    const recording = JSON.stringify(await runtime.recording(handle.runId));
+    expect(recording).toContain('"type":"tool_result_raw"');
+    expect(recording).toContain('"passphrase":"[redacted]"');
+    expect(recording).not.toContain(CANARY);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line).not.toContain(CANARY);
     const spans = tracing.spans();
