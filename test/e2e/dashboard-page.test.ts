@@ -3,14 +3,18 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   AgentRuntime,
   createDashboard,
   type DashboardServer,
   memoryBackend,
+  PermissionManager,
   redisBackend,
+  tool,
 } from "../../src/index.js";
-import { approvalAgent, readerAgent, silent } from "../integration/fixtures.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { approvalAgent, makeAgent, readerAgent, silent } from "../integration/fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
 import { launchChromium } from "../support/chromium.js";
 
@@ -140,6 +144,15 @@ describe("the dashboard page", () => {
     await runtime.approve(handle.runId, "call_1", { by: "someone-else", reason: "from the CLI" });
     await expect.poll(() => timeline.textContent()).toContain("Run completed");
     expect(await timeline.textContent()).toContain("By someone-else");
+    // The saves after the approval reached the open page too.
+    expect(await page.locator("#timeline li.k-checkpoint strong").allTextContents()).toEqual([
+      "Checkpoint: afterLlm",
+      "Checkpoint: awaitingApproval",
+      "Checkpoint: dispatch",
+      "Checkpoint: compose",
+      "Checkpoint: afterLlm",
+      "Checkpoint: done",
+    ]);
     expect(await page.locator("#run-summary").textContent()).toContain("completed");
     await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
   });
@@ -181,6 +194,44 @@ describe("the dashboard page", () => {
     const counted = page.locator("#timeline li", { hasText: "Tool result: word_count" });
     expect(await counted.textContent()).toContain("unchanged by result middleware");
     await page.screenshot({ path: `${SHOTS}/timeline-details.png`, fullPage: true });
+  });
+
+  it("never shows an input field a tool marks secret, in the inbox or the timeline", async () => {
+    const canary = "canary-page-61204";
+    const unlock = tool({
+      name: "unlock",
+      description: "Unlocks a device.",
+      input: z.object({ device: z.string(), phrase: z.string().meta({ secret: true }) }),
+      handler: async () => "unlocked",
+    });
+    const agent = makeAgent("keys", {
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "unlock", input: { device: "laptop", phrase: canary } }]),
+        textResponse("unlocked"),
+      ]),
+      tools: [unlock],
+      permissions: new PermissionManager({
+        default: "allow",
+        rules: [{ tool: "unlock", decision: "ask", reason: "unlocking" }],
+      }),
+    });
+    const runtime = await started(
+      new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger: silent }),
+    );
+    const handle = await runtime.submit("keys", "unlock my laptop");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    const server = await serve(runtime);
+    const page = await signIn(server);
+    await expect.poll(() => page.locator("#inbox").textContent()).toContain("unlock");
+    expect(await page.locator("#inbox").textContent()).toContain("[redacted]");
+    const inboxHtml = await page.content();
+    await page.goto(`${server.url}#run/${handle.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Waiting for a person: unlock");
+    await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await timeline.textContent()).toContain("[redacted]");
+    for (const html of [inboxHtml, await page.content()]) expect(html).not.toContain(canary);
   });
 
   it("updates the inbox without reload when another process parks a run and another decides it (Redis)", async () => {
