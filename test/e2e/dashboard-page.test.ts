@@ -194,6 +194,39 @@ describe("the dashboard page", () => {
     const counted = page.locator("#timeline li", { hasText: "Tool result: word_count" });
     expect(await counted.textContent()).toContain("unchanged by result middleware");
     await page.screenshot({ path: `${SHOTS}/timeline-details.png`, fullPage: true });
+
+    // A run whose input brings an earlier turn (with a call id the run reuses): the run's own
+    // model calls and tool results still line up with their tokens and raw results.
+    const text = (role: "user" | "assistant", value: string) => ({
+      role,
+      content: [{ type: "text" as const, text: value }],
+    });
+    const resumed = await runtime.submit("reader", [
+      text("user", "Read the old page."),
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "call_1", name: "fetch_page", input: { url: "old" } }],
+      },
+      {
+        role: "tool",
+        content: [
+          { type: "tool_result", toolCallId: "call_1", content: "old page", isError: false },
+        ],
+      },
+      text("assistant", "Read it before."),
+      text("user", "Read the page."),
+    ]);
+    expect((await resumed.result()).status).toBe("completed");
+    await page.goto(`${server.url}#run/${resumed.runId}`);
+    await expect.poll(() => page.locator("#run-title").textContent()).toBe(`Run ${resumed.runId}`);
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await page.locator("#timeline li", { hasText: "Earlier model turn" }).count()).toBe(2);
+    expect(await page.locator("#timeline li", { hasText: "Model call 1" }).textContent()).toContain(
+      "model-large · 120 in",
+    );
+    const again = page.locator("#timeline li", { hasText: "Tool result: fetch_page" });
+    expect(await again.count()).toBe(1);
+    expect(await again.locator(".raw-result").textContent()).toBe(raw);
   });
 
   it("never shows an input field a tool marks secret, in the inbox or the timeline", async () => {

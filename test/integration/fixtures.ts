@@ -294,17 +294,20 @@ export function readerAgent() {
     usage,
     model,
   });
-  const provider = new ScriptedProvider([
-    withUsage(
-      toolCallResponse([
-        { name: "fetch_page", input: { url: "https://example.test/a" } },
-        { name: "word_count", input: { text: "three short words" } },
-      ]),
-      readerUsage.first,
-      "model-large",
-    ),
-    withUsage(textResponse("Read it."), readerUsage.second, "model-small"),
-  ]);
+  const provider = new ScriptedProvider(
+    [
+      withUsage(
+        toolCallResponse([
+          { name: "fetch_page", input: { url: "https://example.test/a" } },
+          { name: "word_count", input: { text: "three short words" } },
+        ]),
+        readerUsage.first,
+        "model-large",
+      ),
+      withUsage(textResponse("Read it."), readerUsage.second, "model-small"),
+    ],
+    { loop: true },
+  );
   return makeAgent("reader", {
     provider,
     tools: [fetchPage, wordCount],

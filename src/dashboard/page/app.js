@@ -308,7 +308,12 @@ function timelineItems(detail, events, liveText) {
   );
   const checkpoints = checkpointFeed(detail);
   items.push(...checkpoints((each) => each.iteration === 0));
-  let modelCall = 0;
+  // The run's model turns are the conversation's last ones (an input may bring earlier turns);
+  // at `afterLlm` the newest call's answer is saved but not yet in the conversation.
+  const turns = detail.messages.filter((message) => message.role === "assistant").length;
+  const answered = (detail.modelCalls ?? []).length - (detail.phase === "afterLlm" ? 1 : 0);
+  const earlier = detail.modelCalls ? Math.max(0, turns - answered) : 0;
+  let modelCall = -earlier;
   for (const message of detail.messages) {
     if (message.role === "user") {
       const text = message.content
@@ -345,7 +350,11 @@ function timelineItems(detail, events, liveText) {
             ),
           );
       }
-      items.push(["model", `Model call ${iteration}`, parts]);
+      items.push([
+        "model",
+        iteration > 0 ? `Model call ${iteration}` : "Earlier model turn (input)",
+        parts,
+      ]);
       items.push(
         ...checkpoints((each) => each.iteration === iteration && each.phase === "afterLlm"),
       );
@@ -403,6 +412,13 @@ function timelineItems(detail, events, liveText) {
       ]);
     }
   }
+  const newest = detail.modelCalls?.at(-1);
+  if (detail.phase === "afterLlm" && newest && newest.iteration > modelCall)
+    items.push([
+      "model",
+      `Model call ${newest.iteration} answered (being processed)`,
+      h("div", { className: "usage" }, `${newest.model} · ${tokens(newest.usage)}`),
+    ]);
   if (liveText)
     items.push(["model", "Model is answering…", h("pre", { "aria-live": "polite" }, liveText)]);
   items.push(...checkpoints(() => true));
