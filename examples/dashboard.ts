@@ -10,6 +10,7 @@ import {
   createDashboard,
   memoryBackend,
   PermissionManager,
+  type RunDetail,
   tool,
 } from "../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
@@ -20,13 +21,26 @@ const serve = process.argv.includes("--serve");
 const refund = tool({
   name: "refund_order",
   description: "Refund an order.",
-  input: z.object({ orderId: z.string(), apiKey: z.string() }),
+  // `apiKey` is secret by its name; `card` because the schema marks it: neither is ever shown.
+  input: z.object({
+    orderId: z.string(),
+    apiKey: z.string(),
+    card: z.object({ number: z.string().meta({ secret: true }), expiry: z.string() }),
+  }),
   handler: async ({ orderId }) => `Refunded order ${orderId}.`,
 });
 const agent = new Agent({
   provider: new ScriptedProvider([
     toolCallResponse([
-      { id: "call_1", name: "refund_order", input: { orderId: "7", apiKey: "sk-live-123" } },
+      {
+        id: "call_1",
+        name: "refund_order",
+        input: {
+          orderId: "7",
+          apiKey: "sk-live-123",
+          card: { number: "4111 1111 1111 1111", expiry: "12/29" },
+        },
+      },
     ]),
     textResponse("Done: refunded order 7."),
   ]),
@@ -68,8 +82,19 @@ if (serve) {
   });
   console.log(`approve: ${decided.status} ${JSON.stringify(await decided.json())}`);
   console.log(`run: ${(await handle.result()).output}`);
-  const [decision] = (await runtime.get(handle.runId)).decisions;
+  const detail = (await (await api(`api/runs/${handle.runId}`)).json()) as RunDetail;
+  const [decision] = detail.decisions;
   console.log(`decided by ${decision?.by}: ${decision?.reason}`);
+  // The timeline: each model call's tokens, each save, each tool call (its input redacted).
+  for (const call of detail.modelCalls ?? []) {
+    console.log(
+      `model call ${call.iteration}: ${call.usage.inputTokens} in, ${call.usage.outputTokens} out`,
+    );
+  }
+  console.log(`checkpoints: ${(detail.checkpoints ?? []).map((each) => each.phase).join(" → ")}`);
+  for (const call of detail.toolCalls ?? []) {
+    console.log(`tool call: ${call.name} ${JSON.stringify(call.input)} → ${call.result?.content}`);
+  }
   await server.close();
   await runtime.close();
 }

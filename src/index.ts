@@ -51,6 +51,7 @@ export {
   type DashboardOptions,
   type DashboardServer,
 } from "./dashboard/create-dashboard.js";
+export type { GuessLimit } from "./dashboard/token-guesses.js";
 export { Agent, type AgentOptions, type ResumeOptions, type RunOptions } from "./engine/agent.js";
 export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
@@ -212,7 +213,15 @@ export {
   ToolJob,
 } from "./store/schemas.js";
 export { DecisionRecord, RunDetail, RunSummary } from "./store/summary.js";
+export { CheckpointRecord, ModelCallRecord, ToolCallRecord } from "./store/timeline.js";
 export { ToolRegistry } from "./tools/registry.js";
+export {
+  redactInput,
+  redactToolInputs,
+  type SecretInputs,
+  type SecretPaths,
+  secretPathsOf,
+} from "./tools/secret-inputs.js";
 export {
   type RecoveryPolicy,
   type Tool,

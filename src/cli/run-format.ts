@@ -80,6 +80,7 @@ export function runTimeline(run: RunDetail): string[] {
       `  ${timeOf(decision.at)}  ${decision.toolCallId} ${decision.name}: ${decision.decision} by ${decision.by ?? "(unknown)"}${reason}`,
     );
   }
+  lines.push(...timelineLines(run));
   lines.push("", `conversation (${run.messages.length} messages)`);
   const shown = run.messages.map(
     (message, index) =>
@@ -89,5 +90,43 @@ export function runTimeline(run: RunDetail): string[] {
     const skipped = shown.length - CONVERSATION_TAIL - 1;
     lines.push(shown[0] ?? "", `      … ${skipped} more`, ...shown.slice(-CONVERSATION_TAIL));
   } else lines.push(...shown);
+  return lines;
+}
+
+/** The run's model calls with their tokens, its tool calls raw and processed, and its saves. */
+function timelineLines(run: RunDetail): string[] {
+  const lines: string[] = [];
+  const { modelCalls = [], toolCalls = [], checkpoints = [] } = run;
+  lines.push("", `model calls (${modelCalls.length})`);
+  for (const call of modelCalls) {
+    const { usage } = call;
+    lines.push(
+      `  ${String(call.iteration).padStart(3)} ${timeOf(call.at)}  ${call.model}  ${usage.inputTokens} in / ${usage.outputTokens} out (cache read ${usage.cacheReadTokens}, write ${usage.cacheWriteTokens})  ${call.durationMs} ms  ${call.stopReason}`,
+    );
+  }
+  lines.push("", `tool calls (${toolCalls.length})`);
+  for (const call of toolCalls) {
+    lines.push(
+      `  ${String(call.iteration).padStart(3)} ${call.toolCallId} ${call.name}(${clip(JSON.stringify(call.input))})`,
+    );
+    const { raw, result } = call;
+    if (result === null) lines.push("        (no result yet)");
+    else if (raw === null || (raw.content === result.content && raw.isError === result.isError)) {
+      lines.push(
+        `        ${raw === null ? "result (no handler ran)" : "result"}: ${clip(JSON.stringify(result.content))}`,
+      );
+    } else {
+      lines.push(
+        `        raw:       ${clip(JSON.stringify(raw.content))}`,
+        `        processed: ${clip(JSON.stringify(result.content))}`,
+      );
+    }
+  }
+  lines.push("", `checkpoints (${checkpoints.length})`);
+  for (const checkpoint of checkpoints) {
+    lines.push(
+      `  ${timeOf(checkpoint.at)}  ${checkpoint.phase} (${checkpoint.status}, iteration ${checkpoint.iteration})`,
+    );
+  }
   return lines;
 }

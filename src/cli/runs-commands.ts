@@ -3,6 +3,7 @@ import { type Command, Option } from "commander";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import type { RunPage } from "../store/run-query.js";
 import { isTerminal, RUN_RECORD_STATUSES, type RunRecordStatus } from "../store/schemas.js";
+import { redactToolInputs } from "../tools/secret-inputs.js";
 import { CommandFailed, positiveInteger, printJson, progress, withJson } from "./cli-support.js";
 import { type RedisFlags, withRedisOptions, withRedisRuntime } from "./redis-runtime.js";
 import { runsTable, runTimeline } from "./run-format.js";
@@ -63,7 +64,9 @@ async function listRuns(flags: ListFlags): Promise<void> {
 }
 
 async function showRun(runId: string, flags: RedisFlags & JsonFlag): Promise<void> {
-  const run = await withRedisRuntime(flags, "runs show", (runtime) => runtime.get(runId));
+  const detail = await withRedisRuntime(flags, "runs show", (runtime) => runtime.get(runId));
+  // Never shows an input a tool marks secret, nor one named like a secret.
+  const run = redactToolInputs(detail, detail.secretInputs);
   if (flags.json === true) return printJson(run);
   for (const line of runTimeline(run)) console.log(line);
 }

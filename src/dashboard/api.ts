@@ -1,10 +1,10 @@
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { redactSecrets } from "../core/secret-keys.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
 import { MAX_LIST_LIMIT } from "../store/run-query.js";
 import { isTerminal, RunRecordStatus } from "../store/schemas.js";
+import { redactToolInputs, type SecretInputs } from "../tools/secret-inputs.js";
 import { describeIssues } from "../tools/validate.js";
 import {
   type Caller,
@@ -70,11 +70,15 @@ export interface ApiOptions extends GuardOptions {
   track: (stream: EventStream) => () => void;
 }
 
-const send = (response: Response, body: unknown): void => {
-  response.json(redactSecrets(body));
+/** Sends a body with every secret input in it redacted (`redactToolInputs`). */
+const send = (response: Response, body: unknown, secrets?: SecretInputs): void => {
+  response.json(redactToolInputs(body, secrets));
 };
 
-/** The JSON API of SPEC §12. Every body leaves through `redactSecrets`. */
+/**
+ * The JSON API of SPEC §12. Every body leaves through `redactToolInputs`: fields named like a
+ * secret, and the fields the run's tools mark secret (summaries hold none already).
+ */
 export function apiRouter(options: ApiOptions): Router {
   const { runtime } = options;
   const router = Router();
@@ -113,14 +117,17 @@ export function apiRouter(options: ApiOptions): Router {
   });
 
   router.get("/runs/:runId", read, async (request, response) => {
-    send(response, await runtime.get(String(request.params.runId)));
+    const detail = await runtime.get(String(request.params.runId));
+    send(response, detail, detail.secretInputs);
   });
 
   router.get("/runs/:runId/events", read, async (request, response) => {
     const runId = String(request.params.runId);
     const query = parse(EventsQuery, request.query, "query");
+    // Tool calls in events carry their inputs: redacted by the run's secret fields.
+    const { secretInputs } = await runtime.get(runId);
     if (!wantsEventStream(request)) {
-      send(response, await runtime.events(runId, query));
+      send(response, await runtime.events(runId, query), secretInputs);
       return;
     }
     const lastId = Number(request.get("last-event-id"));
@@ -132,7 +139,11 @@ export function apiRouter(options: ApiOptions): Router {
     for (;;) {
       const next = await iterator.next();
       if (next.done || stream.closed.aborted) break;
-      stream.send("run_event", redactSecrets(next.value.event), next.value.position);
+      stream.send(
+        "run_event",
+        redactToolInputs(next.value.event, secretInputs),
+        next.value.position,
+      );
     }
     stream.send("end", {});
     stream.end();
@@ -192,7 +203,7 @@ export function apiRouter(options: ApiOptions): Router {
     const stream = openEventStream(request, response, options.heartbeatMs, options.track);
     stream.closed.addEventListener("abort", () => stop.abort(), { once: true });
     stream.send("ready", {});
-    for await (const summary of changes) stream.send("run", redactSecrets(summary));
+    for await (const summary of changes) stream.send("run", redactToolInputs(summary));
   });
 
   router.use((_request, _response, next) => {

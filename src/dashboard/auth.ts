@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
+import type { TokenGuesses } from "./token-guesses.js";
 
 /** The cookie that lets the page's EventSource streams and the queue view read (GET only). */
 export const SESSION_COOKIE = "hx_session";
@@ -98,6 +99,8 @@ export interface GuardOptions {
   auth: DashboardAuth;
   readOpen: boolean;
   now: () => number;
+  /** Wrong bearer tokens by client address: too many and the address is refused for a while. */
+  guesses: TokenGuesses;
 }
 
 const unauthorized = (response: Response, message: string): void => {
@@ -107,10 +110,49 @@ const unauthorized = (response: Response, message: string): void => {
     .json({ error: { code: "unauthorized", message } });
 };
 
+const tooManyGuesses = (response: Response, seconds: number): void => {
+  response
+    .status(429)
+    .set("Retry-After", String(seconds))
+    .json({
+      error: {
+        code: "too_many_attempts",
+        message: `Too many wrong tokens from this address: try again in ${seconds} s.`,
+      },
+    });
+};
+
+/**
+ * The caller the request's bearer token names (undefined without one, or with a wrong one),
+ * or null when the request was answered 429: its address showed too many wrong tokens. Only
+ * requests that show a token count; a right one costs one lookup.
+ */
+async function bearerCaller(
+  { auth, guesses }: GuardOptions,
+  request: Request,
+  response: Response,
+): Promise<Caller | undefined | null> {
+  const header = request.get("authorization");
+  if (header === undefined) return undefined;
+  const address = request.ip ?? request.socket.remoteAddress ?? "unknown";
+  const refused = await guesses.refusedFor(address);
+  if (refused > 0) {
+    tooManyGuesses(response, refused);
+    return null;
+  }
+  const caller = auth.bearer(header);
+  if (caller !== undefined) return caller;
+  const wait = await guesses.failed(address);
+  if (wait === 0) return undefined;
+  tooManyGuesses(response, wait);
+  return null;
+}
+
 /** Writes: a bearer token only (no cookie, so no cross-site request can write). */
-export function requireWriter({ auth }: GuardOptions) {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    const caller = auth.bearer(request.get("authorization"));
+export function requireWriter(options: GuardOptions) {
+  return async (request: Request, response: Response, next: NextFunction): Promise<void> => {
+    const caller = await bearerCaller(options, request, response);
+    if (caller === null) return;
     if (caller === undefined) {
       unauthorized(response, "Writes need Authorization: Bearer <token> with a known token.");
       return;
@@ -121,10 +163,12 @@ export function requireWriter({ auth }: GuardOptions) {
 }
 
 /** Reads: open with `readOpen`, else a bearer token or a session cookie. */
-export function requireReader({ auth, readOpen, now }: GuardOptions) {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    const caller =
-      auth.bearer(request.get("authorization")) ?? auth.fromSession(request.get("cookie"), now());
+export function requireReader(options: GuardOptions) {
+  const { auth, readOpen, now } = options;
+  return async (request: Request, response: Response, next: NextFunction): Promise<void> => {
+    const bearer = await bearerCaller(options, request, response);
+    if (bearer === null) return;
+    const caller = bearer ?? auth.fromSession(request.get("cookie"), now());
     if (caller === undefined && !readOpen) {
       unauthorized(response, "Reads need a bearer token or a session (POST /api/session).");
       return;
@@ -138,8 +182,9 @@ export function requireReader({ auth, readOpen, now }: GuardOptions) {
  * Writes through the queue view (when it is not read-only) come with the session cookie: the
  * cookie is SameSite=Strict, and the request must also come from this origin.
  */
-export function requireSameOriginSession({ auth, now }: GuardOptions) {
-  return (request: Request, response: Response, next: NextFunction): void => {
+export function requireSameOriginSession(options: GuardOptions) {
+  const { auth, now } = options;
+  return async (request: Request, response: Response, next: NextFunction): Promise<void> => {
     if (request.method === "GET" || request.method === "HEAD") {
       next();
       return;
@@ -147,9 +192,10 @@ export function requireSameOriginSession({ auth, now }: GuardOptions) {
     const origin = request.get("origin");
     const host = request.get("host");
     const sameOrigin = origin !== undefined && host !== undefined && new URL(origin).host === host;
+    const bearer = await bearerCaller(options, request, response);
+    if (bearer === null) return;
     const caller =
-      auth.bearer(request.get("authorization")) ??
-      (sameOrigin ? auth.fromSession(request.get("cookie"), now()) : undefined);
+      bearer ?? (sameOrigin ? auth.fromSession(request.get("cookie"), now()) : undefined);
     if (caller === undefined) {
       unauthorized(response, "Queue changes need a session from this origin or a bearer token.");
       return;

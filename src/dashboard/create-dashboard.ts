@@ -11,6 +11,7 @@ import { DashboardAuth, requireReader, requireSameOriginSession } from "./auth.j
 import { errorResponder } from "./http-errors.js";
 import { queuesRouter } from "./queues.js";
 import type { EventStream } from "./sse.js";
+import { type GuessLimit, TokenGuesses } from "./token-guesses.js";
 
 export interface DashboardOptions {
   /** A started runtime: the dashboard reads and decides runs through it alone. */
@@ -43,6 +44,12 @@ export interface DashboardOptions {
   sessionSecret?: string;
   /** How long a session cookie (made by `POST /api/session`) lasts. @defaultValue 43200000 (12 h) */
   sessionTtlMs?: number;
+  /**
+   * Wrong bearer tokens allowed per client address (`request.ip`: behind a proxy, set express's
+   * `trust proxy` on the app you mount the handler in) before it is answered 429 with
+   * `Retry-After`. @defaultValue { failures: 5, windowMs: 60000 }
+   */
+  guessLimit?: GuessLimit | undefined;
 }
 
 export interface DashboardServer {
@@ -79,6 +86,12 @@ const Options = z.strictObject({
   queues: z.strictObject({ readOnly: z.boolean().optional() }).optional(),
   sessionSecret: z.string().min(32).optional(),
   sessionTtlMs: z.number().int().positive().optional(),
+  guessLimit: z
+    .strictObject({
+      failures: z.number().int().positive().optional(),
+      windowMs: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 
 /** The page's files: next to this module in src and in dist (the build copies them). */
@@ -131,7 +144,12 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     parsed.data.sessionSecret,
     parsed.data.sessionTtlMs ?? 43_200_000,
   );
-  const guard = { auth, readOpen: parsed.data.readOpen ?? false, now: () => Date.now() };
+  const guard = {
+    auth,
+    readOpen: parsed.data.readOpen ?? false,
+    now: () => Date.now(),
+    guesses: new TokenGuesses(parsed.data.guessLimit),
+  };
   const streams = new Set<EventStream>();
   const track = (stream: EventStream) => {
     streams.add(stream);

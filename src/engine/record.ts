@@ -1,5 +1,7 @@
+import type { Message } from "../core/values.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import type { CallState, RunContext } from "../machines/run-machine.js";
+import { redactMarkedInputs, type SecretInputs } from "../tools/secret-inputs.js";
 import type { RunEnv } from "./run-env.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -17,14 +19,20 @@ export async function record(
 ): Promise<void> {
   const recorder = env.recorder;
   if (recorder === undefined) return;
+  const secrets = env.tools.secretInputs();
   for (const entry of entries) {
     try {
-      await recorder.record({
-        ...entry,
-        runId: context.runId,
-        iteration: context.iteration,
-        at: env.clock.now(),
-      } as RecorderEntry);
+      await recorder.record(
+        withoutSecretInputs(
+          {
+            ...entry,
+            runId: context.runId,
+            iteration: context.iteration,
+            at: env.clock.now(),
+          } as RecorderEntry,
+          secrets,
+        ),
+      );
     } catch (error) {
       env.logger.warn(
         { entryType: entry.type, reason: error instanceof Error ? error.name : typeof error },
@@ -32,6 +40,37 @@ export async function record(
       );
     }
   }
+}
+
+// Redacted copies of messages by the secret marks they were redacted for: successive requests
+// of a run share their messages, so each is redacted once (recording stays linear).
+const redactedMessages = new WeakMap<SecretInputs, WeakMap<Message, Message>>();
+
+/** The entry with every input field its tool marks secret redacted (none marked: as it is). */
+function withoutSecretInputs(entry: RecorderEntry, secrets: SecretInputs): RecorderEntry {
+  if (Object.keys(secrets).length === 0) return entry;
+  let cache = redactedMessages.get(secrets);
+  if (cache === undefined) {
+    cache = new WeakMap();
+    redactedMessages.set(secrets, cache);
+  }
+  const known = cache;
+  const message = (each: Message): Message => {
+    let copy = known.get(each);
+    if (copy === undefined) {
+      copy = redactMarkedInputs(each, secrets);
+      known.set(each, copy);
+    }
+    return copy;
+  };
+  if (entry.type === "llm_request") {
+    return {
+      ...entry,
+      request: { ...entry.request, messages: entry.request.messages.map(message) },
+    };
+  }
+  if (entry.type === "run_start") return { ...entry, input: entry.input.map(message) };
+  return redactMarkedInputs(entry, secrets);
 }
 
 const DECISION_OF = {

@@ -3,6 +3,7 @@ import { type Logger, pino } from "pino";
 import { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
 import { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
@@ -315,6 +316,7 @@ export class AgentRuntime implements AsyncDisposable {
       updatedAt: now,
       ...trace,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
+      ...secretInputsOf(agent),
     };
   }
 
@@ -413,17 +415,19 @@ export class AgentRuntime implements AsyncDisposable {
   }
 
   /**
-   * A stored run in full: its summary, its conversation and its audit trail of decisions.
-   * Throws `RunNotFoundError` for an unknown run.
+   * A stored run in full: its summary, its conversation, its audit trail of decisions and its
+   * timeline (`checkpoints`, `modelCalls` with tokens, `toolCalls` with raw and processed
+   * results). Throws `RunNotFoundError` for an unknown run.
    */
   async get(runId: string): Promise<RunDetail> {
     this.#requireStarted("get");
-    const [record, decisions] = await Promise.all([
+    const [record, decisions, checkpoints] = await Promise.all([
       this.backend.loadRun(runId),
       this.backend.auditTrail(runId),
+      this.backend.checkpoints(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions);
+    return runDetail(record, decisions, checkpoints);
   }
 
   /**
@@ -507,4 +511,15 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
   }
+}
+
+/** The record's `secretInputs`: the fields the agent's tools mark secret, if any. */
+function secretInputsOf(agent: Agent): Pick<RunRecord, "secretInputs"> {
+  const secrets = agent.tools.secretInputs();
+  if (Object.keys(secrets).length === 0) return {};
+  return {
+    secretInputs: recordById(
+      Object.entries(secrets).map(([name, paths]) => [name, paths.map((path) => [...path])]),
+    ),
+  };
 }

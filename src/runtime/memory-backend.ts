@@ -12,6 +12,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
+import { StoredCheckpoint } from "../store/checkpoint.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
@@ -158,6 +159,7 @@ class MemoryBackend implements RunBackend {
     this.#records.set(record.runId, {
       document: recordDocument(record),
       messages: conversationOf(record).map((message) => JSON.stringify(message)),
+      checkpoints: [],
     });
     const summary = summarize(record);
     this.#runIndex.put(summary);
@@ -176,6 +178,12 @@ class MemoryBackend implements RunBackend {
   async auditTrail(runId: string): Promise<DecisionRecord[]> {
     return (this.#audit.get(runId) ?? []).map((json) =>
       decodeStored(DecisionRecord, json, `An audit entry of run "${runId}"`),
+    );
+  }
+
+  async checkpoints(runId: string): Promise<StoredCheckpoint[]> {
+    return (this.#records.get(runId)?.checkpoints ?? []).map((json) =>
+      decodeStored(StoredCheckpoint, json, `A checkpoint of run "${runId}"`),
     );
   }
 
@@ -222,6 +230,7 @@ class MemoryBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
+    checkpoint?: StoredCheckpoint,
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     const conversation = conversationOf(record);
@@ -236,7 +245,9 @@ class MemoryBackend implements RunBackend {
     for (const message of conversation.slice(storedMessages ?? 0)) {
       messages.push(JSON.stringify(message));
     }
-    this.#records.set(runId, { document: recordDocument(record), messages });
+    const checkpoints = this.#records.get(runId)?.checkpoints ?? [];
+    if (checkpoint !== undefined) checkpoints.push(JSON.stringify(checkpoint));
+    this.#records.set(runId, { document: recordDocument(record), messages, checkpoints });
     const summary = summarize(record);
     this.#runIndex.put(summary);
     for (const event of events) this.#events.publish(runId, event);
@@ -461,4 +472,6 @@ class MemoryBackend implements RunBackend {
 interface StoredRun {
   document: string;
   messages: string[];
+  /** The JSON of each `StoredCheckpoint` its saves appended. */
+  checkpoints: string[];
 }

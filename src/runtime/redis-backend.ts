@@ -19,6 +19,7 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
+import { StoredCheckpoint } from "../store/checkpoint.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
@@ -574,6 +575,13 @@ class RedisBackend implements RunBackend {
     );
   }
 
+  async checkpoints(runId: string): Promise<StoredCheckpoint[]> {
+    const entries = await this.#redis.lrange(this.#keys.checkpoints(runId), 0, -1);
+    return entries.map((json) =>
+      decodeStored(StoredCheckpoint, json, `A checkpoint of run "${runId}"`),
+    );
+  }
+
   async pruneRuns(finishedBefore: number): Promise<number> {
     let pruned = 0;
     for (;;) {
@@ -606,6 +614,7 @@ class RedisBackend implements RunBackend {
     const others = [
       this.#keys.audit(runId),
       this.#keys.messages(runId),
+      this.#keys.checkpoints(runId),
       this.#keys.events(runId),
       this.#keys.recording(runId),
       this.#keys.lease(runId),
@@ -673,6 +682,7 @@ class RedisBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
+    checkpoint?: StoredCheckpoint,
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
@@ -688,6 +698,7 @@ class RedisBackend implements RunBackend {
         this.#keys.lease(runId),
         this.#keys.events(runId),
         this.#keys.messages(runId),
+        this.#keys.checkpoints(runId),
         ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
       ],
       [
@@ -705,6 +716,7 @@ class RedisBackend implements RunBackend {
           : "",
         storedMessages ?? "",
         newMessages.length,
+        checkpoint === undefined ? "" : JSON.stringify(checkpoint),
         ...newMessages,
         ...events.map((event) => JSON.stringify(event)),
       ],

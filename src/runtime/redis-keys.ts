@@ -44,6 +44,8 @@ export function redisKeys(prefix: string) {
     extensionState: (stateKey: string) => `${prefix}:xstate:${stateKey}`,
     /** The run's conversation: one JSON message an entry, appended, never rewritten. */
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
+    /** The run's timeline: one `StoredCheckpoint` JSON per save, appended by SAVE_RUN. */
+    checkpoints: (runId: string) => `${prefix}:ckpt:${runId}`,
     /** The store marker (`StoreMarker`): names this store, so a store that lost it is noticed. */
     store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
@@ -55,7 +57,7 @@ export function redisKeys(prefix: string) {
 
 /**
  * The keys of a finished run that expire after the retention period: its working data. Its
- * record (with its summary), conversation, index entries, audit trail and event log stay until
+ * record (with its summary), conversation, checkpoints, index entries, audit trail and event log stay until
  * it is pruned: they are the run's history.
  */
 export function retainedKeys(keys: RedisKeys, runId: string, iterations: number): string[] {

@@ -159,17 +159,18 @@ return 0
 `);
 
 /**
- * KEYS: run, cancel, lease, events, messages, then the keys to expire when the run finished.
+ * KEYS: run, cancel, lease, events, messages, checkpoints, then the keys to expire when the run
+ * finished.
  * ARGV: token, record document, new status, summary JSON, its index fields (`indexHead`),
  * ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
- * the conversation anew), the number n of messages that follow, the JSON of each of those n
- * messages, then the JSON of each event to append.
+ * the conversation anew), the number n of messages that follow, the save's checkpoint JSON
+ * ("" for none), the JSON of each of those n messages, then the JSON of each event to append.
  * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`); refused (-2) when the stored
- * conversation is not as long as the caller says. Appends the new messages and the events
- * (waking their readers), writes the run's summary and moves it between the indexes
+ * conversation is not as long as the caller says. Appends the new messages, the checkpoint and
+ * the events (waking their readers), writes the run's summary and moves it between the indexes
  * (`indexRunLua`; keys built from the prefix, in the run's slot when the prefix is in braces),
  * extends the lease, sets the retention expiry of a finished run's working keys, and returns 1
  * when a cancel was requested, else 0.
@@ -179,8 +180,9 @@ if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
 local count = tonumber(ARGV[12])
 if ARGV[11] == "" then redis.call("DEL", KEYS[5])
 elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[11]) then return -2 end
-for index = 13, 12 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
-local firstEvent = 13 + count
+if ARGV[13] ~= "" then redis.call("RPUSH", KEYS[6], ARGV[13]) end
+for index = 14, 13 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
+local firstEvent = 14 + count
 ${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[9]", "firstEvent")}
 ${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]", "ARGV[5]")}
 if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
@@ -191,7 +193,7 @@ end
 if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("PEXPIRE", KEYS[3], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[2])
 if ARGV[8] ~= "" then
-  for index = 6, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+  for index = 7, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
 return cancelled
 `);

@@ -4,6 +4,7 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type { RecorderSink } from "../features/recorder/recorder-sink.js";
+import type { StoredCheckpoint } from "./checkpoint.js";
 import type { ModelLimiter } from "./model-limiter.js";
 import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
@@ -181,6 +182,8 @@ export interface RunBackend {
    * `storedMessages`: how many of the conversation's messages are stored already (the record
    * was loaded or saved with them); only the ones after them are written. Without it, the
    * conversation is written anew.
+   * `checkpoint`: the save's entry in the run's timeline (`checkpointOf`), appended to the run's
+   * checkpoints in the same atomic write; they are kept as long as the record.
    */
   saveRun(
     runId: string,
@@ -188,7 +191,10 @@ export interface RunBackend {
     record: RunRecord,
     events?: readonly RunEvent[],
     storedMessages?: number,
+    checkpoint?: StoredCheckpoint,
   ): Promise<SaveOutcome>;
+  /** The checkpoints the run's saves appended, oldest first (none for an unknown run). */
+  checkpoints(runId: string): Promise<StoredCheckpoint[]>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
 

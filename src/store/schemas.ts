@@ -79,6 +79,12 @@ export const RunRecord = z.object({
   trace: z.record(z.string(), z.string()).optional(),
   /** The run's queue priority (BullMQ's: 1 first); every job of the run is queued with it. */
   priority: z.number().int().positive().optional(),
+  /**
+   * The input fields the agent's tools mark secret, by tool name (paths of property names,
+   * `"*"` for any item): stored with the run so that a process without the agent (the CLI, a
+   * dashboard) still never shows them. Absent when no tool marks any.
+   */
+  secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

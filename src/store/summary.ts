@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
+import { redactToolInputs } from "../tools/secret-inputs.js";
+import type { StoredCheckpoint } from "./checkpoint.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
+import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
 
 // What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no
 // snapshot, no messages), and a run's audit trail of decisions.
@@ -43,11 +46,27 @@ export const DecisionRecord = z.object({
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
-/** A stored run as `runtime.get()` shows it: its summary, conversation and audit trail. */
+/**
+ * A stored run as `runtime.get()` shows it: its summary, conversation and audit trail, and its
+ * timeline (every save, every provider call with its tokens, every tool call with its raw and
+ * processed result). A backend that keeps no timeline leaves the timeline fields out.
+ */
 export const RunDetail = RunSummary.extend({
   messages: z.array(Message),
   /** Every recorded decision, oldest first. */
   decisions: z.array(DecisionRecord),
+  /** Every save at an effect boundary, oldest first. */
+  checkpoints: z.array(CheckpointRecord).optional(),
+  /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
+  modelCalls: z.array(ModelCallRecord).optional(),
+  /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
+  toolCalls: z.array(ToolCallRecord).optional(),
+  /**
+   * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
+   * them as the model sent them; pass the detail through `redactToolInputs(detail,
+   * detail.secretInputs)` before showing it. Absent when no tool marks any.
+   */
+  secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
 });
 export type RunDetail = z.infer<typeof RunDetail>;
 
@@ -67,7 +86,8 @@ export function summarize(record: RunRecord): RunSummary {
     sessionId: record.sessionId,
     status: record.status,
     phase: record.phase,
-    pending: record.result?.pending ?? [],
+    // A summary never holds a secret input: lists, the inbox and status streams show it as is.
+    pending: redactToolInputs(record.result?.pending ?? [], record.secretInputs),
     iterations: record.result?.iterations ?? (progress?.success ? progress.data.iteration : 0),
     usage: record.result?.usage ?? (progress?.success ? progress.data.usage : emptyUsage()),
     error: record.result?.error ?? null,
@@ -76,9 +96,19 @@ export function summarize(record: RunRecord): RunSummary {
   };
 }
 
-/** The detail of a run: its summary, conversation and audit trail. */
-export function runDetail(record: RunRecord, decisions: readonly DecisionRecord[]): RunDetail {
-  return { ...summarize(record), messages: [...conversationOf(record)], decisions: [...decisions] };
+/** The detail of a run: its summary, conversation, audit trail and, given its checkpoints, timeline. */
+export function runDetail(
+  record: RunRecord,
+  decisions: readonly DecisionRecord[],
+  checkpoints?: readonly StoredCheckpoint[],
+): RunDetail {
+  return {
+    ...summarize(record),
+    messages: [...conversationOf(record)],
+    decisions: [...decisions],
+    ...(checkpoints === undefined ? {} : runTimeline(record, checkpoints)),
+    ...(record.secretInputs === undefined ? {} : { secretInputs: record.secretInputs }),
+  };
 }
 
 /**

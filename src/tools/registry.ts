@@ -1,8 +1,10 @@
 import { systemTimer } from "../core/deadline.js";
 import { ToolDefinitionError } from "../core/errors.js";
+import { entryById, recordById } from "../core/id-record.js";
 import { Registration } from "../core/registration.js";
 import type { ToolCall, ToolResult, ToolSchema } from "../core/values.js";
 import { runHandler, unknownToolResult } from "./run-handler.js";
+import { type SecretInputs, secretPathsOf, withoutSecretMarks } from "./secret-inputs.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, type Tool, type ToolContext } from "./tool.js";
 
 type AnyTool = Tool<unknown>;
@@ -11,6 +13,7 @@ type AnyTool = Tool<unknown>;
 export class ToolRegistry {
   readonly #tools = new Map<string, AnyTool>();
   #schemas: ToolSchema[] | undefined;
+  #secrets: Record<string, string[][]> | undefined;
 
   constructor(tools: readonly AnyTool[] = []) {
     for (const each of tools) this.register(each);
@@ -22,11 +25,11 @@ export class ToolRegistry {
       throw new ToolDefinitionError(`A tool named "${tool.name}" is already registered.`);
     }
     this.#tools.set(tool.name, tool);
-    this.#schemas = undefined;
+    this.#changed();
     return new Registration(() => {
       if (this.#tools.get(tool.name) === tool) {
         this.#tools.delete(tool.name);
-        this.#schemas = undefined;
+        this.#changed();
       }
     });
   }
@@ -43,14 +46,35 @@ export class ToolRegistry {
     return this.#tools.size;
   }
 
-  /** Canonical schemas in registration order. The same array is returned until the set changes. */
+  #changed(): void {
+    this.#schemas = undefined;
+    this.#secrets = undefined;
+  }
+
+  /**
+   * Canonical schemas in registration order, without the marks of secret fields (providers
+   * are not told). The same array is returned until the set changes.
+   */
   schemas(): ToolSchema[] {
     this.#schemas ??= [...this.#tools.values()].map((each) => ({
       name: each.name,
       description: each.description,
-      inputSchema: each.inputSchema,
+      inputSchema: entryById(this.secretInputs(), each.name)
+        ? withoutSecretMarks(each.inputSchema)
+        : each.inputSchema,
     }));
     return this.#schemas;
+  }
+
+  /** The input fields each tool marks secret (`.meta({ secret: true })`), by tool name. */
+  secretInputs(): SecretInputs {
+    this.#secrets ??= recordById(
+      [...this.#tools.values()].flatMap((each) => {
+        const paths = secretPathsOf(each.inputSchema);
+        return paths.length === 0 ? [] : [[each.name, paths] as const];
+      }),
+    );
+    return this.#secrets;
   }
 
   /**

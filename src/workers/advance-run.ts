@@ -1,5 +1,6 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
+import type { ToolResult } from "../core/values.js";
 import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
@@ -19,6 +20,7 @@ import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
+import { checkpointOf } from "../store/checkpoint.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import { callKey } from "../store/run-view.js";
@@ -49,6 +51,8 @@ interface Step {
   prefetched: OpenedRun["raw"];
   /** True once this step saved a boundary. */
   advanced: boolean;
+  /** The raw results this step handed to the machine, for the next save's checkpoint. */
+  raw?: Readonly<Record<string, ToolResult>> | undefined;
 }
 
 /**
@@ -236,16 +240,18 @@ async function persist(step: Step): Promise<void> {
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
   await step.publisher.flush();
+  // The record was loaded (or last saved) with its whole conversation: only later messages are new.
+  const storedMessages = conversationOf(step.record).length;
   const outcome = await step.deps.backend.saveRun(
     record.runId,
     step.token,
     record,
     outcomeEvents(record),
-    // The record was loaded (or last saved) with its whole conversation: only later messages
-    // are new.
-    conversationOf(step.record).length,
+    storedMessages,
+    checkpointOf(record, storedMessages, step.raw),
   );
   step.record = record;
+  step.raw = undefined;
   step.prefetched = undefined;
   step.advanced = true;
   if (outcome.cancelRequested) step.controller.abort();
@@ -346,6 +352,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     }),
   );
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
+  step.raw = raw;
   await persistAtBoundary(step, "dispatch");
   return true;
 }

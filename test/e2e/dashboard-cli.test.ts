@@ -84,11 +84,31 @@ describe("harnessx demo --dashboard", { timeout: 30_000 }, () => {
         body: JSON.stringify({ reason: "checked the order" }),
       });
       expect(decided.status).toBe(200);
-      const run = (await (await api(url, `/api/runs/${call.runId}`)).json()) as {
+      type Detail = {
+        status: string;
         decisions: Array<{ by: string; reason: string }>;
+        modelCalls: Array<{ iteration: number; usage: { inputTokens: number } }>;
+        checkpoints: Array<{ phase: string }>;
+        toolCalls: Array<{ toolCallId: string; raw: unknown; result: unknown }>;
       };
+      const detail = async () =>
+        (await (await api(url, `/api/runs/${call.runId}`)).json()) as Detail;
+      await expect.poll(async () => (await detail()).status).toBe("completed");
+      const run = await detail();
       expect(run.decisions).toEqual([
         expect.objectContaining({ by: "ops-lead", reason: "checked the order" }),
+      ]);
+      // The demo's runs show the timeline: model calls with tokens, saves, raw and processed results.
+      expect(run.modelCalls.map((each) => each.iteration)).toEqual([1, 2]);
+      expect(run.modelCalls[0]?.usage.inputTokens).toBeGreaterThan(0);
+      expect(run.checkpoints.map((each) => each.phase)).toContain("awaitingApproval");
+      expect(run.checkpoints.at(-1)?.phase).toBe("done");
+      expect(run.toolCalls).toEqual([
+        expect.objectContaining({
+          toolCallId: call.toolCallId,
+          raw: expect.objectContaining({ isError: false }),
+          result: expect.objectContaining({ isError: false }),
+        }),
       ]);
     } finally {
       expect(await stop(child)).toBe(0);

@@ -3,14 +3,18 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   AgentRuntime,
   createDashboard,
   type DashboardServer,
   memoryBackend,
+  PermissionManager,
   redisBackend,
+  tool,
 } from "../../src/index.js";
-import { approvalAgent, silent } from "../integration/fixtures.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { approvalAgent, makeAgent, readerAgent, silent } from "../integration/fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
 import { launchChromium } from "../support/chromium.js";
 
@@ -140,8 +144,127 @@ describe("the dashboard page", () => {
     await runtime.approve(handle.runId, "call_1", { by: "someone-else", reason: "from the CLI" });
     await expect.poll(() => timeline.textContent()).toContain("Run completed");
     expect(await timeline.textContent()).toContain("By someone-else");
+    // The saves after the approval reached the open page too.
+    expect(await page.locator("#timeline li.k-checkpoint strong").allTextContents()).toEqual([
+      "Checkpoint: afterLlm",
+      "Checkpoint: awaitingApproval",
+      "Checkpoint: dispatch",
+      "Checkpoint: compose",
+      "Checkpoint: afterLlm",
+      "Checkpoint: done",
+    ]);
     expect(await page.locator("#run-summary").textContent()).toContain("completed");
     await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  });
+
+  it("shows each model call's tokens, the checkpoints, and a tool result raw and processed", async () => {
+    const runtime = await started(
+      new AgentRuntime({ agents: [readerAgent()], backend: memoryBackend(), logger: silent }),
+    );
+    const handle = await runtime.submit("reader", "Read the page.");
+    expect((await handle.result()).status).toBe("completed");
+    const server = await serve(runtime);
+    const page = await signIn(server);
+    await page.goto(`${server.url}#run/${handle.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+
+    const firstCall = page.locator("#timeline li", { hasText: "Model call 1" });
+    expect(await firstCall.textContent()).toContain(
+      "model-large · 120 in · 20 out · 900 cache read · 64 cache write",
+    );
+    expect(await page.locator("#timeline li", { hasText: "Model call 2" }).textContent()).toContain(
+      "35 in · 7 out · 1020 cache read · 0 cache write",
+    );
+    const checkpoints = page.locator("#timeline li.k-checkpoint strong");
+    expect(await checkpoints.allTextContents()).toEqual([
+      "Checkpoint: afterLlm",
+      "Checkpoint: dispatch",
+      "Checkpoint: compose",
+      "Checkpoint: afterLlm",
+      "Checkpoint: done",
+    ]);
+    const fetched = page.locator("#timeline li", { hasText: "Tool result: fetch_page" });
+    const raw = "<html>a long page at https://example.test/a</html>";
+    expect(await fetched.locator(".raw-result").textContent()).toBe(raw);
+    expect(await fetched.locator(".processed-result").textContent()).toBe(
+      `summary of ${raw.length} characters`,
+    );
+    expect(await fetched.textContent()).toContain("before result middleware");
+    const counted = page.locator("#timeline li", { hasText: "Tool result: word_count" });
+    expect(await counted.textContent()).toContain("unchanged by result middleware");
+    await page.screenshot({ path: `${SHOTS}/timeline-details.png`, fullPage: true });
+
+    // A run whose input brings an earlier turn (with a call id the run reuses): the run's own
+    // model calls and tool results still line up with their tokens and raw results.
+    const text = (role: "user" | "assistant", value: string) => ({
+      role,
+      content: [{ type: "text" as const, text: value }],
+    });
+    const resumed = await runtime.submit("reader", [
+      text("user", "Read the old page."),
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "call_1", name: "fetch_page", input: { url: "old" } }],
+      },
+      {
+        role: "tool",
+        content: [
+          { type: "tool_result", toolCallId: "call_1", content: "old page", isError: false },
+        ],
+      },
+      text("assistant", "Read it before."),
+      text("user", "Read the page."),
+    ]);
+    expect((await resumed.result()).status).toBe("completed");
+    await page.goto(`${server.url}#run/${resumed.runId}`);
+    await expect.poll(() => page.locator("#run-title").textContent()).toBe(`Run ${resumed.runId}`);
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await page.locator("#timeline li", { hasText: "Earlier model turn" }).count()).toBe(2);
+    expect(await page.locator("#timeline li", { hasText: "Model call 1" }).textContent()).toContain(
+      "model-large · 120 in",
+    );
+    const again = page.locator("#timeline li", { hasText: "Tool result: fetch_page" });
+    expect(await again.count()).toBe(1);
+    expect(await again.locator(".raw-result").textContent()).toBe(raw);
+  });
+
+  it("never shows an input field a tool marks secret, in the inbox or the timeline", async () => {
+    const canary = "canary-page-61204";
+    const unlock = tool({
+      name: "unlock",
+      description: "Unlocks a device.",
+      input: z.object({ device: z.string(), phrase: z.string().meta({ secret: true }) }),
+      handler: async () => "unlocked",
+    });
+    const agent = makeAgent("keys", {
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "unlock", input: { device: "laptop", phrase: canary } }]),
+        textResponse("unlocked"),
+      ]),
+      tools: [unlock],
+      permissions: new PermissionManager({
+        default: "allow",
+        rules: [{ tool: "unlock", decision: "ask", reason: "unlocking" }],
+      }),
+    });
+    const runtime = await started(
+      new AgentRuntime({ agents: [agent], backend: memoryBackend(), logger: silent }),
+    );
+    const handle = await runtime.submit("keys", "unlock my laptop");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    const server = await serve(runtime);
+    const page = await signIn(server);
+    await expect.poll(() => page.locator("#inbox").textContent()).toContain("unlock");
+    expect(await page.locator("#inbox").textContent()).toContain("[redacted]");
+    const inboxHtml = await page.content();
+    await page.goto(`${server.url}#run/${handle.runId}`);
+    const timeline = page.locator("#timeline");
+    await expect.poll(() => timeline.textContent()).toContain("Waiting for a person: unlock");
+    await runtime.approve(handle.runId, "call_1", { by: "ops-lead" });
+    await expect.poll(() => timeline.textContent()).toContain("Run completed");
+    expect(await timeline.textContent()).toContain("[redacted]");
+    for (const html of [inboxHtml, await page.content()]) expect(html).not.toContain(canary);
   });
 
   it("updates the inbox without reload when another process parks a run and another decides it (Redis)", async () => {

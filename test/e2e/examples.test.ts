@@ -31,10 +31,14 @@ const EXPECTED: Record<string, readonly string[]> = {
   "dashboard.ts": [
     "run: awaiting_approval",
     "without a token: 401",
-    'inbox: refund_order {"orderId":"7","apiKey":"[redacted]"} (refunds need a person)',
+    'inbox: refund_order {"orderId":"7","apiKey":"[redacted]","card":{"number":"[redacted]","expiry":"12/29"}} (refunds need a person)',
     'approve: 200 {"decided":"allow"}',
     "run: Done: refunded order 7.",
     "decided by ops-lead: order checked",
+    "model call 1: 10 in, 5 out",
+    "model call 2: 10 in, 5 out",
+    "checkpoints: afterLlm → awaitingApproval → dispatch → compose → afterLlm → done",
+    'tool call: refund_order {"orderId":"7","apiKey":"[redacted]","card":{"number":"[redacted]","expiry":"12/29"}} → Refunded order 7.',
   ],
   "durable-runs.ts": [
     "event: tool_start",

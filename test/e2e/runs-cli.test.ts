@@ -2,8 +2,21 @@ import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentRuntime, type RunHandle, redisBackend } from "../../src/index.js";
-import { demoSupportAgent } from "../../src/testing.js";
+import { z } from "zod";
+import {
+  Agent,
+  AgentRuntime,
+  PermissionManager,
+  type RunHandle,
+  redisBackend,
+  tool,
+} from "../../src/index.js";
+import {
+  demoSupportAgent,
+  ScriptedProvider,
+  textResponse,
+  toolCallResponse,
+} from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
 import { harnessx } from "../support/cli.js";
 import { freePort } from "../support/free-port.js";
@@ -20,6 +33,30 @@ const answered: RunHandle[] = [];
 const parked: RunHandle[] = [];
 /** The Redis flags of every command. */
 let target: string[] = [];
+const CANARY = "canary-cli-55120";
+
+/** `keys`: its one call carries a field the tool marks secret, and waits for a person. */
+const keysAgent = () =>
+  new Agent({
+    provider: new ScriptedProvider([
+      toolCallResponse([{ name: "unlock", input: { device: "laptop", phrase: CANARY } }]),
+      textResponse("unlocked"),
+    ]),
+    tools: [
+      tool({
+        name: "unlock",
+        description: "Unlocks a device.",
+        input: z.object({ device: z.string(), phrase: z.string().meta({ secret: true }) }),
+        handler: async () => "unlocked",
+      }),
+    ],
+    permissions: new PermissionManager({
+      default: "allow",
+      rules: [{ tool: "unlock", decision: "ask", reason: "unlocking" }],
+    }),
+    config: { name: "keys" },
+    logger: silent,
+  });
 
 beforeAll(async () => {
   await requireRedis();
@@ -198,6 +235,39 @@ describe("harnessx runs", () => {
     expect(text.stdout).toMatch(
       /^ {2}\S+ \S+ {2}call_1 refund_order: allow by ops-lead {2}"receipt checked"$/m,
     );
+  });
+
+  it("show prints model calls with tokens, tool calls and checkpoints, never a secret input", async () => {
+    // On a prefix of its own, so that the other tests' run counts stay as they are.
+    const own = uniquePrefix();
+    const keys = new AgentRuntime({
+      agents: [keysAgent()],
+      backend: redisBackend({ url: redisUrl(), prefix: own }),
+      logger: silent,
+    });
+    await keys.start();
+    const secretRun = await keys.submit("keys", "unlock my laptop");
+    expect((await secretRun.result()).status).toBe("awaiting_approval");
+    await keys.close();
+    const target = ["--redis", redisUrl(), "--prefix", own];
+    const [text, json] = await Promise.all([
+      harnessx(["runs", "show", secretRun.runId, ...target]),
+      harnessx(["runs", "show", secretRun.runId, "--json", ...target]),
+    ]).finally(() => deletePrefix(own));
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split("\n");
+    expect(lines).toContain("model calls (1)");
+    expect(text.stdout).toMatch(
+      /^ {4}1 \S+ \S+ {2}scripted {2}10 in \/ 5 out \(cache read 0, write 0\)/m,
+    );
+    expect(lines).toContain('    1 call_1 unlock({"device":"laptop","phrase":"[redacted]"})');
+    expect(lines).toContain("checkpoints (2)");
+    expect(text.stdout).toMatch(/awaitingApproval \(awaiting_approval, iteration 1\)$/m);
+    expect(JSON.parse(json.stdout).pending[0].input).toEqual({
+      device: "laptop",
+      phrase: "[redacted]",
+    });
+    for (const output of [text.stdout, json.stdout]) expect(output).not.toContain(CANARY);
   });
 
   it("show of an unknown run exits 1 with the error's code, no stack", async () => {

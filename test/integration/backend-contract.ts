@@ -46,6 +46,7 @@ import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeRunFeedsContract } from "./run-feeds-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSchedulingContract } from "./scheduling-contract.js";
+import { describeTimelineContract } from "./timeline-contract.js";
 import { describeTimeoutsContract } from "./timeouts-contract.js";
 
 export interface BackendFactory {
@@ -73,6 +74,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeSchedulingContract(name, factory);
   describeRunFeedsContract(name, factory);
   describeTimeoutsContract(name, factory);
+  describeTimelineContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

@@ -47,6 +47,45 @@ function secretAgent() {
   });
 }
 
+const CANARY = "canary-phrase-90417";
+
+/** `keys`: its tool marks two input fields secret by schema (names that say nothing); it asks. */
+function markedSecretAgent(received: string[]) {
+  const unlock = tool({
+    name: "unlock",
+    description: "Unlocks a device.",
+    input: z.object({
+      account: z.string(),
+      phrase: z.string().meta({ secret: true }),
+      device: z.object({ code: z.string().meta({ secret: true }), label: z.string() }),
+    }),
+    handler: async ({ phrase, device }) => {
+      received.push(phrase, device.code);
+      return `unlocked ${device.label}`;
+    },
+  });
+  return makeAgent("keys", {
+    provider: new ScriptedProvider(
+      [
+        toolCallResponse([
+          {
+            id: "call_1",
+            name: "unlock",
+            input: { account: "ada", phrase: CANARY, device: { code: CANARY, label: "laptop" } },
+          },
+        ]),
+        textResponse("unlocked"),
+      ],
+      { loop: true },
+    ),
+    tools: [unlock],
+    permissions: new PermissionManager({
+      default: "allow",
+      rules: [{ tool: "unlock", decision: "ask", reason: "unlocking" }],
+    }),
+  });
+}
+
 export interface ApiFactory {
   /** A backend; `shared` gives another backend on the same store (another process's), if any. */
   create(): { backend: RunBackend; shared?: () => RunBackend };
@@ -115,6 +154,29 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
       }
       expect((await runtime.get(parked.runId)).decisions).toEqual([]);
       expect((await fetch(url("api/runs"), { headers: bearer("ops-lead") })).status).toBe(200);
+    });
+
+    it("answers 429 with Retry-After once one address has shown a few wrong tokens", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const wrong = { authorization: "Bearer wrong-token-0123456789" };
+      // Right tokens among the guesses cost nothing: they neither count nor wait.
+      for (let attempt = 1; attempt <= 5; attempt += 1) {
+        expect((await fetch(url("api/runs"), { headers: wrong })).status).toBe(401);
+        expect((await fetch(url("api/runs"), { headers: bearer("ops-lead") })).status).toBe(200);
+      }
+      const refused = await post(url(`api/runs/${parked.runId}/calls/call_1/approve`), wrong, {});
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await body(refused)).toEqual({
+        error: { code: "too_many_attempts", message: expect.any(String) },
+      });
+      // The address is refused for the window, whatever token it shows; no decision was made.
+      const right = await fetch(url("api/runs"), { headers: bearer("ops-lead") });
+      expect(right.status).toBe(429);
+      expect(Number(right.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect((await runtime.get(parked.runId)).decisions).toEqual([]);
     });
 
     it("readOpen: reads need no token, writes still do", async () => {
@@ -269,6 +331,65 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
           "hunter2-secret",
         );
       }
+    });
+
+    it("never shows an input field a tool marks secret (.meta), in any body or stream", async () => {
+      const received: string[] = [];
+      const { runtime, url } = await setUp({ agents: () => [markedSecretAgent(received)] });
+      const headers = bearer("ops-lead");
+      const changes = await fetch(url("api/stream"), {
+        headers: { ...headers, accept: "text/event-stream" },
+      });
+      const stream = sseMessages(changes)[Symbol.asyncIterator]();
+      expect((await stream.next()).value?.event).toBe("ready");
+      const handle = await runtime.submit("keys", "unlock my laptop");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+
+      const inbox = await body(await fetch(url("api/approvals"), { headers }));
+      expect(inbox.approvals[0].input).toEqual({
+        account: "ada",
+        phrase: "[redacted]",
+        device: { code: "[redacted]", label: "laptop" },
+      });
+      const live = await fetch(url(`api/runs/${handle.runId}/events`), {
+        headers: { ...headers, accept: "text/event-stream" },
+      });
+      const streamed: SseMessage[] = [];
+      const reading = (async () => {
+        for await (const message of sseMessages(live)) {
+          streamed.push(message);
+          if (message.event === "end") return;
+        }
+      })();
+      const approve = await post(url(`api/runs/${handle.runId}/calls/call_1/approve`), headers, {});
+      expect(approve.status).toBe(200);
+      await reading;
+      expect((await handle.result()).status).toBe("completed");
+      expect(received).toEqual([CANARY, CANARY]);
+
+      const statusChanges: unknown[] = [];
+      for (;;) {
+        const next = await stream.next();
+        statusChanges.push(next.value?.data);
+        if ((next.value?.data as { status?: string } | undefined)?.status === "completed") break;
+      }
+      await stream.return?.(undefined);
+      const detail = await fetch(url(`api/runs/${handle.runId}`), { headers });
+      const detailText = await detail.text();
+      expect(JSON.parse(detailText).toolCalls[0].input).toEqual({
+        account: "ada",
+        phrase: "[redacted]",
+        device: { code: "[redacted]", label: "laptop" },
+      });
+      const shown = [
+        detailText,
+        await (await fetch(url(`api/runs/${handle.runId}/events`), { headers })).text(),
+        await (await fetch(url("api/runs"), { headers })).text(),
+        JSON.stringify(streamed),
+        JSON.stringify(statusChanges),
+      ];
+      expect(streamed.some((message) => message.event === "run_event")).toBe(true);
+      for (const text of shown) expect(text).not.toContain(CANARY);
     });
 
     it("events: JSON pages by position, and live SSE following a running run to its result", async () => {

@@ -12,7 +12,9 @@ import {
   type ProviderResponse,
   type RunBackend,
   type RunEvent,
+  type ToolResult,
   tool,
+  type Usage,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { withOverrides } from "../support/backend-overrides.js";
@@ -266,3 +268,66 @@ export async function collect<T>(events: AsyncIterable<T>): Promise<T[]> {
 /** A run's events without its text and thinking deltas. */
 export const withoutDeltas = (events: readonly RunEvent[]): RunEvent[] =>
   events.filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta");
+
+/** The tokens of `reader`'s two provider calls. */
+export const readerUsage: { first: Usage; second: Usage } = {
+  first: {
+    inputTokens: 120,
+    outputTokens: 20,
+    cacheReadTokens: 900,
+    cacheWriteTokens: 64,
+  },
+  second: {
+    inputTokens: 35,
+    outputTokens: 7,
+    cacheReadTokens: 1020,
+    cacheWriteTokens: 0,
+  },
+};
+
+/** `reader`: calls `fetch_page` and `word_count` at once, then answers; its middleware shortens pages. */
+export function readerAgent() {
+  const fetchPage = tool({
+    name: "fetch_page",
+    description: "Fetch a page.",
+    input: z.object({ url: z.string() }),
+    handler: async ({ url }) => `<html>a long page at ${url}</html>`,
+  });
+  const wordCount = tool({
+    name: "word_count",
+    description: "Count words.",
+    input: z.object({ text: z.string() }),
+    handler: async ({ text }) => String(text.split(" ").length),
+  });
+  const withUsage = (response: ProviderResponse, usage: Usage, model: string) => ({
+    ...response,
+    usage,
+    model,
+  });
+  const provider = new ScriptedProvider(
+    [
+      withUsage(
+        toolCallResponse([
+          { name: "fetch_page", input: { url: "https://example.test/a" } },
+          { name: "word_count", input: { text: "three short words" } },
+        ]),
+        readerUsage.first,
+        "model-large",
+      ),
+      withUsage(textResponse("Read it."), readerUsage.second, "model-small"),
+    ],
+    { loop: true },
+  );
+  return makeAgent("reader", {
+    provider,
+    tools: [fetchPage, wordCount],
+    middleware: [
+      {
+        afterToolExecution: async (result: ToolResult): Promise<ToolResult> =>
+          result.content.startsWith("<html>")
+            ? { ...result, content: `summary of ${result.content.length} characters` }
+            : result,
+      },
+    ],
+  });
+}

@@ -121,6 +121,7 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
           "run",
           "idx",
           "msgs",
+          "ckpt",
           "events",
           "audit",
           "harnessx-steps",

@@ -165,8 +165,13 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("awaiting_approval");
 
     const parked = await runKeys(prefix, handle.runId);
-    expect(Object.keys(parked).sort()).toEqual(["events:<run>", "msgs:<run>", "run:<run>"]);
-    expect(Object.values(parked)).toEqual([-1, -1, -1]);
+    expect(Object.keys(parked).sort()).toEqual([
+      "ckpt:<run>",
+      "events:<run>",
+      "msgs:<run>",
+      "run:<run>",
+    ]);
+    expect(Object.values(parked)).toEqual([-1, -1, -1, -1]);
 
     await runtime.approve(handle.runId, "call_1");
     expect((await handle.result()).status).toBe("completed");
@@ -175,6 +180,7 @@ describe("retention on redisBackend(), key by key", () => {
 
     expect(Object.keys(kept).sort()).toEqual([
       "audit:<run>",
+      "ckpt:<run>",
       "decisions:<run>:1",
       "events:<run>",
       "inflight:<run>:1",
@@ -182,7 +188,7 @@ describe("retention on redisBackend(), key by key", () => {
       "raw:<run>:1",
       "run:<run>",
     ]);
-    const history = ["run:<run>", "msgs:<run>", "events:<run>", "audit:<run>"];
+    const history = ["run:<run>", "msgs:<run>", "ckpt:<run>", "events:<run>", "audit:<run>"];
     for (const key of history) expect({ key, ttl: kept[key] }).toEqual({ key, ttl: -1 });
     for (const [key, ttl] of Object.entries(kept)) {
       if (history.includes(key)) continue;
@@ -284,7 +290,7 @@ describe("retention on redisBackend(), key by key", () => {
     expect((await handle.result()).status).toBe("cancelled");
     await until("the cancelled run's keys to expire", async () => {
       const keys = await runKeys(prefix, handle.runId);
-      return Object.keys(keys).sort().join() === "events:<run>,msgs:<run>,run:<run>";
+      return Object.keys(keys).sort().join() === "ckpt:<run>,events:<run>,msgs:<run>,run:<run>";
     });
 
     const stray = released.next(handle.runId);
@@ -294,7 +300,12 @@ describe("retention on redisBackend(), key by key", () => {
     // Its fencing token comes from the run's hash, which stays with the record.
     const left = await runKeys(prefix, handle.runId);
     const { "lease:<run>": lease, ...kept } = left;
-    expect(kept).toEqual({ "events:<run>": -1, "msgs:<run>": -1, "run:<run>": -1 });
+    expect(kept).toEqual({
+      "ckpt:<run>": -1,
+      "events:<run>": -1,
+      "msgs:<run>": -1,
+      "run:<run>": -1,
+    });
     if (lease !== undefined) expect(lease).toBeGreaterThan(0);
   });
 });

@@ -310,9 +310,17 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       ]);
       expect(detail.decisions[0]?.at).toBeGreaterThanOrEqual(detail.createdAt);
       const summary = (await runtime.list({ sessionId: "ops-session" })).runs[0];
-      expect({ ...summary, messages: detail.messages, decisions: detail.decisions }).toEqual(
-        detail,
-      );
+      // Beyond the summary, messages and decisions, a detail has only its timeline (additive).
+      const { checkpoints, modelCalls, toolCalls } = detail;
+      expect(checkpoints?.length).toBeGreaterThan(0);
+      expect({
+        ...summary,
+        messages: detail.messages,
+        decisions: detail.decisions,
+        checkpoints,
+        modelCalls,
+        toolCalls,
+      }).toEqual(detail);
 
       const unknown = await rejection(runtime.get("no-such-run"));
       expect(unknown).toBeInstanceOf(RunNotFoundError);

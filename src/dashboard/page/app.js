@@ -242,6 +242,58 @@ const matchesFilters = (run) =>
 
 // ---- one run's timeline -----------------------------------------------------------------
 
+const FINAL_PHASES = ["done", "failed", "cancelled"];
+
+/** The run's saves (`detail.checkpoints`), each shown once, at the point of the story it follows. */
+function checkpointFeed(detail) {
+  const left = [...(detail.checkpoints ?? [])];
+  return (test) => {
+    const taken = [];
+    for (let index = 0; index < left.length; ) {
+      if (test(left[index])) taken.push(...left.splice(index, 1));
+      else index += 1;
+    }
+    return taken.map((checkpoint) => [
+      "checkpoint",
+      `Checkpoint: ${checkpoint.phase}`,
+      h(
+        "div",
+        { className: "hint" },
+        `saved at ${time(checkpoint.at)} · ${checkpoint.status} · iteration ${checkpoint.iteration}`,
+      ),
+    ]);
+  };
+}
+
+/** A tool call's result: raw (before result middleware) and processed (as the model saw it). */
+function toolResultItem(call, block) {
+  const result = call?.result ?? { content: block.content, isError: block.isError };
+  const title = `Tool result${result.isError ? " (error)" : ""}: ${call?.name ?? block.toolCallId}`;
+  const kind = result.isError ? "error" : "tool";
+  if (!call?.raw) {
+    const why = call
+      ? "No handler ran (denied or invalid)"
+      : "Processed result, as the model saw it";
+    return [kind, title, h("div", { className: "hint" }, why), h("pre", {}, result.content)];
+  }
+  if (call.raw.content === result.content && call.raw.isError === result.isError) {
+    return [
+      kind,
+      title,
+      h("div", { className: "hint" }, "Raw result, unchanged by result middleware"),
+      h("pre", { className: "raw-result" }, result.content),
+    ];
+  }
+  return [
+    kind,
+    title,
+    h("div", { className: "hint" }, "Raw result, before result middleware"),
+    h("pre", { className: "raw-result" }, call.raw.content),
+    h("div", { className: "hint" }, "Processed result, as the model saw it"),
+    h("pre", { className: "processed-result" }, result.content),
+  ];
+}
+
 function timelineItems(detail, events, liveText) {
   const items = [];
   const asked = new Map();
@@ -250,7 +302,18 @@ function timelineItems(detail, events, liveText) {
       for (const call of event.pending) asked.set(call.toolCallId, call);
   }
   const decisions = new Map(detail.decisions.map((decision) => [decision.toolCallId, decision]));
-  let modelCall = 0;
+  const modelCalls = new Map((detail.modelCalls ?? []).map((call) => [call.iteration, call]));
+  const toolCalls = new Map(
+    (detail.toolCalls ?? []).map((call) => [`${call.iteration}\u0000${call.toolCallId}`, call]),
+  );
+  const checkpoints = checkpointFeed(detail);
+  items.push(...checkpoints((each) => each.iteration === 0));
+  // The run's model turns are the conversation's last ones (an input may bring earlier turns);
+  // at `afterLlm` the newest call's answer is saved but not yet in the conversation.
+  const turns = detail.messages.filter((message) => message.role === "assistant").length;
+  const answered = (detail.modelCalls ?? []).length - (detail.phase === "afterLlm" ? 1 : 0);
+  const earlier = detail.modelCalls ? Math.max(0, turns - answered) : 0;
+  let modelCall = -earlier;
   for (const message of detail.messages) {
     if (message.role === "user") {
       const text = message.content
@@ -260,7 +323,17 @@ function timelineItems(detail, events, liveText) {
       items.push(["input", "Input", h("pre", {}, text)]);
     } else if (message.role === "assistant") {
       modelCall += 1;
+      const iteration = modelCall;
+      const info = modelCalls.get(iteration);
       const parts = [];
+      if (info)
+        parts.push(
+          h(
+            "div",
+            { className: "usage" },
+            `${info.model} · ${tokens(info.usage)} · ${info.durationMs} ms · ${info.stopReason}`,
+          ),
+        );
       for (const block of message.content) {
         if (block.type === "text") parts.push(h("pre", {}, block.text));
         if (block.type === "thinking")
@@ -277,7 +350,14 @@ function timelineItems(detail, events, liveText) {
             ),
           );
       }
-      items.push(["model", `Model call ${modelCall}`, parts]);
+      items.push([
+        "model",
+        iteration > 0 ? `Model call ${iteration}` : "Earlier model turn (input)",
+        parts,
+      ]);
+      items.push(
+        ...checkpoints((each) => each.iteration === iteration && each.phase === "afterLlm"),
+      );
       for (const block of message.content) {
         if (block.type !== "tool_use") continue;
         const ask = asked.get(block.id);
@@ -303,16 +383,23 @@ function timelineItems(detail, events, liveText) {
           ]);
         }
       }
+      items.push(
+        ...checkpoints(
+          (each) =>
+            each.iteration === iteration &&
+            (each.phase === "awaitingApproval" || each.phase === "dispatch"),
+        ),
+      );
     } else if (message.role === "tool") {
       for (const block of message.content) {
         if (block.type !== "tool_result") continue;
-        items.push([
-          block.isError ? "error" : "tool",
-          `Tool result${block.isError ? " (error)" : ""} for ${block.toolCallId}`,
-          h("div", { className: "hint" }, "Processed result, as the model saw it"),
-          h("pre", {}, block.content),
-        ]);
+        items.push(toolResultItem(toolCalls.get(`${modelCall}\u0000${block.toolCallId}`), block));
       }
+      items.push(
+        ...checkpoints(
+          (each) => each.iteration === modelCall && !FINAL_PHASES.includes(each.phase),
+        ),
+      );
     }
   }
   for (const [id, call] of asked) {
@@ -325,8 +412,16 @@ function timelineItems(detail, events, liveText) {
       ]);
     }
   }
+  const newest = detail.modelCalls?.at(-1);
+  if (detail.phase === "afterLlm" && newest && newest.iteration > modelCall)
+    items.push([
+      "model",
+      `Model call ${newest.iteration} answered (being processed)`,
+      h("div", { className: "usage" }, `${newest.model} · ${tokens(newest.usage)}`),
+    ]);
   if (liveText)
     items.push(["model", "Model is answering…", h("pre", { "aria-live": "polite" }, liveText)]);
+  items.push(...checkpoints(() => true));
   if (detail.error)
     items.push(["error", `Error: ${detail.error.code}`, h("pre", {}, detail.error.message)]);
   if (["completed", "failed", "cancelled"].includes(detail.status))
