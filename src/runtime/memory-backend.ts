@@ -118,7 +118,7 @@ class MemoryBackend implements RunBackend {
     // In memory a job that threw is not retried: it is given up at once, as a Redis job is
     // once its attempts ran out, so that its run does not wait for it forever.
     const failed =
-      <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<void>) =>
+      <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<unknown>) =>
       (job: T, error: unknown) => {
         logger.warn({ err: loggableError(error), job, queue }, "job failed");
         const reason = error instanceof Error ? error.message : String(error);
@@ -130,12 +130,16 @@ class MemoryBackend implements RunBackend {
     const tool = processors.tool.bind(processors);
     const concurrency = queueConcurrency(options.concurrency);
     this.#steps.work(
-      (job) => step(job, { redelivered: false }),
+      async (job) => {
+        await step(job, { redelivered: false });
+      },
       concurrency.steps,
       failed("steps", step),
     );
     this.#tools.work(
-      (job) => tool(job, { redelivered: false }),
+      async (job) => {
+        await tool(job, { redelivered: false });
+      },
       concurrency.tools,
       failed("tools", tool),
     );
@@ -206,7 +210,20 @@ class MemoryBackend implements RunBackend {
     this.#fences.set(runId, token);
     this.#leases.set(runId, { token, expiresAt: now + this.lockDurationMs });
     this.#wakes.delete(runId);
+    this.#startRunning(runId);
     return { acquired: true, token };
+  }
+
+  /** A `queued` run turns `running` as a worker takes its lease (as on Redis). */
+  #startRunning(runId: string): void {
+    const stored = this.#records.get(runId);
+    const record = this.#recordOf(runId);
+    if (stored === undefined || record?.status !== "queued") return;
+    const running: RunRecord = { ...record, status: "running" };
+    stored.document = recordDocument(running);
+    const summary = summarize(running);
+    this.#runIndex.put(summary);
+    this.#changes.emit(summary);
   }
 
   async renewLease(runId: string, token: number): Promise<boolean> {

@@ -16,6 +16,7 @@ import type {
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
+  SaveOptions,
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
@@ -37,6 +38,7 @@ import { conversationOf, joinRecord, recordDocument } from "../store/stored-reco
 import { corruptSummary, DecisionRecord, RunSummary, summarize } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
 import { redisModelLimiter } from "./model-limiter.js";
+import { PauseWatch } from "./model-pauses.js";
 import {
   type ClusterNode,
   connectRedis,
@@ -259,6 +261,24 @@ function storedSummary(json: string | null | undefined): RunSummary | undefined 
   return decodeStored(RunSummary, json, "A stored run summary");
 }
 const Replies = z.array(z.string());
+/** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
+const SaveReply = z.union([
+  z.literal(-1),
+  z.literal(-2),
+  z.tuple([z.literal(1), z.number(), z.number(), z.array(z.string())]),
+]);
+
+/** Raw results as a flat field/value list from Redis, by call key. */
+function rawResultsOf(runId: string, flat: readonly string[]): Record<string, ToolResult> {
+  const entries: Array<[string, ToolResult]> = [];
+  for (let index = 0; index + 1 < flat.length; index += 2) {
+    entries.push([
+      callKeyOfField(flat[index] as string),
+      decodeStored(ToolResult, flat[index + 1] as string, `A raw result of run "${runId}"`),
+    ]);
+  }
+  return recordById(entries);
+}
 /** How often a decision is checked again when the run's record changed meanwhile. */
 const MAX_DECIDE_ATTEMPTS = 5;
 /** Runs pruned per round trip. */
@@ -301,8 +321,11 @@ class RedisBackend implements RunBackend {
   #summarySubscriber: RedisClient | undefined;
   #summarySubscription: Promise<void> | undefined;
   readonly #changes = new SummaryFeed();
+  /** The summary each record was last saved with, for its job's return value. */
+  readonly #summaries = new WeakMap<RunRecord, RunSummary>();
   #closed = false;
   #limiter: ModelLimiter | undefined;
+  #pauseWatch: PauseWatch | undefined;
 
   constructor(options: RedisBackendOptions) {
     const target: RedisTarget =
@@ -393,19 +416,15 @@ class RedisBackend implements RunBackend {
       createWorker(
         STEP_QUEUE,
         StepJob,
-        async (job: StepJob, delivery) => {
-          await processors.step(job, delivery);
-          return this.#jobOutcome(job.runId);
-        },
+        async (job: StepJob, delivery) =>
+          this.#jobOutcome(job.runId, await processors.step(job, delivery)),
         { ...workerSettings, concurrency: steps },
       ),
       createWorker(
         TOOL_QUEUE,
         ToolJob,
-        async (job: ToolJob, delivery) => {
-          await processors.tool(job, delivery);
-          return this.#jobOutcome(job.runId);
-        },
+        async (job: ToolJob, delivery) =>
+          this.#jobOutcome(job.runId, await processors.tool(job, delivery)),
         { ...workerSettings, concurrency: tools },
       ),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
@@ -436,6 +455,7 @@ class RedisBackend implements RunBackend {
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
     this.#summarySubscriber?.disconnect();
+    this.#pauseWatch?.close();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -447,9 +467,8 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const { args, summaryJson } = this.#createRunArgs(record);
+    const { args } = this.#createRunArgs(record);
     const created = await CREATE_RUN.run(this.#redis, ...args);
-    if (created === 1) this.#announce(summaryJson);
     return created === 1;
   }
 
@@ -484,7 +503,6 @@ class RedisBackend implements RunBackend {
         };
       }),
     );
-    for (const { summaryJson } of created) this.#announce(summaryJson);
     return existing;
   }
 
@@ -504,6 +522,7 @@ class RedisBackend implements RunBackend {
           this.#keys.indexPrefix,
           summaryJson,
           indexHead(summary),
+          this.#keys.runsChannel,
           ...conversationOf(record).map((message) => JSON.stringify(message)),
         ],
       ],
@@ -615,7 +634,7 @@ class RedisBackend implements RunBackend {
           this.#keys.cancel(runId),
           this.#keys.messages(runId),
         ],
-        [this.lockDurationMs],
+        [this.lockDurationMs, this.#keys.indexPrefix, runId, this.#keys.runsChannel],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
@@ -624,14 +643,7 @@ class RedisBackend implements RunBackend {
     const record =
       document === "" ? undefined : joinRecord(document, messages, storedSummary(summary));
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
-    const entries: Array<[string, ToolResult]> = [];
-    for (let index = 0; index + 1 < flatRaw.length; index += 2) {
-      entries.push([
-        callKeyOfField(flatRaw[index] as string),
-        decodeStored(ToolResult, flatRaw[index + 1] as string, `A raw result of run "${runId}"`),
-      ]);
-    }
-    const results = recordById(entries);
+    const results = rawResultsOf(runId, flatRaw);
     return {
       acquired: true,
       token,
@@ -658,6 +670,7 @@ class RedisBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
+    options: SaveOptions = {},
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
@@ -665,34 +678,38 @@ class RedisBackend implements RunBackend {
     const newMessages = conversationOf(record)
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
-    const reply = await SAVE_RUN.run(
-      this.#redis,
-      [
-        this.#keys.run(runId),
-        this.#keys.cancel(runId),
-        this.#keys.lease(runId),
-        this.#keys.events(runId),
-        this.#keys.messages(runId),
-        ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
-      ],
-      [
-        token,
-        recordDocument(record, summary),
-        record.status,
-        summaryJson,
-        indexHead(summary),
-        this.lockDurationMs,
-        this.#keys.indexPrefix,
-        finished ? this.retentionMs : "",
-        this.#maxEvents,
-        record.phase === "dispatch"
-          ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0)
-          : "",
-        storedMessages ?? "",
-        newMessages.length,
-        ...newMessages,
-        ...events.map((event) => JSON.stringify(event)),
-      ],
+    const atDispatch = record.phase === "dispatch";
+    const reply = SaveReply.parse(
+      await SAVE_RUN.run(
+        this.#redis,
+        [
+          this.#keys.run(runId),
+          this.#keys.cancel(runId),
+          this.#keys.lease(runId),
+          this.#keys.events(runId),
+          this.#keys.messages(runId),
+          this.#keys.wake(runId),
+          ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
+        ],
+        [
+          token,
+          recordDocument(record, summary),
+          record.status,
+          summaryJson,
+          indexHead(summary),
+          this.lockDurationMs,
+          this.#keys.indexPrefix,
+          finished ? this.retentionMs : "",
+          this.#maxEvents,
+          atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+          storedMessages ?? "",
+          this.#keys.runsChannel,
+          options.release === true ? "1" : "",
+          newMessages.length,
+          ...newMessages,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
@@ -700,8 +717,13 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
-    this.#announce(summaryJson);
-    return { cancelRequested: reply === 1 };
+    this.#summaries.set(record, summary);
+    const [, cancelled, woken, flatRaw] = reply;
+    return {
+      cancelRequested: cancelled === 1,
+      ...(options.release === true ? { released: { wake: woken === 1 } } : {}),
+      ...(atDispatch ? { raw: rawResultsOf(runId, flatRaw) } : {}),
+    };
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
@@ -891,16 +913,6 @@ class RedisBackend implements RunBackend {
     await subscriber.subscribe(this.#keys.runsChannel);
   }
 
-  /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
-  /** Publishes a run's new summary (its JSON) to `watch()` readers in every process. */
-  #announce(summaryJson: string): void {
-    this.#redis
-      .publish(this.#keys.runsChannel, summaryJson)
-      .catch((error: unknown) =>
-        this.#logger.warn({ err: loggableError(error) }, "announcing a run change failed"),
-      );
-  }
-
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
     const { giveUp, agent, ...extra } = options;
     const data: StepJob = {
@@ -932,7 +944,10 @@ class RedisBackend implements RunBackend {
   }
 
   modelLimiter(): ModelLimiter {
-    this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix);
+    if (this.#limiter === undefined) {
+      this.#pauseWatch = new PauseWatch(this.#redis, this.#keys.pauseChannel, () => this.#logger);
+      this.#limiter = redisModelLimiter(this.#redis, this.#prefix, this.#pauseWatch);
+    }
     return this.#limiter;
   }
 
@@ -944,20 +959,29 @@ class RedisBackend implements RunBackend {
     ];
   }
 
-  /** A job's return value: where its run stands after it (a queue view shows it per job). */
-  async #jobOutcome(runId: string): Promise<JobOutcome> {
-    const json = await this.#redis.hget(this.#keys.run(runId), "summary");
-    const parsed = json === null ? undefined : RunSummary.safeParse(safeJson(json));
-    if (parsed?.success !== true) return { runId, run: "unknown" };
-    const run = parsed.data;
+  /**
+   * A job's return value: where its run stands after it (a queue view shows it per job), from
+   * the record the processor left it at, else read from the run's stored summary.
+   */
+  async #jobOutcome(runId: string, record: RunRecord | undefined): Promise<JobOutcome> {
+    let summary: RunSummary | undefined;
+    if (record !== undefined) summary = this.#summaries.get(record) ?? summarize(record);
+    else {
+      const json = await this.#redis.hget(this.#keys.run(runId), "summary");
+      const parsed = json === null ? undefined : RunSummary.safeParse(safeJson(json));
+      if (parsed?.success !== true) return { runId, run: "unknown" };
+      summary = parsed.data;
+    }
     return {
       runId,
-      agent: run.agent,
-      run: run.status,
-      phase: run.phase,
-      iterations: run.iterations,
-      ...(run.pending.length === 0 ? {} : { waitingFor: run.pending.map((call) => call.name) }),
-      ...(run.error === null ? {} : { error: run.error.code }),
+      agent: summary.agent,
+      run: summary.status,
+      phase: summary.phase,
+      iterations: summary.iterations,
+      ...(summary.pending.length === 0
+        ? {}
+        : { waitingFor: summary.pending.map((call) => call.name) }),
+      ...(summary.error === null ? {} : { error: summary.error.code }),
     };
   }
 

@@ -32,10 +32,14 @@ export interface JobDelivery {
   gaveUp?: string;
 }
 
-/** What the workers of this process do with each kind of job. */
+/**
+ * What the workers of this process do with each kind of job. Each resolves with the run as the
+ * job left it when the processor knows it (a queue view shows where the run stands after each
+ * job); without it the backend reads the run.
+ */
 export interface JobProcessors {
-  step(job: StepJob, delivery: JobDelivery): Promise<void>;
-  tool(job: ToolJob, delivery: JobDelivery): Promise<void>;
+  step(job: StepJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
+  tool(job: ToolJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
 }
 
 export interface BackendStartOptions {
@@ -108,9 +112,24 @@ export interface OpenedRun {
   raw?: { iteration: number; results: Record<string, ToolResult> };
 }
 
+export interface SaveOptions {
+  /**
+   * Gives the lease up in the same write (the step saves for the last time); the outcome says
+   * whether another step asked for the run meanwhile (`released`).
+   */
+  release?: boolean;
+}
+
 export interface SaveOutcome {
   /** Someone asked to cancel the run. */
   cancelRequested: boolean;
+  /** Set when the save gave the lease up (`SaveOptions.release`), as `releaseLease` says. */
+  released?: { wake: boolean };
+  /**
+   * A save at `dispatch` on a backend that reads them in the same round trip (Redis): the raw
+   * results committed so far for the run's iteration.
+   */
+  raw?: Record<string, ToolResult>;
 }
 
 /**
@@ -188,6 +207,7 @@ export interface RunBackend {
     record: RunRecord,
     events?: readonly RunEvent[],
     storedMessages?: number,
+    options?: SaveOptions,
   ): Promise<SaveOutcome>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
