@@ -9,6 +9,7 @@ import type {
   JobDelivery,
   LeaseOutcome,
   RunBackend,
+  SaveOptions,
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
@@ -239,6 +240,7 @@ class MemoryBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
+    options: SaveOptions = {},
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     const conversation = conversationOf(record);
@@ -258,10 +260,11 @@ class MemoryBackend implements RunBackend {
     this.#runIndex.put(summary);
     for (const event of events) this.#events.publish(runId, event);
     this.#changes.emit(summary);
-    await this.renewLease(runId, token);
+    const released = options.release === true ? await this.releaseLease(runId, token) : undefined;
+    if (released === undefined) await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
     if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);
-    return { cancelRequested };
+    return { cancelRequested, ...(released === undefined ? {} : { released }) };
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {

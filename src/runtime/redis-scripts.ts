@@ -115,8 +115,9 @@ return {trimmed + start, exists, entries, final}
 
 /**
  * The Lua block that turns a `queued` run `running` as a worker takes its lease: the status
- * field, the summary's status (the JSON our summary writer made, in which `"status":"queued"`
- * can only be the run's own: a quote inside a string value is escaped) and the status indexes
+ * field, the status in the summary and the record document (JSON our writers made, in which
+ * `"status":"queued"` can only be the run's own: a quote inside a string value is escaped, and
+ * a queued run has no snapshot or result that could hold one) and the status indexes
  * (scored by the run's `createdAt`, as `indexRunLua` scores them), announcing the new summary
  * on `channel`. `stored` holds the run hash's record, raw, summary, status and agent fields;
  * its summary is updated in place.
@@ -128,13 +129,17 @@ const startRunningLua = (
   channel: string,
   stored: string,
 ) => `
-if ${stored}[4] == "queued" and ${stored}[3] and ${stored}[5] then
+if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] then
   local id = ${id}
   local summary, changed = string.gsub(${stored}[3], '"status":"queued"', '"status":"running"', 1)
   if changed == 1 then
     local queued = ${indexPrefix} .. "status:queued"
     local createdAt = redis.call("ZSCORE", queued, id)
-    redis.call("HSET", ${run}, "summary", summary, "status", "running")
+    -- A document that does not leave its status to the summary (a run not started has no
+    -- snapshot) says it too, as the run's own field: a quote inside a string value is escaped.
+    local document = string.gsub(${stored}[1], '"status":"queued"', '"status":"running"', 1)
+    redis.call("HSET", ${run}, "summary", summary, "status", "running", "record", document)
+    ${stored}[1] = document
     ${stored}[3] = summary
     if createdAt then
       redis.call("ZREM", queued, id)

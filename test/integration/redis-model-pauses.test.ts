@@ -1,0 +1,75 @@
+// A model paused (`rate_limited`) in one process is paused in every other: the Redis backend's
+// limiter learns of pauses from their announcements instead of reading Redis before each call,
+// so a process that already asked about the model must hear of a pause set afterwards.
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { type RunBackend, redisBackend } from "../../src/index.js";
+import { silent } from "./fixtures.js";
+import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+
+beforeAll(async () => {
+  await requireRedis();
+});
+
+const started: RunBackend[] = [];
+const prefixes: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((backend) => backend.close({ timeoutMs: 1000 })));
+  await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
+});
+
+/** Two backends on one prefix, as two processes would have them. */
+async function twoProcesses(): Promise<[RunBackend, RunBackend]> {
+  const prefix = uniquePrefix();
+  prefixes.push(prefix);
+  const backends = [0, 1].map(() => redisBackend({ url: redisUrl(), prefix }));
+  for (const backend of backends) {
+    started.push(backend);
+    await backend.start({ concurrency: 1, logger: silent });
+  }
+  return backends as [RunBackend, RunBackend];
+}
+
+describe("model pauses on redisBackend()", () => {
+  it("reach a process that asked about the model before the pause was set", async () => {
+    const [pausing, other] = await twoProcesses();
+    const key = "scripted:model-a";
+    expect(await other.modelLimiter().take(key, undefined)).toBe(0);
+    expect(await pausing.modelLimiter().take(key, undefined)).toBe(0);
+
+    await pausing.modelLimiter().pause(key, 5000);
+
+    expect(await pausing.modelLimiter().take(key, undefined)).toBeGreaterThan(0);
+    await vi.waitFor(async () => {
+      expect(await other.modelLimiter().take(key, undefined)).toBeGreaterThan(0);
+    });
+    // Another model is not paused.
+    expect(await other.modelLimiter().take("scripted:model-b", undefined)).toBe(0);
+  });
+
+  it("are read from Redis by a process that starts asking after the pause was set", async () => {
+    const [pausing, other] = await twoProcesses();
+    const key = "scripted:model-a";
+    await pausing.modelLimiter().pause(key, 5000);
+    const waitMs = await other.modelLimiter().take(key, undefined);
+    expect(waitMs).toBeGreaterThan(0);
+    expect(waitMs).toBeLessThanOrEqual(5000);
+  });
+
+  it("end when the pause runs out", async () => {
+    const [pausing, other] = await twoProcesses();
+    const key = "scripted:model-a";
+    expect(await other.modelLimiter().take(key, undefined)).toBe(0);
+    await pausing.modelLimiter().pause(key, 2000);
+    await vi.waitFor(async () => {
+      expect(await other.modelLimiter().take(key, undefined)).toBeGreaterThan(0);
+    });
+    await vi.waitFor(
+      async () => {
+        expect(await other.modelLimiter().take(key, undefined)).toBe(0);
+        expect(await pausing.modelLimiter().take(key, undefined)).toBe(0);
+      },
+      { timeout: 5000, interval: 100 },
+    );
+  });
+});
