@@ -325,7 +325,8 @@ class RedisBackend implements RunBackend {
   readonly #summaries = new WeakMap<RunRecord, RunSummary>();
   #closed = false;
   #limiter: ModelLimiter | undefined;
-  #pauseWatch: PauseWatch | undefined;
+  /** Model pauses, heard by the control subscriber of a process with workers. */
+  readonly #pauses: PauseWatch;
 
   constructor(options: RedisBackendOptions) {
     const target: RedisTarget =
@@ -365,6 +366,7 @@ class RedisBackend implements RunBackend {
     this.#reconcileIntervalMs = options.reconcileIntervalMs ?? 60_000;
     this.#strandedAfterMs = options.strandedAfterMs ?? 300_000;
     this.#marker = new StoreMarker(this.#redis, this.#keys.store);
+    this.#pauses = new PauseWatch(this.#redis, this.#keys.pauseChannel);
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
@@ -399,7 +401,7 @@ class RedisBackend implements RunBackend {
     }
     const { processors } = options;
     if (processors === undefined) return;
-    if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
+    await this.#listenForControl(options.onCancel);
     const workerRedis = workerConnectionOf(this.#queueRedis);
     workerRedis.on("error", (error) =>
       this.#logger.warn({ err: loggableError(error) }, "redis error"),
@@ -455,7 +457,6 @@ class RedisBackend implements RunBackend {
     this.#readers.close();
     this.#cancelSubscriber?.disconnect();
     this.#summarySubscriber?.disconnect();
-    this.#pauseWatch?.close();
     await Promise.all(Object.values(this.#queues ?? {}).map((queue) => queue.close()));
     if (this.#ownsConnection) {
       await Promise.all(
@@ -944,10 +945,7 @@ class RedisBackend implements RunBackend {
   }
 
   modelLimiter(): ModelLimiter {
-    if (this.#limiter === undefined) {
-      this.#pauseWatch = new PauseWatch(this.#redis, this.#keys.pauseChannel, () => this.#logger);
-      this.#limiter = redisModelLimiter(this.#redis, this.#prefix, this.#pauseWatch);
-    }
+    this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix, this.#pauses);
     return this.#limiter;
   }
 
@@ -999,16 +997,29 @@ class RedisBackend implements RunBackend {
       for (const redis of [this.#redis, this.#queueRedis]) redis.disconnect();
   }
 
-  /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
-  async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
+  /**
+   * Subscribes to the cancel channel, so that a request from any process reaches this one's
+   * jobs, and to the model-pause channel (`PauseWatch`), on one connection.
+   */
+  async #listenForControl(onCancel: ((runId: string) => void) | undefined): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
     subscriber.on("error", (error) =>
       this.#logger.warn({ err: loggableError(error) }, "cancel subscriber error"),
     );
-    subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
+    const { cancelChannel, pauseChannel } = this.#keys;
+    subscriber.on("message", (channel: string, message: string) => {
+      if (channel === pauseChannel) this.#pauses.heard(message);
+      else if (channel === cancelChannel) onCancel?.(message);
+    });
+    // Pauses announced while the connection was down are missed: they are read again.
+    subscriber.on("close", () => this.#pauses.listening(false));
+    subscriber.on("ready", () => {
+      if (this.#cancelSubscriber === subscriber && !this.#closed) this.#pauses.listening(true);
+    });
     this.#cancelSubscriber = subscriber;
     await subscriber.connect();
-    await subscriber.subscribe(this.#keys.cancelChannel);
+    await subscriber.subscribe(cancelChannel, pauseChannel);
+    this.#pauses.listening(true);
   }
 
   /**

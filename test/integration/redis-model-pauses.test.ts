@@ -18,14 +18,15 @@ afterEach(async () => {
   await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
 });
 
-/** Two backends on one prefix, as two processes would have them. */
+/** Two backends on one prefix, as two worker processes would have them (no job comes). */
 async function twoProcesses(): Promise<[RunBackend, RunBackend]> {
   const prefix = uniquePrefix();
   prefixes.push(prefix);
   const backends = [0, 1].map(() => redisBackend({ url: redisUrl(), prefix }));
+  const processors = { step: async () => undefined, tool: async () => undefined };
   for (const backend of backends) {
     started.push(backend);
-    await backend.start({ concurrency: 1, logger: silent });
+    await backend.start({ concurrency: 1, logger: silent, processors, onCancel: () => {} });
   }
   return backends as [RunBackend, RunBackend];
 }
