@@ -306,6 +306,10 @@ class RedisBackend implements RunBackend {
   readonly #redis: RedisClient;
   /** BullMQ's queues: a plain connection, as BullMQ expects. */
   readonly #queueRedis: RedisClient;
+  /** Where the writes go that a run's next step must see (`#beforeSteps`). */
+  readonly #stepRedis: RedisClient;
+  /** Such writes under way on a cluster, by run: its next step's add waits for them. */
+  readonly #stepWrites = new Map<string, Promise<void>>();
   /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
   #workerRedis: RedisClient | undefined;
   readonly #readers: RedisEventReaders;
@@ -358,6 +362,7 @@ class RedisBackend implements RunBackend {
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
+    this.#stepRedis = onCluster ? this.#redis : this.#queueRedis;
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));
     }
@@ -737,10 +742,13 @@ class RedisBackend implements RunBackend {
   }
 
   async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
-    const won = await this.#redis.hsetnx(
-      this.#keys.raw(runId, iteration),
-      callField(result.toolCallId),
-      JSON.stringify(result),
+    const won = await this.#beforeSteps(
+      runId,
+      this.#stepRedis.hsetnx(
+        this.#keys.raw(runId, iteration),
+        callField(result.toolCallId),
+        JSON.stringify(result),
+      ),
     );
     return won === 1;
   }
@@ -770,11 +778,32 @@ class RedisBackend implements RunBackend {
     callKey: string,
     reason: string,
   ): Promise<void> {
-    await this.#redis.hset(
-      this.#keys.inFlight(runId, iteration),
-      callField(callKey),
-      `${INTERRUPTED}${reason}`,
+    await this.#beforeSteps(
+      runId,
+      this.#stepRedis.hset(
+        this.#keys.inFlight(runId, iteration),
+        callField(callKey),
+        `${INTERRUPTED}${reason}`,
+      ),
     );
+  }
+
+  /**
+   * A write that the run's next step must see (`commitRaw`, `markCallInterrupted`): a step job
+   * queued after it is issued is added after it is applied. On one Redis it goes on the queue
+   * connection, ahead of the add; on a cluster the add waits for it.
+   */
+  #beforeSteps<T>(runId: string, write: Promise<T>): Promise<T> {
+    if (this.#stepRedis === this.#queueRedis && !(this.#redis instanceof Cluster)) return write;
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#stepWrites.set(runId, settled);
+    void settled.then(() => {
+      if (this.#stepWrites.get(runId) === settled) this.#stepWrites.delete(runId);
+    });
+    return write;
   }
 
   async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
@@ -915,6 +944,7 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    await this.#stepWrites.get(runId);
     const { giveUp, agent, ...extra } = options;
     const data: StepJob = {
       ...stepJob(runId, giveUp, extra),

@@ -212,7 +212,11 @@ export interface RunBackend {
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
 
-  /** Commits a handler's raw outcome; idempotent, the first write wins. True when this one won. */
+  /**
+   * Commits a handler's raw outcome; idempotent, the first write wins. True when this one won.
+   * A step of the run queued (`enqueueStep`) once this is called sees the commit, even when it
+   * is queued before this resolves: the two may share a round trip.
+   */
   commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean>;
   rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
   /**
@@ -225,6 +229,7 @@ export interface RunBackend {
   /**
    * Records that a call attempt did not run and waits for a person, and why: a crash
    * interrupted it (its tool's recovery is `ask`), or the policy asks about it at dispatch.
+   * As with `commitRaw`, a step queued once this is called sees it.
    */
   markCallInterrupted(
     runId: string,

@@ -84,25 +84,33 @@ export async function dispatchTool(
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
-    // The events not sent yet are appended as the outcome is written, in the same round trip
-    // (the Redis backend's commands issued together share one write, in order).
+    // The events not sent yet are appended as the outcome is written, and the run's next step
+    // is queued with them: issued together, they share the round trip (a backend applies a
+    // commit before a step queued after it is issued, `RunBackend.commitRaw`).
     const pending = await publisher.take();
     const published = pending.length === 0 ? undefined : backend.publish(runId, pending);
+    const next = () => backend.enqueueStep(runId, { ...priority, agent: record.agent });
     if ("waitsForPerson" in outcome) {
-      await settledWith(
-        published,
-        backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson),
+      const marked = backend.markCallInterrupted(
+        runId,
+        iteration,
+        callKey(state),
+        outcome.waitsForPerson,
       );
+      await settledWith(published, settledWith(marked, next()));
     } else if ("cancelled" in outcome) {
-      await published;
+      await settledWith(published, next());
       deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
     } else if (
       !(await settledWith(
         published,
-        backend.commitRaw(
-          runId,
-          iteration,
-          capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+        committedThen(
+          backend.commitRaw(
+            runId,
+            iteration,
+            capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+          ),
+          next,
         ),
       ))
     ) {
@@ -122,8 +130,16 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId, { ...priority, agent: record.agent });
   return record;
+}
+
+/** The commit's outcome once `then` (issued right after it, not after its reply) is done too. */
+async function committedThen(
+  commit: Promise<boolean>,
+  then: () => Promise<void>,
+): Promise<boolean> {
+  const [won] = await Promise.all([commit, then()]);
+  return won;
 }
 
 /** `value` once `first` (when given) settled too: the first failure of either is thrown. */
