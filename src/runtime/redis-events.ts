@@ -46,8 +46,8 @@ export async function readEventPage(
     await READ_EVENTS.run(redis, [keys.events, keys.run], [after, limit]),
   );
   if (final === 1 && after === 0) {
-    const final = await finalEvent();
-    if (final !== undefined) return { events: [final], next: 1 };
+    const last = await finalEvent();
+    if (last !== undefined) return { events: [last], next: 1 };
   }
   const events = entries.map(parseEvent).filter((event) => event !== undefined);
   return { events, next: entries.length === 0 ? Math.max(after, first) : first + entries.length };
