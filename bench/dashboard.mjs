@@ -185,8 +185,8 @@ async function sseFanOut(url, prefixes) {
       subscribers: SUBSCRIBERS,
       deltasPerRun: DELTAS,
       gapMs: GAP_MS,
-      // The model was already streaming: the stored status becomes `running` only at the run's
-      // first checkpoint after its model call.
+      // The model was already streaming: the stored status is `running` from the moment a
+      // worker took the run's lease.
       storedStatusWhenSubscribed: status,
       deltaLatencyMs: figures,
       deltasPerEvent: round((DELTAS * SUBSCRIBERS) / events),

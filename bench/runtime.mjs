@@ -58,7 +58,7 @@ const RAW_PAYLOAD_BYTES = 200;
 const POLL_MS = 10;
 
 const TARGETS = {
-  throughputShareOfBound: 0.3,
+  throughputShareOfBound: 0.35,
   latencyP50OverRaw: 2,
   parkedBytesPerRun: 3072,
   parkedHeapGrowthBytesPerRun: 100,

@@ -183,6 +183,7 @@ export type {
   LeaseOutcome,
   OpenedRun,
   RunBackend,
+  SaveOptions,
   SaveOutcome,
 } from "./store/backend.js";
 // The run store: list, get and prune (SPEC §8), audit trail, stored versions

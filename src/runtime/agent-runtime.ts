@@ -223,11 +223,11 @@ export class AgentRuntime implements AsyncDisposable {
       ...((options.workers ?? true)
         ? {
             processors: {
-              step: (job, delivery) => {
+              step: async (job, delivery) => {
                 const giveUp = delivery.gaveUp ?? job.giveUp;
-                return giveUp === undefined
-                  ? runStep(deps, job, delivery)
-                  : giveUpStep(deps, job.runId, giveUp, job.priority);
+                if (giveUp === undefined) return runStep(deps, job, delivery);
+                await giveUpStep(deps, job.runId, giveUp, job.priority);
+                return undefined;
               },
               tool: (job, delivery) => dispatchTool(deps, job, delivery),
             },

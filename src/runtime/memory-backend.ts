@@ -9,6 +9,7 @@ import type {
   JobDelivery,
   LeaseOutcome,
   RunBackend,
+  SaveOptions,
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
@@ -119,7 +120,7 @@ class MemoryBackend implements RunBackend {
     // In memory a job that threw is not retried: it is given up at once, as a Redis job is
     // once its attempts ran out, so that its run does not wait for it forever.
     const failed =
-      <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<void>) =>
+      <T>(queue: string, process: (job: T, delivery: JobDelivery) => Promise<unknown>) =>
       (job: T, error: unknown) => {
         logger.warn({ err: loggableError(error), job, queue }, "job failed");
         const reason = error instanceof Error ? error.message : String(error);
@@ -131,12 +132,16 @@ class MemoryBackend implements RunBackend {
     const tool = processors.tool.bind(processors);
     const concurrency = queueConcurrency(options.concurrency);
     this.#steps.work(
-      (job) => step(job, { redelivered: false }),
+      async (job) => {
+        await step(job, { redelivered: false });
+      },
       concurrency.steps,
       failed("steps", step),
     );
     this.#tools.work(
-      (job) => tool(job, { redelivered: false }),
+      async (job) => {
+        await tool(job, { redelivered: false });
+      },
       concurrency.tools,
       failed("tools", tool),
     );
@@ -214,7 +219,20 @@ class MemoryBackend implements RunBackend {
     this.#fences.set(runId, token);
     this.#leases.set(runId, { token, expiresAt: now + this.lockDurationMs });
     this.#wakes.delete(runId);
+    this.#startRunning(runId);
     return { acquired: true, token };
+  }
+
+  /** A `queued` run turns `running` as a worker takes its lease (as on Redis). */
+  #startRunning(runId: string): void {
+    const stored = this.#records.get(runId);
+    const record = this.#recordOf(runId);
+    if (stored === undefined || record?.status !== "queued") return;
+    const running: RunRecord = { ...record, status: "running" };
+    stored.document = recordDocument(running);
+    const summary = summarize(running);
+    this.#runIndex.put(summary);
+    this.#changes.emit(summary);
   }
 
   async renewLease(runId: string, token: number): Promise<boolean> {
@@ -230,7 +248,7 @@ class MemoryBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
-    checkpoint?: StoredCheckpoint,
+    options: SaveOptions = {},
   ): Promise<SaveOutcome> {
     if (this.#fences.get(runId) !== token) throw new LeaseLostError(runId, token);
     const conversation = conversationOf(record);
@@ -246,16 +264,17 @@ class MemoryBackend implements RunBackend {
       messages.push(JSON.stringify(message));
     }
     const checkpoints = this.#records.get(runId)?.checkpoints ?? [];
-    if (checkpoint !== undefined) checkpoints.push(JSON.stringify(checkpoint));
+    if (options.checkpoint !== undefined) checkpoints.push(JSON.stringify(options.checkpoint));
     this.#records.set(runId, { document: recordDocument(record), messages, checkpoints });
     const summary = summarize(record);
     this.#runIndex.put(summary);
     for (const event of events) this.#events.publish(runId, event);
     this.#changes.emit(summary);
-    await this.renewLease(runId, token);
+    const released = options.release === true ? await this.releaseLease(runId, token) : undefined;
+    if (released === undefined) await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
     if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);
-    return { cancelRequested };
+    return { cancelRequested, ...(released === undefined ? {} : { released }) };
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {

@@ -5,6 +5,7 @@ import {
   RateLimiterRes,
 } from "rate-limiter-flexible";
 import type { Admission, ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
+import type { PauseWatch } from "./model-pauses.js";
 import type { RedisClient } from "./redis-connection.js";
 
 /** What a rate-limiter-flexible limiter is made of; the store is the backend's. */
@@ -55,10 +56,13 @@ class FlexibleModelLimiter implements ModelLimiter {
   readonly #create: LimiterFactory;
   readonly #prefix: string;
   readonly #limiters = new Map<string, RateLimiterAbstract>();
+  /** Pauses known in this process (Redis): no read of the pause before every call. */
+  readonly #watch: PauseWatch | undefined;
 
-  constructor(prefix: string, create: LimiterFactory) {
+  constructor(prefix: string, create: LimiterFactory, watch?: PauseWatch) {
     this.#prefix = prefix;
     this.#create = create;
+    this.#watch = watch;
   }
 
   async take(
@@ -67,13 +71,14 @@ class FlexibleModelLimiter implements ModelLimiter {
     horizonMs: number,
   ): Promise<Admission> {
     const rpm = limit?.requestsPerMinute;
-    const [paused, tokens, requests] = await Promise.all([
-      this.#pauses().get(key),
+    const readPause = () => this.#pausedMs(key);
+    const [pausedMs, tokens, requests] = await Promise.all([
+      this.#watch === undefined ? readPause() : this.#watch.remainingMs(key, readPause),
       limit?.tokensPerMinute === undefined ? null : this.#tokens(limit.tokensPerMinute).get(key),
       rpm === undefined ? null : this.#requests(rpm).get(key),
     ]);
     const later = (ms: number): Admission => ({ admitted: false, waitMs: Math.max(1, ms) });
-    if (paused !== null && paused.consumedPoints > 1) return later(paused.msBeforeNext);
+    if (pausedMs > 0) return later(pausedMs);
     if (tokens !== null && limit?.tokensPerMinute !== undefined) {
       if (tokens.consumedPoints >= limit.tokensPerMinute) return later(tokens.msBeforeNext);
     }
@@ -101,7 +106,15 @@ class FlexibleModelLimiter implements ModelLimiter {
 
   async pause(key: string, ms: number): Promise<void> {
     // Whole seconds, rounded up: a block of 0 s would never expire in Redis.
-    await this.#pauses().block(key, Math.max(1, Math.ceil(ms / 1000)));
+    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    await this.#pauses().block(key, seconds);
+    await this.#watch?.announce(key, seconds * 1000);
+  }
+
+  /** How long `key` stays paused, as stored (0: not paused). */
+  async #pausedMs(key: string): Promise<number> {
+    const paused = await this.#pauses().get(key);
+    return paused !== null && paused.consumedPoints > 1 ? Math.max(1, paused.msBeforeNext) : 0;
   }
 
   async spend(key: string, tokens: number, limit: ModelRateLimit | undefined): Promise<void> {
@@ -139,11 +152,17 @@ class FlexibleModelLimiter implements ModelLimiter {
 /**
  * Model limits kept in Redis (`RateLimiterRedis` on the backend's connection): shared by every
  * process. On a cluster the prefix's hash tag puts every limiter key in the backend's slot.
+ * With `watch`, pauses are known from its announcements instead of read before every call.
  */
-export function redisModelLimiter(redis: RedisClient, prefix: string): ModelLimiter {
+export function redisModelLimiter(
+  redis: RedisClient,
+  prefix: string,
+  watch?: PauseWatch,
+): ModelLimiter {
   return new FlexibleModelLimiter(
     prefix,
     (shape) => new RateLimiterRedis({ storeClient: redis, ...shape }),
+    watch,
   );
 }
 

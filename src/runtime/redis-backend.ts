@@ -16,6 +16,7 @@ import type {
   EnqueueStepOptions,
   LeaseOutcome,
   RunBackend,
+  SaveOptions,
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
@@ -44,7 +45,6 @@ import {
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { corruptSummary, DecisionRecord, type RunSummary, summarize } from "../store/summary.js";
 import {
-  announcement,
   decodeSummary,
   encodeSummary,
   readAnnouncement,
@@ -52,6 +52,7 @@ import {
 } from "../store/summary-codec.js";
 import { describeIssues } from "../tools/validate.js";
 import { redisModelLimiter } from "./model-limiter.js";
+import { PauseWatch } from "./model-pauses.js";
 import {
   type ClusterNode,
   connectRedis,
@@ -282,6 +283,24 @@ function storedSummary(runId: string, json: string | null | undefined): RunSumma
   return decodeSummary(runId, json, "A stored run summary");
 }
 const Replies = z.array(z.string());
+/** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
+const SaveReply = z.union([
+  z.literal(-1),
+  z.literal(-2),
+  z.tuple([z.literal(1), z.number(), z.number(), z.array(z.string())]),
+]);
+
+/** Raw results as a flat field/value list from Redis, by call key. */
+function rawResultsOf(runId: string, flat: readonly string[]): Record<string, ToolResult> {
+  const entries: Array<[string, ToolResult]> = [];
+  for (let index = 0; index + 1 < flat.length; index += 2) {
+    entries.push([
+      callKeyOfField(flat[index] as string),
+      decodeStored(ToolResult, flat[index + 1] as string, `A raw result of run "${runId}"`),
+    ]);
+  }
+  return recordById(entries);
+}
 /** How often a decision is checked again when the run's record changed meanwhile. */
 const MAX_DECIDE_ATTEMPTS = 5;
 /** Runs pruned per round trip. */
@@ -309,6 +328,10 @@ class RedisBackend implements RunBackend {
   readonly #redis: RedisClient;
   /** BullMQ's queues: a plain connection, as BullMQ expects. */
   readonly #queueRedis: RedisClient;
+  /** Where the writes go that a run's next step must see (`#beforeSteps`). */
+  readonly #stepRedis: RedisClient;
+  /** Such writes under way on a cluster, by run: its next step's add waits for them. */
+  readonly #stepWrites = new Map<string, Promise<void>>();
   /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
   #workerRedis: RedisClient | undefined;
   readonly #readers: RedisEventReaders;
@@ -324,8 +347,12 @@ class RedisBackend implements RunBackend {
   #summarySubscriber: RedisClient | undefined;
   #summarySubscription: Promise<void> | undefined;
   readonly #changes = new SummaryFeed();
+  /** The summary each record was last saved with, for its job's return value. */
+  readonly #summaries = new WeakMap<RunRecord, RunSummary>();
   #closed = false;
   #limiter: ModelLimiter | undefined;
+  /** Model pauses, heard by the control subscriber of a process with workers. */
+  readonly #pauses: PauseWatch;
 
   constructor(options: RedisBackendOptions) {
     const target: RedisTarget =
@@ -357,6 +384,7 @@ class RedisBackend implements RunBackend {
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
+    this.#stepRedis = onCluster ? this.#redis : this.#queueRedis;
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));
     }
@@ -365,6 +393,7 @@ class RedisBackend implements RunBackend {
     this.#reconcileIntervalMs = options.reconcileIntervalMs ?? 60_000;
     this.#strandedAfterMs = options.strandedAfterMs ?? 300_000;
     this.#marker = new StoreMarker(this.#redis, this.#keys.store);
+    this.#pauses = new PauseWatch(this.#redis, this.#keys.pauseChannel);
     // Wake-ups come by message; the poll only backs up a message lost in a way nobody saw.
     this.#readers = new RedisEventReaders(this.#redis, 30_000, () => this.#logger);
   }
@@ -399,7 +428,7 @@ class RedisBackend implements RunBackend {
     }
     const { processors } = options;
     if (processors === undefined) return;
-    if (options.onCancel !== undefined) await this.#listenForCancels(options.onCancel);
+    await this.#listenForControl(options.onCancel);
     const workerRedis = workerConnectionOf(this.#queueRedis);
     workerRedis.on("error", (error) =>
       this.#logger.warn({ err: loggableError(error) }, "redis error"),
@@ -416,19 +445,15 @@ class RedisBackend implements RunBackend {
       createWorker(
         STEP_QUEUE,
         StepJob,
-        async (job: StepJob, delivery) => {
-          await processors.step(job, delivery);
-          return this.#jobOutcome(job.runId);
-        },
+        async (job: StepJob, delivery) =>
+          this.#jobOutcome(job.runId, await processors.step(job, delivery)),
         { ...workerSettings, concurrency: steps },
       ),
       createWorker(
         TOOL_QUEUE,
         ToolJob,
-        async (job: ToolJob, delivery) => {
-          await processors.tool(job, delivery);
-          return this.#jobOutcome(job.runId);
-        },
+        async (job: ToolJob, delivery) =>
+          this.#jobOutcome(job.runId, await processors.tool(job, delivery)),
         { ...workerSettings, concurrency: tools },
       ),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
@@ -470,9 +495,8 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const { args, summaryJson } = this.#createRunArgs(record);
+    const { args } = this.#createRunArgs(record);
     const created = await CREATE_RUN.run(this.#redis, ...args);
-    if (created === 1) this.#announce(record.runId, summaryJson);
     return created === 1;
   }
 
@@ -521,7 +545,16 @@ class RedisBackend implements RunBackend {
     return {
       args: [
         [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
-        [document, status, this.#keys.indexPrefix, summaryJson, head, ...messages],
+        [
+          document,
+          status,
+          this.#keys.indexPrefix,
+          summaryJson,
+          head,
+          this.#keys.runsChannel,
+          JSON.stringify(record.runId),
+          ...messages,
+        ],
       ],
       summaryJson,
     };
@@ -639,7 +672,7 @@ class RedisBackend implements RunBackend {
           this.#keys.cancel(runId),
           this.#keys.messages(runId),
         ],
-        [this.lockDurationMs],
+        [this.lockDurationMs, this.#keys.indexPrefix, runId, this.#keys.runsChannel],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
@@ -648,14 +681,7 @@ class RedisBackend implements RunBackend {
     const record =
       document === "" ? undefined : joinRecord(document, messages, storedSummary(runId, summary));
     const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
-    const entries: Array<[string, ToolResult]> = [];
-    for (let index = 0; index + 1 < flatRaw.length; index += 2) {
-      entries.push([
-        callKeyOfField(flatRaw[index] as string),
-        decodeStored(ToolResult, flatRaw[index + 1] as string, `A raw result of run "${runId}"`),
-      ]);
-    }
-    const results = recordById(entries);
+    const results = rawResultsOf(runId, flatRaw);
     return {
       acquired: true,
       token,
@@ -682,7 +708,7 @@ class RedisBackend implements RunBackend {
     record: RunRecord,
     events: readonly RunEvent[] = [],
     storedMessages?: number,
-    checkpoint?: StoredCheckpoint,
+    options: SaveOptions = {},
   ): Promise<SaveOutcome> {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
@@ -690,36 +716,41 @@ class RedisBackend implements RunBackend {
     const newMessages = conversationOf(record)
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
-    const reply = await SAVE_RUN.run(
-      this.#redis,
-      [
-        this.#keys.run(runId),
-        this.#keys.cancel(runId),
-        this.#keys.lease(runId),
-        this.#keys.events(runId),
-        this.#keys.messages(runId),
-        this.#keys.checkpoints(runId),
-        ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
-      ],
-      [
-        token,
-        recordDocument(record, summary),
-        record.status,
-        summaryJson,
-        indexHead(summary),
-        this.lockDurationMs,
-        this.#keys.indexPrefix,
-        finished ? this.retentionMs : "",
-        this.#maxEvents,
-        record.phase === "dispatch"
-          ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0)
-          : "",
-        storedMessages ?? "",
-        newMessages.length,
-        checkpoint === undefined ? "" : JSON.stringify(checkpoint),
-        ...newMessages,
-        ...events.map((event) => JSON.stringify(event)),
-      ],
+    const atDispatch = record.phase === "dispatch";
+    const reply = SaveReply.parse(
+      await SAVE_RUN.run(
+        this.#redis,
+        [
+          this.#keys.run(runId),
+          this.#keys.cancel(runId),
+          this.#keys.lease(runId),
+          this.#keys.events(runId),
+          this.#keys.messages(runId),
+          this.#keys.wake(runId),
+          this.#keys.checkpoints(runId),
+          ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
+        ],
+        [
+          token,
+          recordDocument(record, summary),
+          record.status,
+          summaryJson,
+          indexHead(summary),
+          this.lockDurationMs,
+          this.#keys.indexPrefix,
+          finished ? this.retentionMs : "",
+          this.#maxEvents,
+          atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+          storedMessages ?? "",
+          this.#keys.runsChannel,
+          options.release === true ? "1" : "",
+          newMessages.length,
+          options.checkpoint === undefined ? "" : JSON.stringify(options.checkpoint),
+          JSON.stringify(runId),
+          ...newMessages,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
     );
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
@@ -727,8 +758,13 @@ class RedisBackend implements RunBackend {
         `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
       );
     }
-    this.#announce(runId, summaryJson);
-    return { cancelRequested: reply === 1 };
+    this.#summaries.set(record, summary);
+    const [, cancelled, woken, flatRaw] = reply;
+    return {
+      cancelRequested: cancelled === 1,
+      ...(options.release === true ? { released: { wake: woken === 1 } } : {}),
+      ...(atDispatch ? { raw: rawResultsOf(runId, flatRaw) } : {}),
+    };
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
@@ -741,10 +777,13 @@ class RedisBackend implements RunBackend {
   }
 
   async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
-    const won = await this.#redis.hsetnx(
-      this.#keys.raw(runId, iteration),
-      callField(result.toolCallId),
-      JSON.stringify(result),
+    const won = await this.#beforeSteps(
+      runId,
+      this.#stepRedis.hsetnx(
+        this.#keys.raw(runId, iteration),
+        callField(result.toolCallId),
+        JSON.stringify(result),
+      ),
     );
     return won === 1;
   }
@@ -774,11 +813,32 @@ class RedisBackend implements RunBackend {
     callKey: string,
     reason: string,
   ): Promise<void> {
-    await this.#redis.hset(
-      this.#keys.inFlight(runId, iteration),
-      callField(callKey),
-      `${INTERRUPTED}${reason}`,
+    await this.#beforeSteps(
+      runId,
+      this.#stepRedis.hset(
+        this.#keys.inFlight(runId, iteration),
+        callField(callKey),
+        `${INTERRUPTED}${reason}`,
+      ),
     );
+  }
+
+  /**
+   * A write that the run's next step must see (`commitRaw`, `markCallInterrupted`): a step job
+   * queued after it is issued is added after it is applied. On one Redis it goes on the queue
+   * connection, ahead of the add; on a cluster the add waits for it.
+   */
+  #beforeSteps<T>(runId: string, write: Promise<T>): Promise<T> {
+    if (this.#stepRedis === this.#queueRedis && !(this.#redis instanceof Cluster)) return write;
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#stepWrites.set(runId, settled);
+    void settled.then(() => {
+      if (this.#stepWrites.get(runId) === settled) this.#stepWrites.delete(runId);
+    });
+    return write;
   }
 
   async interruptedCalls(runId: string, iteration: number): Promise<Map<string, string>> {
@@ -920,17 +980,8 @@ class RedisBackend implements RunBackend {
     await subscriber.subscribe(this.#keys.runsChannel);
   }
 
-  /** Tells `watchRuns` listeners in every process; a lost message only delays a page's refresh. */
-  /** Publishes a run's new summary (its stored JSON) to `watch()` readers in every process. */
-  #announce(runId: string, summaryJson: string): void {
-    this.#redis
-      .publish(this.#keys.runsChannel, announcement(runId, summaryJson))
-      .catch((error: unknown) =>
-        this.#logger.warn({ err: loggableError(error) }, "announcing a run change failed"),
-      );
-  }
-
   async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    await this.#stepWrites.get(runId);
     const { giveUp, agent, ...extra } = options;
     const data: StepJob = {
       ...stepJob(runId, giveUp, extra),
@@ -961,7 +1012,7 @@ class RedisBackend implements RunBackend {
   }
 
   modelLimiter(): ModelLimiter {
-    this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix);
+    this.#limiter ??= redisModelLimiter(this.#redis, this.#prefix, this.#pauses);
     return this.#limiter;
   }
 
@@ -973,19 +1024,28 @@ class RedisBackend implements RunBackend {
     ];
   }
 
-  /** A job's return value: where its run stands after it (a queue view shows it per job). */
-  async #jobOutcome(runId: string): Promise<JobOutcome> {
-    const json = await this.#redis.hget(this.#keys.run(runId), "summary");
-    const run = json === null ? undefined : readSummary(runId, json);
-    if (run === undefined) return { runId, run: "unknown" };
+  /**
+   * A job's return value: where its run stands after it (a queue view shows it per job), from
+   * the record the processor left it at, else read from the run's stored summary.
+   */
+  async #jobOutcome(runId: string, record: RunRecord | undefined): Promise<JobOutcome> {
+    let summary: RunSummary | undefined;
+    if (record !== undefined) summary = this.#summaries.get(record) ?? summarize(record);
+    else {
+      const json = await this.#redis.hget(this.#keys.run(runId), "summary");
+      summary = json === null ? undefined : readSummary(runId, json);
+      if (summary === undefined) return { runId, run: "unknown" };
+    }
     return {
       runId,
-      agent: run.agent,
-      run: run.status,
-      phase: run.phase,
-      iterations: run.iterations,
-      ...(run.pending.length === 0 ? {} : { waitingFor: run.pending.map((call) => call.name) }),
-      ...(run.error === null ? {} : { error: run.error.code }),
+      agent: summary.agent,
+      run: summary.status,
+      phase: summary.phase,
+      iterations: summary.iterations,
+      ...(summary.pending.length === 0
+        ? {}
+        : { waitingFor: summary.pending.map((call) => call.name) }),
+      ...(summary.error === null ? {} : { error: summary.error.code }),
     };
   }
 
@@ -1003,16 +1063,29 @@ class RedisBackend implements RunBackend {
       for (const redis of [this.#redis, this.#queueRedis]) redis.disconnect();
   }
 
-  /** Subscribes to the cancel channel: a request from any process reaches this one's jobs. */
-  async #listenForCancels(onCancel: (runId: string) => void): Promise<void> {
+  /**
+   * Subscribes to the cancel channel, so that a request from any process reaches this one's
+   * jobs, and to the model-pause channel (`PauseWatch`), on one connection.
+   */
+  async #listenForControl(onCancel: ((runId: string) => void) | undefined): Promise<void> {
     const subscriber = subscriberOf(this.#redis);
     subscriber.on("error", (error) =>
       this.#logger.warn({ err: loggableError(error) }, "cancel subscriber error"),
     );
-    subscriber.on("message", (_channel: string, runId: string) => onCancel(runId));
+    const { cancelChannel, pauseChannel } = this.#keys;
+    subscriber.on("message", (channel: string, message: string) => {
+      if (channel === pauseChannel) this.#pauses.heard(message);
+      else if (channel === cancelChannel) onCancel?.(message);
+    });
+    // Pauses announced while the connection was down are missed: they are read again.
+    subscriber.on("close", () => this.#pauses.listening(false));
+    subscriber.on("ready", () => {
+      if (this.#cancelSubscriber === subscriber && !this.#closed) this.#pauses.listening(true);
+    });
     this.#cancelSubscriber = subscriber;
     await subscriber.connect();
-    await subscriber.subscribe(this.#keys.cancelChannel);
+    await subscriber.subscribe(cancelChannel, pauseChannel);
+    this.#pauses.listening(true);
   }
 
   /**

@@ -8,7 +8,7 @@ import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
 
-const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string())]);
+const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string()), z.number()]);
 
 /** How many events a reader takes per read. */
 const BATCH = 100;
@@ -42,12 +42,12 @@ export async function readEventPage(
   limit: number,
   finalEvent: () => Promise<RunEvent | undefined>,
 ): Promise<EventPage> {
-  const [first, exists, entries] = ReadReply.parse(
+  const [first, , entries, final] = ReadReply.parse(
     await READ_EVENTS.run(redis, [keys.events, keys.run], [after, limit]),
   );
-  if (exists === 0 && after === 0) {
-    const final = await finalEvent();
-    if (final !== undefined) return { events: [final], next: 1 };
+  if (final === 1 && after === 0) {
+    const last = await finalEvent();
+    if (last !== undefined) return { events: [last], next: 1 };
   }
   const events = entries.map(parseEvent).filter((event) => event !== undefined);
   return { events, next: entries.length === 0 ? Math.max(after, first) : first + entries.length };
@@ -66,8 +66,9 @@ export async function readEventPage(
  * (messages may have been lost meanwhile), or `pollMs` without either. Reading again after the
  * subscription is acknowledged means no append is missed between a read and a wait.
  *
- * A reader that finds no list asks `finalEvent` for the run's last word, and ends with it when
- * there is one (a finished run that never wrote a log).
+ * A reader that finds no list of a run that is finished (or has no status) asks `finalEvent` for
+ * the run's last word, and ends with it when there is one (a finished run that never wrote a
+ * log).
  */
 export class RedisEventReaders {
   readonly #base: RedisClient;
@@ -111,7 +112,8 @@ export class RedisEventReaders {
       while (!this.#closed) {
         const delivered = handed !== undefined;
         let first = next;
-        let exists = 1;
+        /** 1 when the run has no log and may have a last word without it. */
+        let final = 0;
         let entries: string[];
         if (handed !== undefined) {
           entries = handed;
@@ -120,7 +122,7 @@ export class RedisEventReaders {
           // Taken before reading: a wake-up that comes while the read is under way is not lost.
           seen = channel?.version ?? 0;
           try {
-            [first, exists, entries] = ReadReply.parse(
+            [first, , entries, final] = ReadReply.parse(
               await READ_EVENTS.run(this.#base, [keys.events, keys.run], [next, BATCH]),
             );
           } catch (error) {
@@ -146,16 +148,16 @@ export class RedisEventReaders {
           }
           // The list may hold more than one read returned; what wake-ups carried is all there is.
           if (!delivered) continue;
-        } else if (exists === 0) {
-          let final: RunEvent | undefined;
+        } else if (final === 1) {
+          let last: RunEvent | undefined;
           try {
-            final = await finalEvent();
+            last = await finalEvent();
           } catch (error) {
             if (this.#closed) return;
             throw error;
           }
-          if (final !== undefined) {
-            if (from === 0) yield { position: 0, event: final };
+          if (last !== undefined) {
+            if (from === 0) yield { position: 0, event: last };
             return;
           }
         }

@@ -52,6 +52,8 @@ export function redisKeys(prefix: string) {
     cancelChannel: `${prefix}:cancels`,
     /** The pub/sub channel carrying each created or saved run's summary (`watchRuns`). */
     runsChannel: `${prefix}:runs`,
+    /** Where model pauses (`rate_limited`) are announced to every process. */
+    pauseChannel: `${prefix}:rl:paused`,
   };
 }
 

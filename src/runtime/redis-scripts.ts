@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { RedisClient } from "./redis-connection.js";
-import { indexRunLua } from "./redis-index-lua.js";
+import { finishedLua, indexRunLua } from "./redis-index-lua.js";
 
 /** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
 export class LuaScript {
@@ -95,24 +95,81 @@ return 1
 
 /**
  * KEYS: events, run. ARGV: absolute position, count.
- * Returns {absolute position of the first entry returned, 1 if the list exists, entries}: from
- * `position`, or from the oldest kept entry when the ones before were trimmed away.
+ * Returns {absolute position of the first entry returned, 1 if the list exists, entries, 1
+ * when the list does not exist and the run may have a last word without it (it is finished,
+ * or it has no status: unknown, or the store lost it)}: from `position`, or from the oldest
+ * kept entry when the ones before were trimmed away.
  */
 export const READ_EVENTS = new LuaScript(`
-local trimmed = tonumber(redis.call("HGET", KEYS[2], "etrim") or "0")
+local stored = redis.call("HMGET", KEYS[2], "etrim", "status")
+local trimmed = tonumber(stored[1] or "0")
 local start = tonumber(ARGV[1]) - trimmed
 if start < 0 then start = 0 end
 local entries = redis.call("LRANGE", KEYS[1], start, start + tonumber(ARGV[2]) - 1)
-return {trimmed + start, redis.call("EXISTS", KEYS[1]), entries}
+local exists = redis.call("EXISTS", KEYS[1])
+local status = stored[2]
+local final = 0
+if exists == 0 and (not status or ${finishedLua("status")}) then final = 1 end
+return {trimmed + start, exists, entries, final}
 `);
+
+/**
+ * The Lua block that turns a `queued` run `running` as a worker takes its lease: the status
+ * field, the status in the summary and the record document (JSON our writers made, in which
+ * `"status":"queued"` can only be the run's own: a quote inside a string value is escaped, and
+ * a queued run has no snapshot or result that could hold one) and the status indexes
+ * (scored by the run's `createdAt`, as `indexRunLua` scores them), announcing the new summary
+ * on `channel`. `stored` holds the run hash's record, raw, summary, status and agent fields;
+ * its summary is updated in place.
+ */
+const startRunningLua = (
+  run: string,
+  indexPrefix: string,
+  id: string,
+  channel: string,
+  stored: string,
+) => `
+if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] then
+  local id = ${id}
+  -- The stored summary's short form (summary-codec.ts) leaves out a queued run's usual phase,
+  -- which a running one states; a summary stored in the full form says status in full.
+  local summary, changed = string.gsub(${stored}[3], '"st":"queued"', '"st":"running"', 1)
+  if changed == 1 and not string.find(summary, '"ph":', 1, true) then
+    summary = string.gsub(summary, '"st":"running"', '"st":"running","ph":"compose"', 1)
+  elseif changed == 0 then
+    summary, changed = string.gsub(${stored}[3], '"status":"queued"', '"status":"running"', 1)
+  end
+  if changed == 1 then
+    local queued = ${indexPrefix} .. "status:queued"
+    local createdAt = redis.call("ZSCORE", queued, id)
+    -- A document that does not leave its status to the summary (a run not started has no
+    -- snapshot) says it too, as the run's own field: a quote inside a string value is escaped.
+    local document = string.gsub(${stored}[1], '"status":"queued"', '"status":"running"', 1)
+    redis.call("HSET", ${run}, "summary", summary, "status", "running", "record", document)
+    ${stored}[1] = document
+    ${stored}[3] = summary
+    if createdAt then
+      redis.call("ZREM", queued, id)
+      redis.call("ZREM", ${indexPrefix} .. "agent-status:queued:" .. ${stored}[5], id)
+      redis.call("ZADD", ${indexPrefix} .. "status:running", createdAt, id)
+      redis.call("ZADD", ${indexPrefix} .. "agent-status:running:" .. ${stored}[5], createdAt, id)
+    end
+    redis.call("PUBLISH", ${channel}, "[" .. cjson.encode(id) .. "," .. summary .. "]")
+  end
+end
+`;
 
 /** Statuses a run does not leave, as a Lua condition on the local `status`. */
 const FINISHED = `(status == "completed" or status == "failed" or status == "cancelled")`;
 
 /**
- * KEYS: lease, wake, run, cancel, messages. ARGV: ttlMs.
+ * KEYS: lease, wake, run, cancel, messages. ARGV: ttlMs, index key prefix, runId, the
+ * run-change channel.
  * Free: a new fencing token (the run hash's `fence` counter, HINCRBY) holds the lease; a run
  * with no hash (unknown, or pruned) gets token 0, which no save accepts, and no hash is made.
+ * A `queued` run turns `running` here (its summary, status field and status indexes, announced
+ * on the run-change channel): a worker has it from now on, so it reads as running before its
+ * first save.
  * Held: leave a wake-up for the holder.
  * Returns {1, token, cancel flag (1/0), record document ("" when none), raw results, the
  * conversation's messages, the summary ("" when none)} or {0, remaining ms}: the holder's opening reads come with the
@@ -129,7 +186,8 @@ local token = 0
 if redis.call("EXISTS", KEYS[3]) == 1 then token = redis.call("HINCRBY", KEYS[3], "fence", 1) end
 redis.call("SET", KEYS[1], token, "PX", ARGV[1])
 redis.call("DEL", KEYS[2])
-local stored = redis.call("HMGET", KEYS[3], "record", "raw", "summary")
+local stored = redis.call("HMGET", KEYS[3], "record", "raw", "summary", "status", "agent")
+${startRunningLua("KEYS[3]", "ARGV[2]", "ARGV[3]", "ARGV[4]", "stored")}
 local raw = {}
 if stored[2] then raw = redis.call("HGETALL", stored[2]) end
 local messages = {}
@@ -159,43 +217,56 @@ return 0
 `);
 
 /**
- * KEYS: run, cancel, lease, events, messages, checkpoints, then the keys to expire when the run
+ * KEYS: run, cancel, lease, events, messages, wake, checkpoints, then the keys to expire when
+ * the run
  * finished.
  * ARGV: token, record document, new status, summary JSON, its index fields (`indexHead`),
  * ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
- * the conversation anew), the number n of messages that follow, the save's checkpoint JSON
- * ("" for none), the JSON of each of those n messages, then the JSON of each event to append.
+ * the conversation anew), the run-change channel, "1" to give the lease up with the save (""
+ * to extend it), the number n of messages that follow, the save's checkpoint JSON ("" for
+ * none), the run id's JSON (for the announcement), the JSON of each of those n messages, then
+ * the JSON of each event to append.
  * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`); refused (-2) when the stored
  * conversation is not as long as the caller says. Appends the new messages, the checkpoint and
  * the events (waking their readers), writes the run's summary and moves it between the indexes
  * (`indexRunLua`; keys built from the prefix, in the run's slot when the prefix is in braces),
- * extends the lease, sets the retention expiry of a finished run's working keys, and returns 1
- * when a cancel was requested, else 0.
+ * extends the lease (or gives it up, taking the wake-up left meanwhile), sets the retention
+ * expiry of a finished run's working keys, and announces the summary on the run-change
+ * channel. Returns {1, cancel requested (1/0), wake-up taken (1/0), the raw results committed
+ * so far at `dispatch` (flat field/value list; empty otherwise)}.
  */
 export const SAVE_RUN = new LuaScript(`
 if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
-local count = tonumber(ARGV[12])
+local count = tonumber(ARGV[14])
 if ARGV[11] == "" then redis.call("DEL", KEYS[5])
 elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[11]) then return -2 end
-if ARGV[13] ~= "" then redis.call("RPUSH", KEYS[6], ARGV[13]) end
-for index = 14, 13 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
-local firstEvent = 14 + count
+if ARGV[15] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[15]) end
+for index = 17, 16 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
+local firstEvent = 17 + count
 ${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[9]", "firstEvent")}
 ${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]", "ARGV[5]")}
-if ARGV[10] ~= "" then redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
+local raw = {}
+if ARGV[10] ~= "" then
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
+  raw = redis.call("HGETALL", ARGV[10])
 else
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
   redis.call("HDEL", KEYS[1], "raw")
 end
-if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("PEXPIRE", KEYS[3], ARGV[6]) end
+local woken = 0
+if ARGV[13] == "1" then
+  if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("DEL", KEYS[3]) end
+  woken = redis.call("DEL", KEYS[6])
+elseif redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("PEXPIRE", KEYS[3], ARGV[6]) end
 local cancelled = redis.call("EXISTS", KEYS[2])
 if ARGV[8] ~= "" then
-  for index = 7, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
-return cancelled
+redis.call("PUBLISH", ARGV[12], "[" .. ARGV[16] .. "," .. ARGV[4] .. "]")
+return {1, cancelled, woken, raw}
 `);
 
 /**
@@ -213,15 +284,18 @@ return 1
 
 /**
  * KEYS: run, messages. ARGV: record document, status, index key prefix, summary JSON, its
- * index fields (`indexHead`), then the JSON of each message of the conversation. 0 when the
- * run exists.
- * Stores the record, its conversation, its summary and its index entries (`indexRunLua`).
+ * index fields (`indexHead`), the run-change channel, the run id's JSON, then the JSON of each
+ * message of the
+ * conversation. 0 when the run exists.
+ * Stores the record, its conversation, its summary and its index entries (`indexRunLua`), and
+ * announces the summary on the run-change channel.
  */
 export const CREATE_RUN = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
 ${indexRunLua("KEYS[1]", "ARGV[3]", "ARGV[4]", "ARGV[5]")}
 redis.call("HSET", KEYS[1], "record", ARGV[1], "status", ARGV[2])
 redis.call("DEL", KEYS[2])
-for index = 6, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
+for index = 8, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
+redis.call("PUBLISH", ARGV[6], "[" .. ARGV[7] .. "," .. ARGV[4] .. "]")
 return 1
 `);

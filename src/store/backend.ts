@@ -33,10 +33,14 @@ export interface JobDelivery {
   gaveUp?: string;
 }
 
-/** What the workers of this process do with each kind of job. */
+/**
+ * What the workers of this process do with each kind of job. Each resolves with the run as the
+ * job left it when the processor knows it (a queue view shows where the run stands after each
+ * job); without it the backend reads the run.
+ */
 export interface JobProcessors {
-  step(job: StepJob, delivery: JobDelivery): Promise<void>;
-  tool(job: ToolJob, delivery: JobDelivery): Promise<void>;
+  step(job: StepJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
+  tool(job: ToolJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
 }
 
 export interface BackendStartOptions {
@@ -109,9 +113,26 @@ export interface OpenedRun {
   raw?: { iteration: number; results: Record<string, ToolResult> };
 }
 
+export interface SaveOptions {
+  /**
+   * Gives the lease up in the same write (the step saves for the last time); the outcome says
+   * whether another step asked for the run meanwhile (`released`).
+   */
+  release?: boolean;
+  /** The timeline entry this save appends (phase, model call, raw results), in the same write. */
+  checkpoint?: StoredCheckpoint;
+}
+
 export interface SaveOutcome {
   /** Someone asked to cancel the run. */
   cancelRequested: boolean;
+  /** Set when the save gave the lease up (`SaveOptions.release`), as `releaseLease` says. */
+  released?: { wake: boolean };
+  /**
+   * A save at `dispatch` on a backend that reads them in the same round trip (Redis): the raw
+   * results committed so far for the run's iteration.
+   */
+  raw?: Record<string, ToolResult>;
 }
 
 /**
@@ -191,14 +212,18 @@ export interface RunBackend {
     record: RunRecord,
     events?: readonly RunEvent[],
     storedMessages?: number,
-    checkpoint?: StoredCheckpoint,
+    options?: SaveOptions,
   ): Promise<SaveOutcome>;
   /** The checkpoints the run's saves appended, oldest first (none for an unknown run). */
   checkpoints(runId: string): Promise<StoredCheckpoint[]>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
 
-  /** Commits a handler's raw outcome; idempotent, the first write wins. True when this one won. */
+  /**
+   * Commits a handler's raw outcome; idempotent, the first write wins. True when this one won.
+   * A step of the run queued (`enqueueStep`) once this is called sees the commit, even when it
+   * is queued before this resolves: the two may share a round trip.
+   */
   commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean>;
   rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
   /**
@@ -211,6 +236,7 @@ export interface RunBackend {
   /**
    * Records that a call attempt did not run and waits for a person, and why: a crash
    * interrupted it (its tool's recovery is `ask`), or the policy asks about it at dispatch.
+   * As with `commitRaw`, a step queued once this is called sees it.
    */
   markCallInterrupted(
     runId: string,

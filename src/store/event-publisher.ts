@@ -6,6 +6,12 @@ export interface EventPublisher {
   emit(event: RunEvent): void;
   /** Waits until every emitted event is in the log; throws the first failure. */
   flush(): Promise<void>;
+  /**
+   * Waits for the appends under way, then hands over the events not sent yet (deltas joined)
+   * for the caller to write with its own write (a save), after everything sent; throws the
+   * first failure.
+   */
+  take(): Promise<RunEvent[]>;
 }
 
 type Delta = Extract<RunEvent, { type: "text_delta" | "thinking_delta" }>;
@@ -14,14 +20,17 @@ const isDelta = (event: RunEvent): event is Delta =>
   event.type === "text_delta" || event.type === "thinking_delta";
 
 /**
- * Turns the engine's synchronous `emit` into ordered appends to a run's event log, live: the
- * first event goes out at once. Events emitted while an append is under way go out together
- * with the next one, consecutive deltas of one kind joined into one event, so a fast stream
- * costs a few appends and a few log entries instead of one per token.
+ * Turns the engine's synchronous `emit` into ordered appends to a run's event log, live: a
+ * delta goes out at once (it streams); any other event once the code that emitted it yields
+ * to the event loop, so that a save right after it (`take`) carries it in its own write.
+ * Events emitted while an append is under way go out together with the next one, consecutive
+ * deltas of one kind joined into one event, so a fast stream costs a few appends and a few
+ * log entries instead of one per token.
  */
 export function eventPublisher(backend: RunBackend, runId: string): EventPublisher {
   const queued: RunEvent[] = [];
   let sending: Promise<void> | undefined;
+  let scheduled: NodeJS.Immediate | undefined;
   let failure: { error: unknown } | undefined;
 
   const pump = async (): Promise<void> => {
@@ -35,16 +44,33 @@ export function eventPublisher(backend: RunBackend, runId: string): EventPublish
     }
     sending = undefined;
   };
+  const send = () => {
+    clearImmediate(scheduled);
+    scheduled = undefined;
+    sending ??= pump();
+  };
+  const settle = async () => {
+    while (sending !== undefined) await sending;
+    if (failure !== undefined) throw failure.error;
+  };
 
   return {
     emit(event) {
       if (failure !== undefined) return;
       queued.push(event);
-      sending ??= pump();
+      if (sending !== undefined) return;
+      if (isDelta(event)) send();
+      else scheduled ??= setImmediate(send);
     },
     async flush() {
-      while (sending !== undefined) await sending;
-      if (failure !== undefined) throw failure.error;
+      if (scheduled !== undefined) send();
+      await settle();
+    },
+    async take() {
+      await settle();
+      clearImmediate(scheduled);
+      scheduled = undefined;
+      return coalesceDeltas(queued.splice(0));
     },
   };
 }

@@ -37,6 +37,16 @@ import { agentFor, type WorkerDeps } from "./worker-deps.js";
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
 const STOP_AT: ReadonlySet<Phase> = new Set<Phase>(["dispatch"]);
 
+/**
+ * The lease a step holds, as its saves leave it: a step's last save (the run finished, or
+ * handed to its tool jobs) gives the lease up in the same write (`released`, with whether a
+ * wake-up was left meanwhile) and calls `onRelease`.
+ */
+export interface HeldLease {
+  released?: { wake: boolean };
+  onRelease?: () => void;
+}
+
 /** One step's working state: the run as last saved, and the actor advancing it. */
 interface Step {
   readonly deps: WorkerDeps;
@@ -53,6 +63,10 @@ interface Step {
   advanced: boolean;
   /** The raw results this step handed to the machine, for the next save's checkpoint. */
   raw?: Readonly<Record<string, ToolResult>> | undefined;
+  /** True once this step drove the run on: a dispatch it enters has no tool job out yet. */
+  drove: boolean;
+  /** The lease, when the step may give it up with its last save. */
+  readonly lease: HeldLease | undefined;
 }
 
 /**
@@ -66,8 +80,9 @@ export async function advanceRun(
   token: number,
   opened?: OpenedRun,
   rateLimitedSince?: number,
-): Promise<void> {
-  await withStep(deps, runId, token, opened, async (step, starting) => {
+  lease?: HeldLease,
+): Promise<RunRecord | undefined> {
+  return withStep(deps, runId, token, opened, lease, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     // A run that failed as it started (it has no provider) is saved as such.
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
@@ -96,7 +111,7 @@ export async function failStuckRun(
   opened?: OpenedRun,
 ): Promise<boolean> {
   let failed = false;
-  await withStep(deps, runId, token, opened, async (step) => {
+  await withStep(deps, runId, token, opened, undefined, async (step) => {
     const phase = step.actor.getSnapshot().value as Phase;
     if (phase === "dispatch" || phase === "awaitingApproval") return;
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
@@ -109,21 +124,23 @@ export async function failStuckRun(
 
 /**
  * Opens a step on an unfinished run (its actor, started or restored, and its environment),
- * runs `body`, then publishes what is left and announces where the run ended up.
+ * runs `body`, then publishes what is left and announces where the run ended up. Resolves with
+ * the run as the step left it (none when unknown).
  */
 async function withStep(
   deps: WorkerDeps,
   runId: string,
   token: number,
   opened: OpenedRun | undefined,
+  lease: HeldLease | undefined,
   body: (step: Step, starting: boolean) => Promise<void>,
-): Promise<void> {
+): Promise<RunRecord | undefined> {
   const record = opened === undefined ? await deps.backend.loadRun(runId) : opened.record;
   if (record === undefined) {
     deps.logger.warn({ runId }, "a step for an unknown run; ignored");
-    return;
+    return undefined;
   }
-  if (isTerminal(record.status)) return;
+  if (isTerminal(record.status)) return record;
   const agent = agentFor(deps, record.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
@@ -149,6 +166,8 @@ async function withStep(
       record,
       prefetched: opened?.raw,
       advanced: false,
+      drove: false,
+      lease,
     };
     try {
       await body(step, starting);
@@ -158,6 +177,7 @@ async function withStep(
       if (step.advanced && step.record.status === "awaiting_approval" && approvalTimeoutMs) {
         await scheduleApprovalTimeout(deps, step.record, approvalTimeoutMs);
       }
+      return step.record;
     } finally {
       actor.stop();
     }
@@ -177,25 +197,30 @@ function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
 }
 
 async function proceed(step: Step): Promise<void> {
-  // True once this step drove the run on: a dispatch it enters has no tool job out yet.
-  let drove = false;
   for (;;) {
     const snapshot = step.actor.getSnapshot();
     if (snapshot.status !== "active") return;
     const phase = snapshot.value as Phase;
+    if (step.lease?.released !== undefined) {
+      // The last save gave the lease up: handing the calls to tool jobs is all that is left.
+      if (phase === "dispatch" && !step.controller.signal.aborted) {
+        await collectToolResults(step, step.drove);
+      } else await handOn(step);
+      return;
+    }
     if (step.controller.signal.aborted) {
       step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
       await persist(step);
     } else if (phase === "awaitingApproval") {
       if (!(await applyDecisions(step))) return;
     } else if (phase === "dispatch") {
-      if (!(await collectToolResults(step, drove))) return;
+      if (!(await collectToolResults(step, step.drove))) return;
     } else {
+      step.drove = true;
       await drive(step.actor, step.env, {
         stopAt: STOP_AT,
         onBoundary: (_actor, left) => persistAtBoundary(step, left),
       });
-      drove = true;
     }
   }
 }
@@ -211,6 +236,26 @@ async function saveDeferred(step: Step, error: unknown): Promise<never> {
     await persist(step);
   }
   throw error;
+}
+
+/** A step that gave its lease up and finds more to do: the run's next step does it. */
+async function handOn(step: Step): Promise<void> {
+  await step.deps.backend.enqueueStep(step.record.runId, {
+    ...priorityOf(step.record),
+    agent: step.record.agent,
+  });
+}
+
+/**
+ * Whether a save is the step's last: the run finished, or it enters `dispatch` driven by this
+ * step with calls for tool jobs to run (none can be out yet, so the step only hands them on).
+ */
+function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["status"]): boolean {
+  if (step.lease === undefined) return false;
+  if (isTerminal(status)) return true;
+  return (
+    phase === "dispatch" && step.drove && step.actor.getSnapshot().context.calls.some(runsHandler)
+  );
 }
 
 /** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
@@ -239,21 +284,30 @@ async function persist(step: Step): Promise<void> {
   };
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
-  await step.publisher.flush();
+  // Events not sent yet go out with the save, before its outcome event.
+  const pending = await step.publisher.take();
+  const release = lastSave(step, phase, status);
   // The record was loaded (or last saved) with its whole conversation: only later messages are new.
   const storedMessages = conversationOf(step.record).length;
   const outcome = await step.deps.backend.saveRun(
     record.runId,
     step.token,
     record,
-    outcomeEvents(record),
+    [...pending, ...outcomeEvents(record)],
     storedMessages,
-    checkpointOf(record, storedMessages, step.raw),
+    { checkpoint: checkpointOf(record, storedMessages, step.raw), ...(release ? { release } : {}) },
   );
   step.record = record;
   step.raw = undefined;
-  step.prefetched = undefined;
+  step.prefetched =
+    outcome.raw === undefined
+      ? undefined
+      : { iteration: snapshot.context.iteration, results: outcome.raw };
   step.advanced = true;
+  if (step.lease !== undefined && outcome.released !== undefined) {
+    step.lease.released = outcome.released;
+    step.lease.onRelease?.();
+  }
   if (outcome.cancelRequested) step.controller.abort();
   await notify(step.env, HookEvent.CHECKPOINT, () => ({
     sessionId: record.sessionId,
@@ -313,6 +367,11 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
       ? {}
       : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
   const missing = todo.filter((state) => entryById(committed, state.call.id) === undefined);
+  if (step.lease?.released !== undefined && missing.length === 0) {
+    // Every result is in, but the lease went with the save: the next step collects them.
+    await handOn(step);
+    return false;
+  }
   if (missing.length > 0) {
     const interrupted = entered
       ? new Map<string, string>()

@@ -1,8 +1,8 @@
 import { loggableError } from "../core/errors.js";
 import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import type { JobDelivery } from "../store/backend.js";
-import type { StepJob } from "../store/schemas.js";
-import { advanceRun, failStuckRun } from "./advance-run.js";
+import type { RunRecord, StepJob } from "../store/schemas.js";
+import { advanceRun, failStuckRun, type HeldLease } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -10,13 +10,14 @@ import type { WorkerDeps } from "./worker-deps.js";
  * A run-step job: takes the run's lease and advances it. When another worker holds the lease,
  * the acquire attempt leaves it a wake-up (it steps the run again after releasing); a lease
  * that is running out unrenewed belongs to a dead worker, and so may the lease of a job the
- * queue delivers again after a crash: then a step is queued for the lease's expiry.
+ * queue delivers again after a crash: then a step is queued for the lease's expiry. Resolves
+ * with the run as the step left it, when it opened the run.
  */
 export async function runStep(
   deps: WorkerDeps,
   job: StepJob,
   delivery: JobDelivery = { redelivered: false },
-): Promise<void> {
+): Promise<RunRecord | undefined> {
   const { backend } = deps;
   const priority = job.priority === undefined ? {} : { priority: job.priority };
   const lease = await backend.acquireLease(job.runId);
@@ -28,7 +29,7 @@ export async function runStep(
         ...priority,
       });
     }
-    return;
+    return undefined;
   }
   const heartbeat = setInterval(
     () => {
@@ -45,19 +46,22 @@ export async function runStep(
     Math.max(1, Math.floor(backend.lockDurationMs / 3)),
   );
   heartbeat.unref();
+  const held: HeldLease = { onRelease: () => clearInterval(heartbeat) };
   let deferred: ProviderCallDeferred | undefined;
+  let left: RunRecord | undefined;
   try {
     if (job.approvalTimeout !== undefined) {
       const record = lease.opened?.record ?? (await backend.loadRun(job.runId));
       await expireApprovals(deps, record, job.approvalTimeout);
     }
-    await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince);
+    left = await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince, held);
   } catch (error) {
     if (!(error instanceof ProviderCallDeferred)) throw error;
     deferred = error;
   } finally {
     clearInterval(heartbeat);
-    const { wake } = await backend.releaseLease(job.runId, lease.token);
+    // The step's last save may have given the lease up already.
+    const { wake } = held.released ?? (await backend.releaseLease(job.runId, lease.token));
     if (wake) await backend.enqueueStep(job.runId, { ...priority, agent: job.agent });
   }
   if (deferred !== undefined) {
@@ -69,6 +73,7 @@ export async function runStep(
       ...priority,
     });
   }
+  return left;
 }
 
 /**

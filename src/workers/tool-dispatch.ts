@@ -10,7 +10,7 @@ import { abortedByShutdown } from "../store/active-runs.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
 import { callKey, contextView } from "../store/run-view.js";
-import { isTerminal, priorityOf, type ToolJob } from "../store/schemas.js";
+import { isTerminal, priorityOf, type RunRecord, type ToolJob } from "../store/schemas.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
@@ -27,13 +27,14 @@ type Outcome = { result: ToolResult } | { waitsForPerson: string } | { cancelled
  * already, and commits the raw result (first write wins) before the run's next step
  * post-processes it. The policy in force now is asked once more right before the handler.
  * The handler's start is marked first; a delivery that finds the mark without a committed
- * result recovers a call a crash interrupted, as its tool's `recovery` says.
+ * result recovers a call a crash interrupted, as its tool's `recovery` says. Resolves with the
+ * run as the job found it (none when unknown).
  */
 export async function dispatchTool(
   deps: WorkerDeps,
   job: ToolJob,
   delivery?: JobDelivery,
-): Promise<void> {
+): Promise<RunRecord | undefined> {
   const { backend } = deps;
   const { runId, iteration, toolCallId } = job;
   // Independent reads, issued together: the Redis backend sends them in one write.
@@ -42,12 +43,12 @@ export async function dispatchTool(
     backend.rawResults(runId, iteration),
     backend.cancelRequested(runId),
   ]);
-  if (record === undefined || isTerminal(record.status)) return;
+  if (record === undefined || isTerminal(record.status)) return record;
   const priority = priorityOf(record);
   if (entryById(committed, toolCallId) !== undefined) {
     // Committed before: never run the handler again; make sure the run moves on.
     await backend.enqueueStep(runId, { ...priority, agent: record.agent });
-    return;
+    return record;
   }
   const view = contextView(record);
   const current = record.phase === "dispatch" && view?.iteration === iteration;
@@ -57,15 +58,15 @@ export async function dispatchTool(
   const attemptNow = (state?.interruptions ?? 0) === (job.attempt ?? 0);
   if (context === undefined || state === undefined || !runsHandler(state) || !attemptNow) {
     deps.logger.debug({ runId, iteration, toolCallId }, "a stale tool job; ignored");
-    return;
+    return record;
   }
   if (delivery?.gaveUp !== undefined) {
     await giveUp(deps, job, delivery.gaveUp, priority);
-    return;
+    return record;
   }
   if (cancelled) {
     await backend.enqueueStep(runId, { ...priority, agent: record.agent });
-    return;
+    return record;
   }
   const agent = agentFor(deps, record.agent, runId);
   const controller = new AbortController();
@@ -83,16 +84,34 @@ export async function dispatchTool(
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
-    await publisher.flush();
+    // The events not sent yet are appended as the outcome is written, and the run's next step
+    // is queued with them: issued together, they share the round trip (a backend applies a
+    // commit before a step queued after it is issued, `RunBackend.commitRaw`).
+    const pending = await publisher.take();
+    const published = pending.length === 0 ? undefined : backend.publish(runId, pending);
+    const next = () => backend.enqueueStep(runId, { ...priority, agent: record.agent });
     if ("waitsForPerson" in outcome) {
-      await backend.markCallInterrupted(runId, iteration, callKey(state), outcome.waitsForPerson);
-    } else if ("cancelled" in outcome) {
-      deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
-    } else if (
-      !(await backend.commitRaw(
+      const marked = backend.markCallInterrupted(
         runId,
         iteration,
-        capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+        callKey(state),
+        outcome.waitsForPerson,
+      );
+      await settledWith(published, settledWith(marked, next()));
+    } else if ("cancelled" in outcome) {
+      await settledWith(published, next());
+      deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
+    } else if (
+      !(await settledWith(
+        published,
+        committedThen(
+          backend.commitRaw(
+            runId,
+            iteration,
+            capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+          ),
+          next,
+        ),
       ))
     ) {
       // First commit wins: another delivery (this job taken over while its handler ran here)
@@ -111,7 +130,22 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  await backend.enqueueStep(runId, { ...priority, agent: record.agent });
+  return record;
+}
+
+/** The commit's outcome once `then` (issued right after it, not after its reply) is done too. */
+async function committedThen(
+  commit: Promise<boolean>,
+  then: () => Promise<void>,
+): Promise<boolean> {
+  const [won] = await Promise.all([commit, then()]);
+  return won;
+}
+
+/** `value` once `first` (when given) settled too: the first failure of either is thrown. */
+async function settledWith<T>(first: Promise<void> | undefined, value: Promise<T>): Promise<T> {
+  const [, result] = await Promise.all([first, value]);
+  return result;
 }
 
 /**

@@ -670,6 +670,68 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       });
     });
 
+    it("turns a queued run running as a worker takes its lease, before any save", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "queued", 1));
+      await backend.createRun(record("other", "queued", 2));
+      const stop = new AbortController();
+      const changes = (await backend.watchRuns(stop.signal))[Symbol.asyncIterator]();
+      const lease = await backend.acquireLease("run");
+      if (!lease.acquired) throw new Error("expected the lease");
+
+      expect((await backend.loadRun("run"))?.status).toBe("running");
+      if (lease.opened !== undefined) expect(lease.opened.record?.status).toBe("running");
+      expect(await listedIds(backend, { status: "running" })).toEqual(["run"]);
+      expect(await listedIds(backend, { status: "queued" })).toEqual(["other"]);
+      expect(await listedIds(backend, { agent: "support", status: "running" })).toEqual(["run"]);
+      expect(await listedIds(backend, {})).toEqual(["other", "run"]);
+      const announced = await changes.next();
+      expect(announced.done ? undefined : announced.value).toMatchObject({
+        runId: "run",
+        status: "running",
+        createdAt: 1,
+      });
+      stop.abort();
+
+      // Taking the lease of a running run changes nothing; a later save moves it on as before.
+      await backend.releaseLease("run", lease.token);
+      const again = await backend.acquireLease("run");
+      if (!again.acquired) throw new Error("expected the lease");
+      await backend.saveRun("run", again.token, record("run", "completed", 1));
+      expect(await listedIds(backend, { status: "running" })).toEqual([]);
+      expect(await listedIds(backend, { status: "completed" })).toEqual(["run"]);
+    });
+
+    it("gives the lease up with a save that asks to, saying whether a wake-up was left", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "queued", 1));
+      const first = await backend.acquireLease("run");
+      if (!first.acquired) throw new Error("expected the lease");
+      expect((await backend.acquireLease("run")).acquired).toBe(false);
+      const saved = await backend.saveRun(
+        "run",
+        first.token,
+        record("run", "running", 1),
+        [],
+        undefined,
+        { release: true },
+      );
+      expect(saved).toEqual({ cancelRequested: false, released: { wake: true } });
+
+      const second = await backend.acquireLease("run");
+      if (!second.acquired) throw new Error("expected the lease: the save gave it up");
+      const quiet = await backend.saveRun(
+        "run",
+        second.token,
+        record("run", "running", 1),
+        [],
+        undefined,
+        { release: true },
+      );
+      expect(quiet.released).toEqual({ wake: false });
+      expect((await backend.acquireLease("run")).acquired).toBe(true);
+    });
+
     it("marks a call attempt started once, and records attempts waiting for a person, with why", async () => {
       const backend = await start();
       expect(await backend.markCallStarted("run", 1, "call_1")).toBe(true);

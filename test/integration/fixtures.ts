@@ -200,6 +200,12 @@ export function observeLeases(backend: RunBackend, shared = leaseCounters()) {
       shared.released(runId);
       return outcome;
     },
+    // A step's last save may give the lease up itself.
+    async saveRun(runId, token, record, events, storedMessages, options) {
+      const outcome = await backend.saveRun(runId, token, record, events, storedMessages, options);
+      if (outcome.released !== undefined) shared.released(runId);
+      return outcome;
+    },
   });
   return { backend: wrapped, counters: shared };
 }

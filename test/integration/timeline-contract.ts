@@ -116,7 +116,7 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
         { ...storedRun("run", { createdAt: 1, status: "running" }), updatedAt: 2 },
         [],
         undefined,
-        checkpoint("afterLlm", 2),
+        { checkpoint: checkpoint("afterLlm", 2) },
       );
       await backend.releaseLease("run", first.token);
       const second = await backend.acquireLease("run");
@@ -128,7 +128,7 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
           storedRun("run", { createdAt: 1, status: "running" }),
           [],
           undefined,
-          checkpoint("dispatch", 3),
+          { checkpoint: checkpoint("dispatch", 3) },
         ),
       );
       expect(stale).toBeInstanceOf(LeaseLostError);
@@ -140,7 +140,7 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
         { ...storedRun("run", { createdAt: 1, status: "completed" }), phase: "done", updatedAt: 4 },
         [],
         undefined,
-        { ...checkpoint("done", 4), status: "completed" },
+        { checkpoint: { ...checkpoint("done", 4), status: "completed" } },
       );
       expect((await backend.checkpoints("run")).map((each) => each.phase)).toEqual([
         "afterLlm",
