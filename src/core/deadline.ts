@@ -22,55 +22,60 @@ export interface DeadlineOptions {
   reason: () => Error;
 }
 
-const EXPIRED: unique symbol = Symbol("expired");
-
 /**
  * Runs `work` with a signal that aborts when the caller's does or when `ms` pass. At the
  * deadline it stops waiting, even for work that ignores its signal: the signal is aborted and
  * `{ expired: true }` returned; what the work does later is dropped.
  */
-export async function withDeadline<T>(
+export function withDeadline<T>(
   work: (signal: AbortSignal) => Promise<T>,
   options: DeadlineOptions,
 ): Promise<DeadlineOutcome<T>> {
+  const caller = options.signal;
+  // One controller linked to the caller's signal by a listener, not `AbortSignal.any`: that
+  // one costs two signals and a WeakRef per call, which the garbage collector pays for again.
   const controller = new AbortController();
-  const signal = AbortSignal.any([options.signal, controller.signal]);
-  let cancel = (): void => {};
-  const expired = new Promise<typeof EXPIRED>((resolve) => {
-    cancel = options.timer.schedule(() => resolve(EXPIRED), options.ms);
-  });
-  // The caller's abort ends the wait too, so that work ignoring its signal holds neither the
-  // caller nor (through the deadline's timer) the process. Work that answers its abort at once
-  // settles first, with its own outcome.
-  let stopListening = (): void => {};
-  const stopped = new Promise<never>((_resolve, reject) => {
-    const onAbort = (): void => {
-      setImmediate(() => reject(abortReason(options.signal)));
+  return new Promise<DeadlineOutcome<T>>((resolve, reject) => {
+    let settled = false;
+    let cancelTimer = (): void => {};
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      cancelTimer();
+      caller.removeEventListener("abort", onCallerAbort);
+      return true;
     };
-    if (options.signal.aborted) onAbort();
-    options.signal.addEventListener("abort", onAbort, { once: true });
-    stopListening = () => options.signal.removeEventListener("abort", onAbort);
+    // The caller's abort reaches the work at once, and ends the wait too (a turn later), so that
+    // work ignoring its signal holds neither the caller nor (through the timer) the process.
+    // Work that answers its abort at once settles first, with its own outcome.
+    const onCallerAbort = (): void => {
+      controller.abort(caller.reason);
+      setImmediate(() => {
+        if (settle()) reject(abortReason(caller));
+      });
+    };
+    cancelTimer = options.timer.schedule(() => {
+      if (!settle()) return;
+      controller.abort(options.reason());
+      resolve({ expired: true });
+    }, options.ms);
+    if (caller.aborted) onCallerAbort();
+    else caller.addEventListener("abort", onCallerAbort, { once: true });
+    let running: Promise<T>;
+    try {
+      running = work(controller.signal);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(
+      (value) => {
+        if (settle()) resolve({ expired: false, value });
+      },
+      (error: unknown) => {
+        if (settle()) reject(error);
+      },
+    );
   });
-  stopped.catch(() => {});
-  let running: Promise<T>;
-  try {
-    running = work(signal);
-  } catch (error) {
-    running = Promise.reject(error);
-  }
-  try {
-    const winner = await Promise.race([running, expired, stopped]);
-    if (winner !== EXPIRED) return { expired: false, value: winner };
-    running.catch(() => {});
-    controller.abort(options.reason());
-    return { expired: true };
-  } catch (error) {
-    running.catch(() => {});
-    throw error;
-  } finally {
-    cancel();
-    stopListening();
-  }
 }
 
 const abortReason = (signal: AbortSignal): unknown =>

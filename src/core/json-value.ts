@@ -47,7 +47,12 @@ function depthOf(text: string): number {
  * `maxDepth` deep, without cycles. Never throws (a too-deep value is not walked recursively
  * by anything that could overflow the stack unguarded).
  */
-export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | undefined {
+export function jsonProblem(
+  value: unknown,
+  maxDepth = MAX_JSON_DEPTH,
+  /** How deep `value` itself sits in the document it belongs to (its parents' levels). */
+  nestedIn = 0,
+): string | undefined {
   let text: string | undefined;
   try {
     text = JSON.stringify(value, function check(this: unknown, key: string, converted: unknown) {
@@ -69,5 +74,5 @@ export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
     return `cannot be serialised as JSON (${message})`;
   }
   if (text === undefined) return "is not JSON data";
-  return depthOf(text) > maxDepth ? `nests deeper than ${maxDepth} levels` : undefined;
+  return nestedIn + depthOf(text) > maxDepth ? `nests deeper than ${maxDepth} levels` : undefined;
 }

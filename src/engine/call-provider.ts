@@ -6,7 +6,7 @@ import {
   RunCancelledError,
   toHarnessError,
 } from "../core/errors.js";
-import { jsonProblem } from "../core/json-value.js";
+import { jsonProblem, MAX_JSON_DEPTH } from "../core/json-value.js";
 import type { ProviderRequest } from "../core/provider.js";
 import { ProviderResponse } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
@@ -107,7 +107,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     );
   }
   // The response is stored, hashed and sent back: it must be plain JSON data, not too deep.
-  const problem = jsonProblem(parsed.data);
+  const problem = responseJsonProblem(parsed.data);
   if (problem !== undefined) {
     throw new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
       phase: "provider",
@@ -117,4 +117,24 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
   await env.providerGate?.spent(parsed.data);
   await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
   return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
+}
+
+// Where tool inputs sit in a response: response → content or toolCalls → block or call → input.
+const INPUT_NESTED_IN = 3;
+
+/**
+ * `jsonProblem` of a parsed response. Zod built every object and array of it and checked every
+ * value but the tool inputs' (`z.unknown()`), so only those are walked, each at its depth.
+ */
+function responseJsonProblem(response: ProviderResponse): string | undefined {
+  for (const block of response.content) {
+    if (block.type !== "tool_use") continue;
+    const problem = jsonProblem(block.input, MAX_JSON_DEPTH, INPUT_NESTED_IN);
+    if (problem !== undefined) return problem;
+  }
+  for (const call of response.toolCalls) {
+    const problem = jsonProblem(call.input, MAX_JSON_DEPTH, INPUT_NESTED_IN);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }
