@@ -35,8 +35,8 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
-  await env.providerGate?.admit(request, env.signal);
-  await record(env, context, { type: "llm_request", request });
+  if (env.providerGate !== undefined) await env.providerGate.admit(request, env.signal);
+  if (env.recorder !== undefined) await record(env, context, { type: "llm_request", request });
   await notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
     system: request.system,
@@ -114,8 +114,10 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     });
   }
   const durationMs = env.clock.now() - started;
-  await env.providerGate?.spent(parsed.data);
-  await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+  if (env.providerGate !== undefined) await env.providerGate.spent(parsed.data);
+  if (env.recorder !== undefined) {
+    await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+  }
   return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
 }
 
