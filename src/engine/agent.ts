@@ -445,7 +445,10 @@ export class Agent implements AsyncDisposable {
       logger,
       clock,
       timer: this.#deps.timer,
-      signal: run.signal ?? new AbortController().signal,
+      // A signal of the run's own, whatever the caller's lives for: what hangs on it (the
+      // deadlines' links to the signals they handed out) goes with the run.
+      signal:
+        run.signal === undefined ? new AbortController().signal : AbortSignal.any([run.signal]),
       stream: run.emit !== undefined,
       emit: run.emit,
       sandbox: this.sandbox,

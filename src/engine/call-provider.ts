@@ -62,7 +62,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
   let response: unknown;
   try {
     const outcome = await withDeadline(
-      async (signal) => {
+      async ({ signal }) => {
         if (!env.stream || !provider.stream) {
           const answer = await provider.complete(request, { signal });
           if (live && !signal.aborted) emitContentAsDeltas(answer.content ?? [], live);
