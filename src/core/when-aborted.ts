@@ -25,11 +25,29 @@ function waitersOf(signal: AbortSignal): Set<() => void> {
   return waiters;
 }
 
+// Signals made by `unabortableSignal`: nothing holds their controller.
+const unabortable = new WeakSet<AbortSignal>();
+const stopNothing = (): void => {};
+
+/**
+ * A signal nothing can abort, for a run given none: waits on it (`whenAborted`,
+ * `unlessAborted`, deadlines) cost nothing. One per run, like any signal a run is given.
+ */
+export function unabortableSignal(): AbortSignal {
+  const signal = new AbortController().signal;
+  unabortable.add(signal);
+  return signal;
+}
+
+/** False for a signal that can never abort (see `unabortableSignal`). */
+export const canAbort = (signal: AbortSignal): boolean => !unabortable.has(signal);
+
 /**
  * Calls `listener` once when `signal` aborts (the caller checks `signal.aborted` first);
  * returns what stops listening.
  */
 export function whenAborted(signal: AbortSignal, listener: () => void): () => void {
+  if (unabortable.has(signal)) return stopNothing;
   const waiters = waitersOf(signal);
   waiters.add(listener);
   return () => {

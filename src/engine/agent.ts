@@ -8,6 +8,7 @@ import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { REDACTED, SECRET_KEYS } from "../core/secret-keys.js";
 import type { Message, RunResult } from "../core/values.js";
+import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
 import { withinRun } from "../extensions/run-scope.js";
@@ -447,8 +448,7 @@ export class Agent implements AsyncDisposable {
       timer: this.#deps.timer,
       // A signal of the run's own, whatever the caller's lives for: what hangs on it (the
       // deadlines' links to the signals they handed out) goes with the run.
-      signal:
-        run.signal === undefined ? new AbortController().signal : AbortSignal.any([run.signal]),
+      signal: run.signal === undefined ? unabortableSignal() : AbortSignal.any([run.signal]),
       stream: run.emit !== undefined,
       emit: run.emit,
       sandbox: this.sandbox,

@@ -1,4 +1,4 @@
-import { whenAborted } from "../core/when-aborted.js";
+import { canAbort, whenAborted } from "../core/when-aborted.js";
 
 /** What `unlessAborted` resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol("aborted");
@@ -12,6 +12,7 @@ export function unlessAborted<T>(
   work: Promise<T>,
   signal: AbortSignal,
 ): Promise<T | typeof ABORTED> {
+  if (!canAbort(signal)) return work;
   if (signal.aborted) {
     work.catch(() => {});
     return Promise.resolve(ABORTED);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { whenAborted } from "../../../src/core/when-aborted.js";
+import { canAbort, unabortableSignal, whenAborted } from "../../../src/core/when-aborted.js";
 
 describe("whenAborted", () => {
   it("calls every listener still listening once, in the order they were added", () => {
@@ -37,5 +37,15 @@ describe("whenAborted", () => {
     stopLater = whenAborted(controller.signal, () => calls.push("later"));
     controller.abort();
     expect(calls).toEqual(["first"]);
+  });
+
+  it("tells a signal nothing can abort from one a controller holds", () => {
+    const signal = unabortableSignal();
+    expect(signal.aborted).toBe(false);
+    expect(canAbort(signal)).toBe(false);
+    expect(canAbort(new AbortController().signal)).toBe(true);
+    expect(canAbort(AbortSignal.any([signal]))).toBe(true);
+    // Each run gets its own: nothing listening on one outlives its run.
+    expect(unabortableSignal()).not.toBe(signal);
   });
 });
