@@ -79,7 +79,8 @@ export async function drive(
       await options.onBoundary?.(actor, phase);
       return;
     }
-    await options.onBoundary?.(actor, phase);
+    // Direct runs have no boundary work: no await (and its microtask) per stage.
+    if (options.onBoundary !== undefined) await options.onBoundary(actor, phase);
   }
 }
 
