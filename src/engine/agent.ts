@@ -8,6 +8,7 @@ import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { REDACTED, SECRET_KEYS } from "../core/secret-keys.js";
 import type { Message, RunResult } from "../core/values.js";
+import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
 import { withinRun } from "../extensions/run-scope.js";
@@ -231,7 +232,7 @@ export class Agent implements AsyncDisposable {
 
   /** Runs to completion, failure, cancellation, or an approval wait. */
   async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult> {
-    return this.#begin(input, options, undefined);
+    return this.#begin(input, withOwnSignal(options), undefined);
   }
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
@@ -244,7 +245,7 @@ export class Agent implements AsyncDisposable {
 
   /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
   async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult> {
-    return this.#resume(run, options, undefined);
+    return this.#resume(run, withOwnSignal(options), undefined);
   }
 
   /** `resume`, yielding `RunEvent`s as they happen. */
@@ -445,7 +446,8 @@ export class Agent implements AsyncDisposable {
       logger,
       clock,
       timer: this.#deps.timer,
-      signal: run.signal ?? new AbortController().signal,
+      // Callers give a signal of the run's own (see `withOwnSignal`), or none.
+      signal: run.signal ?? unabortableSignal(),
       stream: run.emit !== undefined,
       emit: run.emit,
       sandbox: this.sandbox,
@@ -455,6 +457,16 @@ export class Agent implements AsyncDisposable {
     };
   }
 }
+
+/**
+ * A signal of the run's own that follows the caller's, whatever the caller's lives for: what
+ * hangs on it (the deadlines' links to the signals they handed out) goes with the run.
+ * (`runStream` makes one per run already; a durable step has its own.)
+ */
+const withOwnSignal = <O extends { signal?: AbortSignal }>(options: O): O =>
+  options.signal === undefined
+    ? options
+    : { ...options, signal: AbortSignal.any([options.signal]) };
 
 function parseParked(run: unknown): ParkedRun {
   const parsed = ParkedRun.safeParse(run);

@@ -6,7 +6,7 @@ import {
   RunCancelledError,
   toHarnessError,
 } from "../core/errors.js";
-import { jsonProblem } from "../core/json-value.js";
+import { jsonProblem, MAX_JSON_DEPTH } from "../core/json-value.js";
 import type { ProviderRequest } from "../core/provider.js";
 import { ProviderResponse } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
@@ -35,8 +35,8 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
-  await env.providerGate?.admit(request, env.signal);
-  await record(env, context, { type: "llm_request", request });
+  if (env.providerGate !== undefined) await env.providerGate.admit(request, env.signal);
+  if (env.recorder !== undefined) await record(env, context, { type: "llm_request", request });
   await notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
     system: request.system,
@@ -62,7 +62,7 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
   let response: unknown;
   try {
     const outcome = await withDeadline(
-      async (signal) => {
+      async ({ signal }) => {
         if (!env.stream || !provider.stream) {
           const answer = await provider.complete(request, { signal });
           if (live && !signal.aborted) emitContentAsDeltas(answer.content ?? [], live);
@@ -107,14 +107,36 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     );
   }
   // The response is stored, hashed and sent back: it must be plain JSON data, not too deep.
-  const problem = jsonProblem(parsed.data);
+  const problem = responseJsonProblem(parsed.data);
   if (problem !== undefined) {
     throw new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
       phase: "provider",
     });
   }
   const durationMs = env.clock.now() - started;
-  await env.providerGate?.spent(parsed.data);
-  await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+  if (env.providerGate !== undefined) await env.providerGate.spent(parsed.data);
+  if (env.recorder !== undefined) {
+    await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+  }
   return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
+}
+
+// Where tool inputs sit in a response: response → content or toolCalls → block or call → input.
+const INPUT_NESTED_IN = 3;
+
+/**
+ * `jsonProblem` of a parsed response. Zod built every object and array of it and checked every
+ * value but the tool inputs' (`z.unknown()`), so only those are walked, each at its depth.
+ */
+function responseJsonProblem(response: ProviderResponse): string | undefined {
+  for (const block of response.content) {
+    if (block.type !== "tool_use") continue;
+    const problem = jsonProblem(block.input, MAX_JSON_DEPTH, INPUT_NESTED_IN);
+    if (problem !== undefined) return problem;
+  }
+  for (const call of response.toolCalls) {
+    const problem = jsonProblem(call.input, MAX_JSON_DEPTH, INPUT_NESTED_IN);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }

@@ -7,7 +7,7 @@ import { trimContext } from "./trim-context.js";
 
 /** Phase `compose`: the system prompt and the trimmed conversation for the next provider call. */
 export async function composeRequest(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
-  if (context.iteration === 0) {
+  if (context.iteration === 0 && env.recorder !== undefined) {
     const { sessionId, messages: input } = context;
     await record(env, context, { type: "run_start", sessionId, agent: env.config.name, input });
   }
@@ -15,7 +15,10 @@ export async function composeRequest(context: RunContext, env: RunEnv): Promise<
     runId: context.runId,
     iteration: context.iteration + 1,
   }));
-  const system = await composeSystemPrompt(env.config.systemPrompt, env.promptProviders, context);
+  const system =
+    env.promptProviders.length === 0
+      ? env.config.systemPrompt
+      : await composeSystemPrompt(env.config.systemPrompt, env.promptProviders, context);
   return {
     type: "COMPOSED",
     request: {

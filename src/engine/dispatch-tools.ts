@@ -44,7 +44,9 @@ export async function executeCall(
       ),
     ),
   );
-  await record(env, context, { type: "tool_result_raw", toolCall: call, result });
+  if (env.recorder !== undefined) {
+    await record(env, context, { type: "tool_result_raw", toolCall: call, result });
+  }
   if (error !== undefined) {
     // Only the thrown value's name, message and stack: an SDK error may carry request headers.
     env.logger.debug(

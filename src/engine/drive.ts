@@ -52,10 +52,11 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
-        const event = await unlessAborted(
-          withinRun(env.runScope, () => stage(snapshot.context, env)),
-          env.signal,
-        );
+        const running =
+          env.runScope === undefined
+            ? stage(snapshot.context, env)
+            : withinRun(env.runScope, () => stage(snapshot.context, env));
+        const event = await unlessAborted(running, env.signal);
         actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
       } catch (error) {
         // Not the run's failure: the step ends here and the run is stepped again later.
@@ -78,7 +79,8 @@ export async function drive(
       await options.onBoundary?.(actor, phase);
       return;
     }
-    await options.onBoundary?.(actor, phase);
+    // Direct runs have no boundary work: no await (and its microtask) per stage.
+    if (options.onBoundary !== undefined) await options.onBoundary(actor, phase);
   }
 }
 

@@ -23,7 +23,7 @@ export async function resolvePermissions(
       }
     }),
   );
-  await record(env, context, ...decisionEntries(calls, "policy"));
+  if (env.recorder !== undefined) await record(env, context, ...decisionEntries(calls, "policy"));
   return { type: "PERMISSIONS_RESOLVED", calls };
 }
 

@@ -49,11 +49,14 @@ export interface RunEnv {
   providerGate?: ProviderGate | undefined;
 }
 
-/** Emits a hook event, skipping all work when nobody observes it. */
-export async function notify<E extends HookEvent>(
+/**
+ * Emits a hook event, skipping all work when nobody observes it: then it returns nothing to
+ * wait for rather than a promise (stages emit several events an iteration, most unobserved).
+ */
+export function notify<E extends HookEvent>(
   env: RunEnv,
   event: E,
   data: () => HookPayloads[E],
-): Promise<void> {
-  if (env.hooks.has(event)) await env.hooks.emit(event, data());
+): Promise<void> | undefined {
+  return env.hooks.has(event) ? env.hooks.emit(event, data()) : undefined;
 }

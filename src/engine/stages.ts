@@ -18,7 +18,12 @@ export const STAGES: Record<StageName, Stage> = {
   runBeforeLlmCall: beforeLlm,
   callProvider: (context, env) =>
     traceChat(
-      { provider: env.provider?.name, ...env.config },
+      {
+        provider: env.provider?.name,
+        model: env.config.model,
+        maxTokens: env.config.maxTokens,
+        temperature: env.config.temperature,
+      },
       () => callProvider(context, env),
       (event) => (event.type === "PROVIDER_RESPONDED" ? event.response : undefined),
     ),

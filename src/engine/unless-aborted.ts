@@ -1,3 +1,5 @@
+import { canAbort, whenAborted } from "../core/when-aborted.js";
+
 /** What `unlessAborted` resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol("aborted");
 
@@ -10,20 +12,20 @@ export function unlessAborted<T>(
   work: Promise<T>,
   signal: AbortSignal,
 ): Promise<T | typeof ABORTED> {
+  if (!canAbort(signal)) return work;
   if (signal.aborted) {
     work.catch(() => {});
     return Promise.resolve(ABORTED);
   }
   return new Promise<T | typeof ABORTED>((resolve, reject) => {
-    const onAbort = (): void => resolve(ABORTED);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const stopListening = whenAborted(signal, () => resolve(ABORTED));
     work.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        stopListening();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        stopListening();
         reject(error);
       },
     );

@@ -12,21 +12,14 @@ function breach(middleware: MiddlewareLike, stage: keyof MiddlewareStages, probl
   return new MiddlewareContractError(`${nameOf(middleware)}.${stage} ${problem}`, { phase: stage });
 }
 
-async function invoke<T>(
-  middleware: MiddlewareLike,
-  stage: keyof MiddlewareStages,
-  call: () => Promise<T> | T | undefined,
-): Promise<T | undefined> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toHarnessError(
-      error,
-      (message, options) =>
-        new MiddlewareError(`${nameOf(middleware)}.${stage} threw: ${message}`, options),
-      stage,
-    );
-  }
+/** What a middleware stage threw, as the MiddlewareError the run fails with. */
+function thrownBy(middleware: MiddlewareLike, stage: keyof MiddlewareStages, error: unknown) {
+  return toHarnessError(
+    error,
+    (message, options) =>
+      new MiddlewareError(`${nameOf(middleware)}.${stage} threw: ${message}`, options),
+    stage,
+  );
 }
 
 // Values returned unchanged need no check; only new objects are parsed.
@@ -56,9 +49,13 @@ export async function runBeforeLlmCall(
   let current: [Message[], ToolSchema[]] = [messages, tools];
   for (const middleware of pipeline.beforeLlmCall) {
     const [inMessages, inTools] = current;
-    const returned: unknown = await invoke(middleware, "beforeLlmCall", () =>
-      middleware.beforeLlmCall?.(inMessages, inTools),
-    );
+    // Called inline (no closure, no extra async frame): four stages a middleware, every iteration.
+    let returned: unknown;
+    try {
+      returned = await middleware.beforeLlmCall?.(inMessages, inTools);
+    } catch (error) {
+      throw thrownBy(middleware, "beforeLlmCall", error);
+    }
     if (!Array.isArray(returned) || returned.length !== 2) {
       throw breach(middleware, "beforeLlmCall", "must return [messages, tools].");
     }
@@ -98,9 +95,12 @@ export async function runAfterLlmCall(
   let current = response;
   for (const middleware of pipeline.afterLlmCall) {
     const input = current;
-    const returned = await invoke(middleware, "afterLlmCall", () =>
-      middleware.afterLlmCall?.(input),
-    );
+    let returned: unknown;
+    try {
+      returned = await middleware.afterLlmCall?.(input);
+    } catch (error) {
+      throw thrownBy(middleware, "afterLlmCall", error);
+    }
     if (returned !== input) {
       current = checkShape(ProviderResponse, returned, middleware, "afterLlmCall", "response");
     }
@@ -115,9 +115,12 @@ export async function runBeforeToolExecution(
   let current = call;
   for (const middleware of pipeline.beforeToolExecution) {
     const input = current;
-    const returned = await invoke(middleware, "beforeToolExecution", () =>
-      middleware.beforeToolExecution?.(input),
-    );
+    let returned: unknown;
+    try {
+      returned = await middleware.beforeToolExecution?.(input);
+    } catch (error) {
+      throw thrownBy(middleware, "beforeToolExecution", error);
+    }
     if (returned === input) continue;
     const next = checkShape(ToolCall, returned, middleware, "beforeToolExecution", "tool call");
     if (next.id !== input.id) {
@@ -139,9 +142,12 @@ export async function runAfterToolExecution(
   let current = result;
   for (const middleware of pipeline.afterToolExecution) {
     const input = current;
-    const returned = await invoke(middleware, "afterToolExecution", () =>
-      middleware.afterToolExecution?.(input),
-    );
+    let returned: unknown;
+    try {
+      returned = await middleware.afterToolExecution?.(input);
+    } catch (error) {
+      throw thrownBy(middleware, "afterToolExecution", error);
+    }
     if (returned === input) continue;
     const next = checkShape(ToolResult, returned, middleware, "afterToolExecution", "tool result");
     if (next.toolCallId !== input.toolCallId) {

@@ -1,9 +1,11 @@
 import {
   type Attributes,
   context,
+  ProxyTracerProvider,
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from "@opentelemetry/api";
 import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "../core/values.js";
@@ -15,7 +17,18 @@ import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "..
 /** The instrumentation scope of harnessx's spans. */
 export const TRACER_NAME = "harnessx";
 
-const tracer = () => trace.getTracer(TRACER_NAME);
+/**
+ * The tracer of the provider registered now, or undefined while none is. Without one every span
+ * would be a no-op carrying its parent's context, so a run skips them (and their attributes)
+ * altogether: a direct run would otherwise build three per iteration for nothing. Looked up at
+ * each span, so a provider registered (or removed) later is seen at once.
+ */
+function activeTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  return provider instanceof ProxyTracerProvider
+    ? provider.getDelegateTracer(TRACER_NAME)
+    : provider.getTracer(TRACER_NAME);
+}
 
 /** What `invoke_agent` records about a run. */
 export interface RunSpanInfo {
@@ -48,7 +61,9 @@ export async function traceRun<T>(
   body: () => Promise<T>,
   outcome: () => RunSpanOutcome,
 ): Promise<T> {
-  const span = tracer().startSpan(`invoke_agent ${info.agent}`, {
+  const tracer = activeTracer();
+  if (tracer === undefined) return body();
+  const span = tracer.startSpan(`invoke_agent ${info.agent}`, {
     kind: SpanKind.INTERNAL,
     attributes: {
       "gen_ai.operation.name": "invoke_agent",
@@ -83,15 +98,15 @@ export async function traceChat<T>(
   responseOf: (value: T) => ProviderResponse | undefined,
 ): Promise<T> {
   return inSpan(
-    `chat ${info.model}`,
+    () => `chat ${info.model}`,
     SpanKind.CLIENT,
-    {
+    () => ({
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": info.model,
       "gen_ai.request.max_tokens": info.maxTokens,
       "gen_ai.request.temperature": info.temperature,
       ...providerAttribute(info.provider),
-    },
+    }),
     body,
     (span, value) => {
       const response = responseOf(value);
@@ -111,14 +126,14 @@ export async function traceTool<T extends { result: ToolResult; thrown?: unknown
   body: () => Promise<T>,
 ): Promise<T> {
   return inSpan(
-    `execute_tool ${call.name}`,
+    () => `execute_tool ${call.name}`,
     SpanKind.INTERNAL,
-    {
+    () => ({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": call.name,
       "gen_ai.tool.call.id": call.id,
       "gen_ai.tool.type": "function",
-    },
+    }),
     body,
     (span, { result, thrown }) => {
       if (result.isError) failSpan(span, thrown === undefined ? "tool_error" : errorType(thrown));
@@ -127,13 +142,15 @@ export async function traceTool<T extends { result: ToolResult; thrown?: unknown
 }
 
 async function inSpan<T>(
-  name: string,
+  name: () => string,
   kind: SpanKind,
-  attributes: Attributes,
+  attributes: () => Attributes,
   body: () => Promise<T>,
   settle: (span: Span, value: T) => void,
 ): Promise<T> {
-  const span = tracer().startSpan(name, { kind, attributes });
+  const tracer = activeTracer();
+  if (tracer === undefined) return body();
+  const span = tracer.startSpan(name(), { kind, attributes: attributes() });
   try {
     const value = await context.with(trace.setSpan(context.active(), span), body);
     settle(span, value);

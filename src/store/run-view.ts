@@ -1,15 +1,24 @@
 import { BackendError } from "./errors.js";
 import { type RunRecord, SnapshotContextView } from "./schemas.js";
 
+// Views already parsed, by the context object they were parsed from: a loaded record's context
+// is viewed by the backend when the lease opens it and again by the tool job that reads it.
+// Records are values (never changed in place), so a context's view stays its view.
+const views = new WeakMap<object, SnapshotContextView>();
+
 /** What runtime code reads of a stored run's machine context: its iteration and calls. */
 export function contextView(record: RunRecord): SnapshotContextView | undefined {
   if (record.snapshot === null) return undefined;
-  const parsed = SnapshotContextView.safeParse(record.snapshot.context);
+  const context = record.snapshot.context;
+  const known = views.get(context);
+  if (known !== undefined) return known;
+  const parsed = SnapshotContextView.safeParse(context);
   if (!parsed.success) {
     throw new BackendError(`The stored snapshot of run "${record.runId}" does not parse.`, {
       cause: parsed.error,
     });
   }
+  views.set(context, parsed.data);
   return parsed.data;
 }
 

@@ -89,7 +89,11 @@ export class ToolRegistry {
       found,
       call.input,
       {
-        signal: context.signal ?? new AbortController().signal,
+        // The call's own signal: the deadline's link to what the handler read goes with it.
+        signal:
+          context.signal === undefined
+            ? new AbortController().signal
+            : AbortSignal.any([context.signal]),
         runId: context.runId ?? "direct",
         toolCallId: call.id,
         ...(context.sandbox === undefined ? {} : { sandbox: context.sandbox }),

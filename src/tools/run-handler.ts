@@ -50,7 +50,14 @@ export async function runHandler<Input>(
   const timedOut = () => new ToolTimeoutError(tool.name, limit.timeoutMs, { phase: "dispatch" });
   try {
     const outcome = await withDeadline(
-      async (signal) => tool.handler(input, { ...context, signal }),
+      async (scope) =>
+        tool.handler(input, {
+          ...context,
+          // Read through to the call's own signal, made only if the handler reads it.
+          get signal() {
+            return scope.signal;
+          },
+        }),
       { ms: limit.timeoutMs, signal: context.signal, timer: limit.timer, reason: timedOut },
     );
     if (outcome.expired) {

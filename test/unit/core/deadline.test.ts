@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemTimer, withDeadline } from "../../../src/core/deadline.js";
+import { type DeadlineScope, systemTimer, withDeadline } from "../../../src/core/deadline.js";
 import type { Timer } from "../../../src/index.js";
 
 /** A timer that fires only when the test says so, and counts what is scheduled and cancelled. */
@@ -41,7 +41,7 @@ describe("withDeadline", () => {
     const { timer, fire } = manualTimer();
     let seen: AbortSignal | undefined;
     const pending = withDeadline(
-      (signal) => {
+      ({ signal }) => {
         seen = signal;
         return never<string>();
       },
@@ -74,7 +74,7 @@ describe("withDeadline", () => {
     const { timer } = manualTimer();
     const caller = new AbortController();
     const pending = withDeadline(
-      (signal) =>
+      ({ signal }) =>
         new Promise<string>((_resolve, reject) => {
           signal.addEventListener("abort", () => reject(new Error("aborted by the caller")));
         }),
@@ -117,6 +117,77 @@ describe("withDeadline", () => {
       }, options),
     ).rejects.toThrow("later");
     expect(scheduled.every((entry) => entry.cancelled)).toBe(true);
+  });
+
+  it("gives work that reads its signal late one already aborted, with the deadline's reason", async () => {
+    const { timer, fire } = manualTimer();
+    let scope: DeadlineScope | undefined;
+    const pending = withDeadline(
+      (given) => {
+        scope = given;
+        return never<string>();
+      },
+      { ms: 50, signal: new AbortController().signal, timer, reason: () => new Error("late") },
+    );
+    fire();
+    expect(await pending).toEqual({ expired: true });
+    expect(scope?.signal.aborted).toBe(true);
+    expect((scope?.signal.reason as Error | undefined)?.message).toBe("late");
+  });
+
+  it("gives work that reads its signal after the caller's abort one aborted with the caller's reason", async () => {
+    const { timer } = manualTimer();
+    const caller = new AbortController();
+    let scope: DeadlineScope | undefined;
+    const pending = withDeadline(
+      (given) => {
+        scope = given;
+        return never<string>();
+      },
+      { ms: 50, signal: caller.signal, timer, reason: () => new Error("late") },
+    );
+    caller.abort(new Error("cancelled"));
+    await expect(pending).rejects.toThrow("cancelled");
+    expect(scope?.signal.aborted).toBe(true);
+    expect((scope?.signal.reason as Error | undefined)?.message).toBe("cancelled");
+  });
+
+  it("hands work a signal already aborted when the caller's is", async () => {
+    const { timer } = manualTimer();
+    const caller = new AbortController();
+    caller.abort(new Error("before it began"));
+    let aborted: boolean | undefined;
+    const pending = withDeadline(
+      async ({ signal }) => {
+        aborted = signal.aborted;
+        return "ignored the abort";
+      },
+      { ms: 50, signal: caller.signal, timer, reason: () => new Error("late") },
+    );
+    // Work that settles at once keeps its own outcome, as with a later abort.
+    expect(await pending).toEqual({ expired: false, value: "ignored the abort" });
+    expect(aborted).toBe(true);
+  });
+
+  it("keeps the work's signal following the caller's after the call, read during it or after", async () => {
+    const { timer } = manualTimer();
+    const caller = new AbortController();
+    const options = { ms: 50, signal: caller.signal, timer, reason: () => new Error("late") };
+    let readDuring: AbortSignal | undefined;
+    await withDeadline(async (scope) => {
+      readDuring = scope.signal;
+      return "done";
+    }, options);
+    let kept: DeadlineScope | undefined;
+    await withDeadline(async (scope) => {
+      kept = scope;
+      return "done";
+    }, options);
+    const readAfter = kept?.signal;
+    expect([readDuring?.aborted, readAfter?.aborted]).toEqual([false, false]);
+    caller.abort(new Error("cancelled later"));
+    expect([readDuring?.aborted, readAfter?.aborted]).toEqual([true, true]);
+    expect((readAfter?.reason as Error | undefined)?.message).toBe("cancelled later");
   });
 
   it("times out with the system timer", async () => {

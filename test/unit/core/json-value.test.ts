@@ -69,4 +69,9 @@ describe("jsonProblem", () => {
     expect(jsonProblem(nested(3), 2)).toBe("nests deeper than 2 levels");
     expect(jsonProblem(nested(2), 2)).toBeUndefined();
   });
+
+  it("counts the levels a value sits in", () => {
+    expect(jsonProblem(nested(2), 4, 3)).toBe("nests deeper than 4 levels");
+    expect(jsonProblem(nested(1), 4, 3)).toBeUndefined();
+  });
 });

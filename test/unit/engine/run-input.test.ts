@@ -105,4 +105,29 @@ describe("a provider response too deep to store", () => {
     });
     expect(result.error?.message).toContain("nests deeper than 100 levels");
   });
+
+  // Response (1) → toolCalls or content (2) → call or block (3) → input (4) → `deep`'s arrays.
+  const responseWithInput = (deep: unknown) =>
+    new ScriptedProvider([
+      toolCallResponse([{ name: "search", input: { deep } as Record<string, unknown> }]),
+      textResponse("done"),
+    ]);
+
+  it("counts the levels around a tool input: 100 in all is accepted", async () => {
+    const result = await makeAgent(responseWithInput(nested(MAX_JSON_DEPTH - 4))).run("go");
+    expect(result.status).toBe("completed");
+  });
+
+  it("counts the levels around a tool input: 101 in all fails the run", async () => {
+    const result = await makeAgent(responseWithInput(nested(MAX_JSON_DEPTH - 3))).run("go");
+    expect(result.status).toBe("failed");
+    expect(result.error?.message).toContain("nests deeper than 100 levels");
+  });
+
+  it("fails the run on a tool input that is not JSON data", async () => {
+    const result = await makeAgent(responseWithInput(new Date(0))).run("go");
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({ name: "ProviderError", phase: "provider" });
+    expect(result.error?.message).toContain("contains a Date, which is not JSON data");
+  });
 });
