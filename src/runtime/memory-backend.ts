@@ -13,7 +13,8 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
-import { StoredCheckpoint } from "../store/checkpoint.js";
+import type { StoredCheckpoint } from "../store/checkpoint.js";
+import { decodeCheckpoint, encodeCheckpoint } from "../store/checkpoint-codec.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
@@ -188,7 +189,7 @@ class MemoryBackend implements RunBackend {
 
   async checkpoints(runId: string): Promise<StoredCheckpoint[]> {
     return (this.#records.get(runId)?.checkpoints ?? []).map((json) =>
-      decodeStored(StoredCheckpoint, json, `A checkpoint of run "${runId}"`),
+      decodeCheckpoint(json, `A checkpoint of run "${runId}"`),
     );
   }
 
@@ -264,7 +265,7 @@ class MemoryBackend implements RunBackend {
       messages.push(JSON.stringify(message));
     }
     const checkpoints = this.#records.get(runId)?.checkpoints ?? [];
-    if (options.checkpoint !== undefined) checkpoints.push(JSON.stringify(options.checkpoint));
+    if (options.checkpoint !== undefined) checkpoints.push(encodeCheckpoint(options.checkpoint));
     this.#records.set(runId, { document: recordDocument(record), messages, checkpoints });
     const summary = summarize(record);
     this.#runIndex.put(summary);

@@ -20,7 +20,8 @@ import type {
   SaveOutcome,
 } from "../store/backend.js";
 import { queueConcurrency } from "../store/backend.js";
-import { StoredCheckpoint } from "../store/checkpoint.js";
+import type { StoredCheckpoint } from "../store/checkpoint.js";
+import { decodeCheckpoint, encodeCheckpoint } from "../store/checkpoint-codec.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
@@ -610,9 +611,7 @@ class RedisBackend implements RunBackend {
 
   async checkpoints(runId: string): Promise<StoredCheckpoint[]> {
     const entries = await this.#redis.lrange(this.#keys.checkpoints(runId), 0, -1);
-    return entries.map((json) =>
-      decodeStored(StoredCheckpoint, json, `A checkpoint of run "${runId}"`),
-    );
+    return entries.map((json) => decodeCheckpoint(json, `A checkpoint of run "${runId}"`));
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
@@ -745,7 +744,7 @@ class RedisBackend implements RunBackend {
           this.#keys.runsChannel,
           options.release === true ? "1" : "",
           newMessages.length,
-          options.checkpoint === undefined ? "" : JSON.stringify(options.checkpoint),
+          options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
           JSON.stringify(runId),
           ...newMessages,
           ...events.map((event) => JSON.stringify(event)),
