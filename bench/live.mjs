@@ -39,7 +39,8 @@ async function main() {
   const runtime = new AgentRuntime({
     agents: [liveAgent({ deltas: DELTAS, gapMs: GAP_MS })],
     backend,
-    logger: pino({ level: "warn" }),
+    // Warnings go to stderr: stdout is the JSON document.
+    logger: pino({ level: "warn" }, pino.destination(2)),
   });
   await runtime.start({ workers: false });
   const subscriber = new Redis(redis.url, { maxRetriesPerRequest: null });
