@@ -69,6 +69,14 @@ export const Usage = z.object({
 });
 export type Usage = z.infer<typeof Usage>;
 
+/** A `Usage`'s fields in their stored order (stored forms keep usage as an array of these). */
+export const USAGE_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+] as const satisfies readonly (keyof Usage)[];
+
 export const StopReason = z.enum([
   "end_turn",
   "tool_use",

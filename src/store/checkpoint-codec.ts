@@ -1,4 +1,5 @@
 import { messageOf } from "../core/errors.js";
+import { USAGE_FIELDS } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
 import { StoredCheckpoint } from "./checkpoint.js";
 import { corrupt } from "./record-codec.js";
@@ -25,13 +26,6 @@ interface Compact {
   r?: StoredCheckpoint["raw"];
 }
 
-const TOKEN_FIELDS = [
-  "inputTokens",
-  "outputTokens",
-  "cacheReadTokens",
-  "cacheWriteTokens",
-] as const;
-
 /** The stored JSON of a checkpoint. */
 export function encodeCheckpoint(checkpoint: StoredCheckpoint): string {
   const stored: Compact = { t: checkpoint.at, p: checkpoint.phase };
@@ -39,7 +33,7 @@ export function encodeCheckpoint(checkpoint: StoredCheckpoint): string {
   if (checkpoint.iteration !== 0) stored.i = checkpoint.iteration;
   const { model, raw } = checkpoint;
   if (model !== undefined) {
-    const tokens = TOKEN_FIELDS.map((field) => model.usage[field]);
+    const tokens = USAGE_FIELDS.map((field) => model.usage[field]);
     while (tokens.length > 0 && tokens.at(-1) === 0) tokens.pop();
     stored.m = [model.model, model.durationMs, model.stopReason, ...tokens];
   }
@@ -76,7 +70,7 @@ function expand(value: unknown): unknown {
       model,
       durationMs,
       stopReason,
-      usage: Object.fromEntries(TOKEN_FIELDS.map((field, at) => [field, tokens[at] ?? 0])),
+      usage: Object.fromEntries(USAGE_FIELDS.map((field, at) => [field, tokens[at] ?? 0])),
     };
   }
   if (stored.r !== undefined) full.raw = stored.r;

@@ -1,6 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
 import { messageOf } from "../core/errors.js";
-import type { Message, PendingApproval, RunResult } from "../core/values.js";
+import {
+  type Message,
+  type PendingApproval,
+  type RunResult,
+  USAGE_FIELDS,
+} from "../core/values.js";
 import { toRunResult } from "../engine/run-result.js";
 import type { RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
@@ -217,13 +222,6 @@ function leaveToSummary(document: Record<string, unknown>, summary: RunSummary):
   if (sameUsage(context.usage, summary.usage)) delete context.usage;
   if (context.iteration === summary.iterations) delete context.iteration;
 }
-
-const USAGE_FIELDS = [
-  "inputTokens",
-  "outputTokens",
-  "cacheReadTokens",
-  "cacheWriteTokens",
-] as const;
 
 /**
  * True when the context's `usage` is deeply equal to the summary's: the same four counts and

@@ -1,5 +1,5 @@
 import { messageOf } from "../core/errors.js";
-import type { PendingApproval, RunError, Usage } from "../core/values.js";
+import { type PendingApproval, type RunError, USAGE_FIELDS, type Usage } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
 import { corrupt } from "./record-codec.js";
 import { RunSummary } from "./summary.js";
@@ -57,13 +57,6 @@ const USUAL_PHASE: ReadonlyMap<unknown, string> = new Map([
   ["awaiting_approval", "awaitingApproval"],
   ["completed", "done"],
 ]);
-
-const USAGE_FIELDS = [
-  "inputTokens",
-  "outputTokens",
-  "cacheReadTokens",
-  "cacheWriteTokens",
-] as const;
 
 /** The stored JSON of a summary (its run id left out). */
 export function encodeSummary(summary: RunSummary): string {
