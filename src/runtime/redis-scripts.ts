@@ -24,33 +24,6 @@ export class LuaScript {
       return redis.eval(this.#lua, keys.length, ...keys, ...args);
     }
   }
-
-  /**
-   * Runs the script once per `[keys, args]` in one pipeline (one write, one read): replies in
-   * order. The calls must share a hash slot on a cluster (keys under a prefix in braces).
-   */
-  async runMany(
-    redis: RedisClient,
-    calls: ReadonlyArray<readonly [readonly string[], readonly (string | number)[]]>,
-  ): Promise<unknown[]> {
-    const send = async (lua: boolean, batch: typeof calls) => {
-      const pipeline = redis.pipeline();
-      for (const [keys, args] of batch) {
-        if (lua) pipeline.eval(this.#lua, keys.length, ...keys, ...args);
-        else pipeline.evalsha(this.#sha, keys.length, ...keys, ...args);
-      }
-      return (await pipeline.exec()) ?? [];
-    };
-    let replies = await send(false, calls);
-    if (replies.some(([error]) => error?.message.startsWith("NOSCRIPT"))) {
-      // The server does not know the script yet (first use, or it restarted): send its body.
-      replies = await send(true, calls);
-    }
-    return replies.map(([error, reply]) => {
-      if (error !== null) throw error;
-      return reply;
-    });
-  }
 }
 
 // A run's events: a Redis list of their JSON, oldest first, bounded to its last `max` entries;
