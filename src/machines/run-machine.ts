@@ -179,6 +179,21 @@ const finished = or([stateIn("done"), stateIn("failed"), stateIn("cancelled")]);
  * comes next and keeps the run's data; it performs no effect. The engine runs the stage named
  * by `STAGE_OF_PHASE` for the current state and sends the stage's outcome as an event.
  */
+/**
+ * The context fields of a run between stages, as it starts (fresh objects each call): stored
+ * documents leave out the ones still holding these values.
+ */
+export const idleStageContext = () =>
+  ({
+    request: null,
+    response: null,
+    responseMs: 0,
+    calls: [],
+    raw: {},
+    output: null,
+    error: null,
+  }) satisfies Partial<RunContext>;
+
 export const runMachine = setup({
   types: {
     context: {} as RunContext,
@@ -219,13 +234,7 @@ export const runMachine = setup({
     iteration: 0,
     messages: input.messages,
     usage: emptyUsage(),
-    request: null,
-    response: null,
-    responseMs: 0,
-    calls: [],
-    raw: {},
-    output: null,
-    error: null,
+    ...idleStageContext(),
   }),
   initial: "compose",
   on: {

@@ -85,7 +85,6 @@ import type { QueueSettings } from "./redis-queues.js";
 import { redisExtensionStateStore, redisRecorderSink } from "./redis-run-extras.js";
 import {
   ACQUIRE_LEASE,
-  CREATE_RUN,
   RELEASE_LEASE,
   RENEW_LEASE,
   REQUEST_CANCEL,
@@ -97,7 +96,6 @@ import {
   CREATE_RUNS,
   createRunsArgs,
   inChunks,
-  newRunFields,
   SUBMIT_CHUNK,
   SUBMIT_CHUNKS_IN_FLIGHT,
 } from "./redis-submit.js";
@@ -496,8 +494,9 @@ class RedisBackend implements RunBackend {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const { args } = this.#createRunArgs(record);
-    const created = await CREATE_RUN.run(this.#redis, ...args);
+    const [created] = z
+      .array(z.number())
+      .parse(await CREATE_RUNS.run(this.#redis, ...createRunsArgs(this.#keys, [record])));
     return created === 1;
   }
 
@@ -534,30 +533,6 @@ class RedisBackend implements RunBackend {
       name: stepJobName(data),
       data,
       opts: this.#stepJobOptions(record.runId, { ...options, ...priority }),
-    };
-  }
-
-  /** CREATE_RUN's keys and arguments, and the summary JSON among them (to announce the run). */
-  #createRunArgs(record: RunRecord): {
-    args: [string[], (string | number)[]];
-    summaryJson: string;
-  } {
-    const { document, status, summaryJson, head, messages } = newRunFields(record);
-    return {
-      args: [
-        [this.#keys.run(record.runId), this.#keys.messages(record.runId)],
-        [
-          document,
-          status,
-          this.#keys.indexPrefix,
-          summaryJson,
-          head,
-          this.#keys.runsChannel,
-          JSON.stringify(record.runId),
-          ...messages,
-        ],
-      ],
-      summaryJson,
     };
   }
 

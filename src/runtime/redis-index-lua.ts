@@ -1,7 +1,7 @@
 import type { RunSummary } from "../store/summary.js";
 import { wellFormed } from "./redis-keys.js";
 
-// The Lua block that keeps a run's summary and index entries, shared by CREATE_RUN and SAVE_RUN
+// The Lua block that keeps a run's summary and index entries, shared by CREATE_RUNS and SAVE_RUN
 // (redis-scripts.ts) and kept apart from them: see redis-index-scripts.ts for the rest.
 
 /** Statuses a run does not leave, as a Lua condition on `status`. */
@@ -33,7 +33,7 @@ export function indexHead(summary: RunSummary): string {
  * status's indexes into the new one's, and in the finished set (scored by its `updatedAt`)
  * while it is finished. Also keeps the run's `agent` in the hash for filtered listings. Reads
  * the run's previous status, so it runs before anything else of the script changes the hash.
- * Shared by CREATE_RUN and SAVE_RUN.
+ * Shared by CREATE_RUNS and SAVE_RUN.
  */
 export const indexRunLua = (run: string, indexPrefix: string, summary: string, head: string) => `
 do
@@ -56,3 +56,10 @@ do
   redis.call("HSET", ${run}, "summary", ${summary}, "agent", agent)
 end
 `;
+
+/**
+ * The Lua statement announcing a run's stored summary on the run-change channel, as
+ * `readAnnouncement` (summary-codec.ts) reads it: `[<run id's JSON>,<stored summary>]`.
+ */
+export const announceLua = (channel: string, runIdJson: string, summary: string) =>
+  `redis.call("PUBLISH", ${channel}, "[" .. ${runIdJson} .. "," .. ${summary} .. "]")`;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { RedisClient } from "./redis-connection.js";
-import { finishedLua, indexRunLua } from "./redis-index-lua.js";
+import { announceLua, finishedLua, indexRunLua } from "./redis-index-lua.js";
 
 /** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
 export class LuaScript {
@@ -127,7 +127,7 @@ if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] t
       redis.call("ZADD", ${indexPrefix} .. "status:running", createdAt, id)
       redis.call("ZADD", ${indexPrefix} .. "agent-status:running:" .. ${stored}[5], createdAt, id)
     end
-    redis.call("PUBLISH", ${channel}, "[" .. cjson.encode(id) .. "," .. summary .. "]")
+    ${announceLua(channel, "cjson.encode(id)", "summary")}
   end
 end
 `;
@@ -238,7 +238,7 @@ local cancelled = redis.call("EXISTS", KEYS[2])
 if ARGV[8] ~= "" then
   for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
 end
-redis.call("PUBLISH", ARGV[12], "[" .. ARGV[16] .. "," .. ARGV[4] .. "]")
+${announceLua("ARGV[12]", "ARGV[16]", "ARGV[4]")}
 return {1, cancelled, woken, raw}
 `);
 
@@ -252,23 +252,5 @@ redis.call("SET", KEYS[1], "1")
 local status = redis.call("HGET", KEYS[2], "status")
 if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1])
 else redis.call("PUBLISH", ARGV[2], ARGV[3]) end
-return 1
-`);
-
-/**
- * KEYS: run, messages. ARGV: record document, status, index key prefix, summary JSON, its
- * index fields (`indexHead`), the run-change channel, the run id's JSON, then the JSON of each
- * message of the
- * conversation. 0 when the run exists.
- * Stores the record, its conversation, its summary and its index entries (`indexRunLua`), and
- * announces the summary on the run-change channel.
- */
-export const CREATE_RUN = new LuaScript(`
-if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
-${indexRunLua("KEYS[1]", "ARGV[3]", "ARGV[4]", "ARGV[5]")}
-redis.call("HSET", KEYS[1], "record", ARGV[1], "status", ARGV[2])
-redis.call("DEL", KEYS[2])
-for index = 8, #ARGV do redis.call("RPUSH", KEYS[2], ARGV[index]) end
-redis.call("PUBLISH", ARGV[6], "[" .. ARGV[7] .. "," .. ARGV[4] .. "]")
 return 1
 `);

@@ -2,7 +2,7 @@ import type { RunRecord } from "../store/schemas.js";
 import { conversationOf, recordDocument } from "../store/stored-record.js";
 import { summarize } from "../store/summary.js";
 import { encodeSummary } from "../store/summary-codec.js";
-import { indexHead, indexRunLua } from "./redis-index-lua.js";
+import { announceLua, indexHead, indexRunLua } from "./redis-index-lua.js";
 import type { RedisKeys } from "./redis-keys.js";
 import { LuaScript } from "./redis-scripts.js";
 
@@ -16,8 +16,8 @@ export const SUBMIT_CHUNK = 500;
 /** Chunks in flight at once, so that Redis works on one while this process encodes the next. */
 export const SUBMIT_CHUNKS_IN_FLIGHT = 4;
 
-/** What CREATE_RUN and CREATE_RUNS store for a new run, encoded once. */
-export interface NewRunFields {
+/** What CREATE_RUNS stores for a new run, encoded once. */
+interface NewRunFields {
   readonly document: string;
   readonly status: string;
   readonly summaryJson: string;
@@ -25,7 +25,7 @@ export interface NewRunFields {
   readonly messages: string[];
 }
 
-export function newRunFields(record: RunRecord): NewRunFields {
+function newRunFields(record: RunRecord): NewRunFields {
   const summary = summarize(record);
   return {
     document: recordDocument(record, summary),
@@ -40,8 +40,9 @@ export function newRunFields(record: RunRecord): NewRunFields {
  * KEYS: run, messages of each run. ARGV: index key prefix, runs channel, then for each run:
  * record document, status, stored summary JSON, its index fields (`indexHead`), the run id's
  * JSON, the number of messages, the JSON of each message. A table of 1 (created) or 0 (the run
- * exists), by run. Does for each run what CREATE_RUN does, and announces it on the runs channel
- * (`watchRuns`) as `announcement` (summary-codec.ts) does: `[<run id's JSON>,<summary>]`.
+ * exists), by run. Stores each new run's record, conversation, summary and index entries
+ * (`indexRunLua`; `createRun` is a call with one run), and announces it on the runs channel
+ * (`watchRuns`, `announceLua`).
  * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
  */
 export const CREATE_RUNS = new LuaScript(`
@@ -59,7 +60,7 @@ for key = 1, #KEYS, 2 do
     redis.call("HSET", run, "record", document, "status", status)
     redis.call("DEL", messages)
     for index = first, at - 1 do redis.call("RPUSH", messages, ARGV[index]) end
-    redis.call("PUBLISH", ARGV[2], "[" .. runIdJson .. "," .. summary .. "]")
+    ${announceLua("ARGV[2]", "runIdJson", "summary")}
     created[#created + 1] = 1
   end
 end

@@ -7,7 +7,7 @@ import {
   USAGE_FIELDS,
 } from "../core/values.js";
 import { toRunResult } from "../engine/run-result.js";
-import type { RunContext } from "../machines/run-machine.js";
+import { idleStageContext, type RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
 import { corrupt, parseRecordValue } from "./record-codec.js";
 import { isTerminal, type RunRecord } from "./schemas.js";
@@ -89,17 +89,6 @@ const SNAPSHOT_DEFAULTS: Readonly<Record<string, unknown>> = {
   children: {},
 };
 
-/** What a version-4 document leaves out of a snapshot's context when it holds these values. */
-const CONTEXT_DEFAULTS: Readonly<Record<string, unknown>> = {
-  request: null,
-  response: null,
-  responseMs: 0,
-  calls: [],
-  raw: {},
-  output: null,
-  error: null,
-};
-
 /** The one message a string input becomes (`toMessages`). */
 const textMessage = (text: string): Message => ({
   role: "user",
@@ -124,7 +113,7 @@ function compactDocument(
   if (snapshot === null) return;
   dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
   const context = snapshot.context as Record<string, unknown>;
-  dropDefaults(context, { ...CONTEXT_DEFAULTS, maxIterations: input.maxIterations });
+  dropDefaults(context, { ...idleStageContext(), maxIterations: input.maxIterations });
   if (Array.isArray(context.calls)) {
     context.calls = context.calls.map((state: Record<string, unknown>) => {
       const at = pending.findIndex((each) => heldBy(state, each));
@@ -203,7 +192,7 @@ function restoreDocument(stored: Record<string, unknown>, pending: readonly Pend
       ...SNAPSHOT_DEFAULTS,
       ...snapshot,
       context: {
-        ...CONTEXT_DEFAULTS,
+        ...idleStageContext(),
         maxIterations: input?.maxIterations,
         ...context,
         ...(calls === undefined ? {} : { calls }),

@@ -142,11 +142,10 @@ export function readSummary(runId: string, json: string): RunSummary | undefined
   }
 }
 
-/** The pub/sub message announcing a run's stored summary: its id and the stored JSON. */
-export const announcement = (runId: string, storedSummary: string): string =>
-  `[${JSON.stringify(runId)},${storedSummary}]`;
-
-/** The summary an `announcement` carries, or undefined for a message that is not one. */
+/**
+ * The summary a run-change announcement carries (`[<run id's JSON>,<stored summary>]`, as the
+ * Redis scripts publish it: `announceLua`), or undefined for a message that is not one.
+ */
 export function readAnnouncement(message: string): RunSummary | undefined {
   let value: unknown;
   try {

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { BackendError } from "../../../src/index.js";
 import type { RunSummary } from "../../../src/store/summary.js";
 import {
-  announcement,
   decodeSummary,
   encodeSummary,
   readAnnouncement,
@@ -77,7 +76,7 @@ describe("stored summaries", () => {
   });
 
   it("are announced with their run id", () => {
-    const message = announcement(parked.runId, encodeSummary(parked));
+    const message = `[${JSON.stringify(parked.runId)},${encodeSummary(parked)}]`;
     expect(readAnnouncement(message)).toEqual(parked);
     for (const bad of ["{", "[]", '["run-1"]', "[7,{}]", `["run-1",{"a":"ops"}]`]) {
       expect(readAnnouncement(bad)).toBeUndefined();
