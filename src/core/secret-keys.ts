@@ -1,3 +1,5 @@
+import { recordById } from "./id-record.js";
+
 /**
  * Names of the input fields harnessx treats as secret wherever it shows or logs a tool input:
  * the logger censors them and the dashboard never shows their values. A tool marks an input
@@ -20,14 +22,9 @@ export function redactSecrets<T>(value: T): T {
 function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value === null || typeof value !== "object") return value;
-  const copy: Record<string, unknown> = {};
-  for (const [key, each] of Object.entries(value)) {
-    Object.defineProperty(copy, key, {
-      value: isSecretKey(key) ? REDACTED : redact(each),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return recordById(
+    Object.entries(value).map(
+      ([key, each]) => [key, isSecretKey(key) ? REDACTED : redact(each)] as const,
+    ),
+  );
 }

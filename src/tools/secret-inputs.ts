@@ -1,4 +1,4 @@
-import { entryById } from "../core/id-record.js";
+import { entryById, recordById } from "../core/id-record.js";
 import { REDACTED, redactSecrets } from "../core/secret-keys.js";
 import type { JSONSchema } from "../core/values.js";
 
@@ -85,17 +85,11 @@ export function withoutSecretMarks(schema: JSONSchema): JSONSchema {
 function strip(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(strip);
   if (typeof node !== "object" || node === null) return node;
-  const copy: Record<string, unknown> = {};
-  for (const [key, each] of Object.entries(node)) {
-    if (key === "secret" && typeof each === "boolean") continue;
-    Object.defineProperty(copy, key, {
-      value: strip(each),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return recordById(
+    Object.entries(node)
+      .filter(([key, each]) => !(key === "secret" && typeof each === "boolean"))
+      .map(([key, each]) => [key, strip(each)] as const),
+  );
 }
 
 /**
@@ -124,17 +118,11 @@ function redactAt(node: unknown, path: readonly string[]): unknown {
     return redactAt(here, [ANY, ...path]);
   }
   if (Array.isArray(node)) return head === ANY ? node.map((each) => redactAt(each, rest)) : node;
-  const copy = { ...(node as Record<string, unknown>) };
-  for (const key of Object.keys(copy)) {
-    if (head !== ANY && key !== head) continue;
-    Object.defineProperty(copy, key, {
-      value: redactAt(copy[key], rest),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return recordById(
+    Object.entries(node).map(
+      ([key, each]) => [key, head === ANY || key === head ? redactAt(each, rest) : each] as const,
+    ),
+  );
 }
 
 /**
@@ -159,19 +147,17 @@ function walk(node: unknown, secrets: SecretInputs): unknown {
   if (Array.isArray(node)) return node.map((each) => walk(each, secrets));
   if (typeof node !== "object" || node === null) return node;
   const object = node as Record<string, unknown>;
-  const copy: Record<string, unknown> = {};
   const paths =
     typeof object.name === "string" && typeof object.input === "object"
       ? entryById(secrets, object.name)
       : undefined;
-  for (const [key, each] of Object.entries(object)) {
-    Object.defineProperty(copy, key, {
-      value:
-        key === "input" && paths !== undefined ? redactPaths(each, paths) : walk(each, secrets),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return recordById(
+    Object.entries(object).map(
+      ([key, each]) =>
+        [
+          key,
+          key === "input" && paths !== undefined ? redactPaths(each, paths) : walk(each, secrets),
+        ] as const,
+    ),
+  );
 }
