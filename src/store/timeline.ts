@@ -1,21 +1,19 @@
 import { z } from "zod";
 import { entryById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
-import { ModelCallInfo, type StoredCheckpoint, ToolOutcome } from "./checkpoint.js";
-import { type RunRecord, RunRecordStatus } from "./schemas.js";
+import { ModelCallInfo, StoredCheckpoint, ToolOutcome } from "./checkpoint.js";
+import type { RunRecord } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
 
 // A durable run's timeline as `runtime.get()` shows it, put together from its conversation and
 // the entries its saves appended (see checkpoint.ts).
 
-/** One save of the run at an effect boundary. */
-export const CheckpointRecord = z.object({
-  at: z.number(),
-  /** The phase the run was saved in. */
-  phase: z.string(),
-  status: RunRecordStatus,
-  /** Provider calls started so far. */
-  iteration: z.number().int().nonnegative(),
+/** One save of the run at an effect boundary: when, the phase it was saved in, status, iteration. */
+export const CheckpointRecord = StoredCheckpoint.pick({
+  at: true,
+  phase: true,
+  status: true,
+  iteration: true,
 });
 export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
 
