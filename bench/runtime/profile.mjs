@@ -122,6 +122,11 @@ async function roundTrips(runs) {
         part: part.getStore() ?? "bullmq worker loop",
         what: describe(command, prefix, scripts),
         pipeline: stream === undefined ? null : stream,
+        bytes: command.args.reduce(
+          (sum, each) =>
+            sum + (Buffer.isBuffer(each) ? each.length : Buffer.byteLength(String(each))),
+          0,
+        ),
         sentAt: now(),
         repliedAt: undefined,
       };
@@ -189,13 +194,13 @@ async function roundTrips(runs) {
 
   // Per part (step jobs numbered in order: "step job 1" is the first step of the run).
   const partOf = (entry) => entry.part;
-  const tally = (select) => {
+  const tally = (select, weigh = () => 1) => {
     const counts = new Map();
     for (const { commands } of perRun) {
       for (const entry of commands) {
         const key = select(entry);
         if (key === undefined) continue;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
+        counts.set(key, (counts.get(key) ?? 0) + weigh(entry));
       }
     }
     return Object.fromEntries(
@@ -242,8 +247,19 @@ async function roundTrips(runs) {
       roundTrips: roundTripsPerRun(),
       roundTripsExcludingBlockingReads: roundTripsPerRun((entry) => !blocking(entry)),
       evalshaScripts: roundTripsPerRun((entry) => /^(bullmq|harnessx) /.test(entry.what)),
+      argumentBytes: round(
+        perRun.reduce(
+          (sum, each) => sum + each.commands.reduce((bytes, entry) => bytes + entry.bytes, 0),
+          0,
+        ) / runs,
+        0,
+      ),
     },
     byCommand: tally((entry) => entry.what),
+    argumentBytesByCommand: tally(
+      (entry) => entry.what,
+      (entry) => entry.bytes,
+    ),
     byPart,
     medianRunTimeline: timeline,
   };
@@ -314,7 +330,10 @@ async function measureCpu(redis, worker, units, work) {
 
 async function cpu(runs, directory) {
   const redis = connect();
-  const execArgv = directory === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${directory}`];
+  // HARNESSX_PROFILE=heap samples allocations (--heap-prof) instead of CPU.
+  const kind = process.env.HARNESSX_PROFILE === "heap" ? "heap" : "cpu";
+  const execArgv =
+    directory === undefined ? [] : [`--${kind}-prof`, `--${kind}-prof-dir=${directory}`];
   const waitCompleted = async (key, target) => {
     while ((await redis.zcard(key)) < target) {
       await new Promise((resolve) => setTimeout(resolve, 10));
