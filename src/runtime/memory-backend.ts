@@ -275,6 +275,7 @@ class MemoryBackend implements RunBackend {
     if (released === undefined) await this.renewLease(runId, token);
     const cancelRequested = this.#cancels.has(runId);
     if (isTerminal(record.status)) this.#expireLater(runId, record.result?.iterations ?? 0);
+    for (const job of options.thenTools ?? []) await this.enqueueTool(job);
     return { cancelRequested, ...(released === undefined ? {} : { released }) };
   }
 

@@ -691,41 +691,46 @@ class RedisBackend implements RunBackend {
       .slice(storedMessages ?? 0)
       .map((message) => JSON.stringify(message));
     const atDispatch = record.phase === "dispatch";
-    const reply = SaveReply.parse(
-      await SAVE_RUN.run(
-        this.#redis,
-        [
-          this.#keys.run(runId),
-          this.#keys.cancel(runId),
-          this.#keys.lease(runId),
-          this.#keys.events(runId),
-          this.#keys.messages(runId),
-          this.#keys.wake(runId),
-          this.#keys.checkpoints(runId),
-          ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
-        ],
-        [
-          token,
-          recordDocument(record, summary),
-          record.status,
-          summaryJson,
-          indexHead(summary),
-          this.lockDurationMs,
-          this.#keys.indexPrefix,
-          finished ? this.retentionMs : "",
-          this.#maxEvents,
-          atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
-          storedMessages ?? "",
-          this.#keys.runsChannel,
-          options.release === true ? "1" : "",
-          newMessages.length,
-          options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
-          JSON.stringify(runId),
-          ...newMessages,
-          ...events.map((event) => JSON.stringify(event)),
-        ],
-      ),
+    const { thenTools = [] } = options;
+    // Tool jobs queued behind the save go on the connection their adds take, after it.
+    const saving = SAVE_RUN.run(
+      thenTools.length === 0 ? this.#redis : this.#stepRedis,
+      [
+        this.#keys.run(runId),
+        this.#keys.cancel(runId),
+        this.#keys.lease(runId),
+        this.#keys.events(runId),
+        this.#keys.messages(runId),
+        this.#keys.wake(runId),
+        this.#keys.checkpoints(runId),
+        ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
+      ],
+      [
+        token,
+        recordDocument(record, summary),
+        record.status,
+        summaryJson,
+        indexHead(summary),
+        this.lockDurationMs,
+        this.#keys.indexPrefix,
+        finished ? this.retentionMs : "",
+        this.#maxEvents,
+        atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+        storedMessages ?? "",
+        this.#keys.runsChannel,
+        options.release === true ? "1" : "",
+        newMessages.length,
+        options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
+        JSON.stringify(runId),
+        ...newMessages,
+        ...events.map((event) => JSON.stringify(event)),
+      ],
     );
+    const [saved] = await Promise.all([
+      thenTools.length === 0 ? saving : this.#beforeSteps(runId, saving),
+      ...thenTools.map((job) => this.enqueueTool(job)),
+    ]);
+    const reply = SaveReply.parse(saved);
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
       throw new BackendError(
@@ -976,6 +981,7 @@ class RedisBackend implements RunBackend {
   }
 
   async enqueueTool(job: ToolJob): Promise<void> {
+    await this.#stepWrites.get(job.runId);
     // One id per call attempt: while a job for it exists, BullMQ ignores the add. The parts
     // are joined by "|", which jobIdPart always escapes, so two attempts never share an id.
     const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });

@@ -121,6 +121,13 @@ export interface SaveOptions {
   release?: boolean;
   /** The timeline entry this save appends (phase, model call, raw results), in the same write. */
   checkpoint?: StoredCheckpoint;
+  /**
+   * Tool jobs to queue right behind the save, sharing its round trip: a job never finds the run
+   * as it stood before the save. A refused save may still leave them queued; a tool job finds
+   * the run where it stands and ignores a call the run is not at. Such a save may go another
+   * way than the run's other saves: issue it once those resolved.
+   */
+  thenTools?: readonly ToolJob[];
 }
 
 export interface SaveOutcome {
@@ -205,6 +212,8 @@ export interface RunBackend {
    * conversation is written anew.
    * `checkpoint`: the save's entry in the run's timeline (`checkpointOf`), appended to the run's
    * checkpoints in the same atomic write; they are kept as long as the record.
+   * A run's saves are applied in the order they are issued, also when one is issued before the
+   * one before it resolved (but see `SaveOptions.thenTools`).
    */
   saveRun(
     runId: string,

@@ -9,6 +9,7 @@ import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
 import {
+  type CallState,
   type Decision,
   type FinalPhase,
   isEffectBoundary,
@@ -20,7 +21,7 @@ import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
-import { checkpointOf } from "../store/checkpoint.js";
+import { checkpointOf, type StoredCheckpoint } from "../store/checkpoint.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import { callKey } from "../store/run-view.js";
@@ -29,6 +30,7 @@ import {
   type PersistedSnapshot,
   priorityOf,
   type RunRecord,
+  type ToolJob,
 } from "../store/schemas.js";
 import { conversationOf } from "../store/stored-record.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
@@ -47,7 +49,20 @@ export interface HeldLease {
   onRelease?: () => void;
 }
 
-/** One step's working state: the run as last saved, and the actor advancing it. */
+/** An effect boundary the run reached: the run as it stood there. */
+interface Boundary {
+  readonly record: RunRecord;
+  readonly phase: Phase | FinalPhase;
+  readonly status: ReturnType<typeof statusOf>;
+}
+
+/** A save of the step: sent once the one before it was sent; `done` rejects when it failed. */
+interface SaveSlot {
+  readonly sent: Promise<void>;
+  readonly done: Promise<void>;
+}
+
+/** One step's working state: the run as at its last boundary, and the actor advancing it. */
 interface Step {
   readonly deps: WorkerDeps;
   readonly token: number;
@@ -56,7 +71,16 @@ interface Step {
   readonly controller: AbortController;
   /** The run's events as they happen (deltas while the provider streams), in order. */
   readonly publisher: EventPublisher;
+  /** The run as at its last effect boundary (saved, or saved behind). */
   record: RunRecord;
+  /** How many of the run's messages the store holds once the saves sent are applied. */
+  storedMessages: number;
+  /** The step's last save, while it may be under way. */
+  latestSave: SaveSlot | undefined;
+  /** Saves nobody waits for (`persist`'s `behind`): the step's end does. */
+  behind: Array<Promise<void>>;
+  /** True once this step's save queued the dispatch's tool jobs. */
+  toolsQueued: boolean;
   /** Raw results read with the lease, for the dispatch the step opened at (used once). */
   prefetched: OpenedRun["raw"];
   /** True once this step saved a boundary. */
@@ -164,6 +188,10 @@ async function withStep(
       controller,
       publisher,
       record,
+      storedMessages: conversationOf(record).length,
+      latestSave: undefined,
+      behind: [],
+      toolsQueued: false,
       prefetched: opened?.raw,
       advanced: false,
       drove: false,
@@ -171,6 +199,7 @@ async function withStep(
     };
     try {
       await body(step, starting);
+      await Promise.all(step.behind);
       await publisher.flush();
       if (step.advanced) await announce(step);
       const { approvalTimeoutMs } = env.config;
@@ -258,18 +287,24 @@ function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["stat
   );
 }
 
-/** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
+/**
+ * After the machine left phase `left`: saves the run if it now stands at an effect boundary.
+ * Nothing waits for the save after tool results entered the conversation: what follows it up
+ * to the provider's response is middleware and the provider call, which a crash may repeat.
+ */
 async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
   const entered = step.actor.getSnapshot().value as Phase | FinalPhase;
-  if (isEffectBoundary(entered, left)) await persist(step);
+  if (!isEffectBoundary(entered, left)) return;
+  await persist(step, { behind: entered === "compose" });
 }
 
 /**
  * Saves the run (fenced by the lease) and emits `CHECKPOINT`. A parked or finished run's
  * `approval_required` or `result` event is appended in the same atomic write, after every
  * event emitted before it: no reader sees a result before the state it reports is saved.
+ * `behind`: returns once the save is sent, without waiting for it to be applied.
  */
-async function persist(step: Step): Promise<void> {
+async function persist(step: Step, options: { behind?: boolean } = {}): Promise<void> {
   const snapshot = step.actor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
@@ -284,25 +319,71 @@ async function persist(step: Step): Promise<void> {
   };
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
+  const checkpoint = checkpointOf(record, conversationOf(step.record).length, step.raw);
+  step.record = record;
+  step.raw = undefined;
+  const done = save(step, { record, phase, status }, checkpoint);
+  if (options.behind !== true) return done;
+  // Its failure reaches the step's end (and fences the saves after it).
+  done.catch(() => {});
+  step.behind.push(done);
+  await step.latestSave?.sent;
+}
+
+/**
+ * One save, sent right behind the step's save before it, without waiting for that one's reply
+ * (`RunBackend.saveRun` applies a run's saves in the order they are issued); its outcome is
+ * applied, and `CHECKPOINT` emitted, after the one before it.
+ */
+function save(step: Step, boundary: Boundary, checkpoint: StoredCheckpoint): Promise<void> {
+  const previous = step.latestSave;
+  let markSent = () => {};
+  const sent = new Promise<void>((resolve) => {
+    markSent = resolve;
+  });
+  const done = sendSave(step, boundary, checkpoint, previous, markSent).finally(markSent);
+  step.latestSave = { sent, done };
+  return done;
+}
+
+async function sendSave(
+  step: Step,
+  { record, phase, status }: Boundary,
+  checkpoint: StoredCheckpoint,
+  previous: SaveSlot | undefined,
+  markSent: () => void,
+): Promise<void> {
+  await previous?.sent;
   // Events not sent yet go out with the save, before its outcome event.
   const pending = await step.publisher.take();
   const release = lastSave(step, phase, status);
-  // The record was loaded (or last saved) with its whole conversation: only later messages are new.
-  const storedMessages = conversationOf(step.record).length;
-  const outcome = await step.deps.backend.saveRun(
+  // Entering dispatch with calls for tool jobs: they are queued right behind the save. Those
+  // go on another connection, so the save waits until the one before it was applied.
+  const tools = release && !isTerminal(status) ? step.actor.getSnapshot().context.calls : [];
+  const thenTools = toolJobs(step, tools.filter(runsHandler));
+  if (thenTools.length > 0) await previous?.done;
+  const storedMessages = step.storedMessages;
+  step.storedMessages = conversationOf(record).length;
+  const saving = step.deps.backend.saveRun(
     record.runId,
     step.token,
     record,
     [...pending, ...outcomeEvents(record)],
     storedMessages,
-    { checkpoint: checkpointOf(record, storedMessages, step.raw), ...(release ? { release } : {}) },
+    {
+      checkpoint,
+      ...(release ? { release } : {}),
+      ...(thenTools.length > 0 ? { thenTools } : {}),
+    },
   );
-  step.record = record;
-  step.raw = undefined;
+  markSent();
+  const outcome = await saving;
+  await previous?.done.catch(() => {});
+  step.toolsQueued ||= thenTools.length > 0;
   step.prefetched =
     outcome.raw === undefined
       ? undefined
-      : { iteration: snapshot.context.iteration, results: outcome.raw };
+      : { iteration: step.actor.getSnapshot().context.iteration, results: outcome.raw };
   step.advanced = true;
   if (step.lease !== undefined && outcome.released !== undefined) {
     step.lease.released = outcome.released;
@@ -355,6 +436,8 @@ async function applyDecisions(step: Step): Promise<boolean> {
  * returns false. `entered`: this step just entered dispatch, so no call can be interrupted yet.
  */
 async function collectToolResults(step: Step, entered: boolean): Promise<boolean> {
+  // The save that entered dispatch queued the tool jobs already.
+  if (step.toolsQueued) return false;
   const context = step.actor.getSnapshot().context;
   const { backend } = step.deps;
   const todo = context.calls.filter(runsHandler);
@@ -389,19 +472,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
       await persistAtBoundary(step, "dispatch");
       return true;
     }
-    await Promise.all(
-      running.map((state) =>
-        backend.enqueueTool({
-          runId: context.runId,
-          iteration: context.iteration,
-          toolCallId: state.call.id,
-          agent: step.record.agent,
-          tool: state.call.name,
-          ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
-          ...priorityOf(step.record),
-        }),
-      ),
-    );
+    await Promise.all(toolJobs(step, running).map((job) => backend.enqueueTool(job)));
     return false;
   }
   const raw = recordById(
@@ -414,6 +485,20 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
   step.raw = raw;
   await persistAtBoundary(step, "dispatch");
   return true;
+}
+
+/** The tool jobs that run `calls` of the run's current iteration. */
+function toolJobs(step: Step, calls: readonly CallState[]): ToolJob[] {
+  const { runId, iteration } = step.actor.getSnapshot().context;
+  return calls.map((state) => ({
+    runId,
+    iteration,
+    toolCallId: state.call.id,
+    agent: step.record.agent,
+    tool: state.call.name,
+    ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
+    ...priorityOf(step.record),
+  }));
 }
 
 /** The event a save publishes with the state it reports: a parked or finished run's outcome. */

@@ -222,6 +222,11 @@ export function describeSchedulingContract(name: string, factory: BackendFactory
           tools.push(job);
           await backend.enqueueTool(job);
         },
+        // The save that enters dispatch queues its tool jobs itself.
+        async saveRun(runId, token, record, events, storedMessages, options) {
+          tools.push(...(options?.thenTools ?? []));
+          return backend.saveRun(runId, token, record, events, storedMessages, options);
+        },
       });
       const deletions = deleteTool();
       const search = searchTool();
