@@ -737,6 +737,50 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect((await backend.acquireLease("run")).acquired).toBe(true);
     });
 
+    it("applies a run's saves in the order issued, and queues tool jobs right behind a save", async () => {
+      const backend = factory.create();
+      started.push(backend);
+      const found = deferred<{ toolCallId: string; updatedAt: number | undefined }>();
+      await backend.start({
+        concurrency: 1,
+        logger: silent,
+        processors: {
+          step: async () => undefined,
+          tool: async (job) => {
+            const run = await backend.loadRun(job.runId);
+            found.resolve({ toolCallId: job.toolCallId, updatedAt: run?.updatedAt });
+            return run;
+          },
+        },
+      });
+      await backend.createRun(record("run", "queued", 1));
+      const lease = await backend.acquireLease("run");
+      if (!lease.acquired) throw new Error("expected the lease");
+
+      // Issued one after the other, each before the one before it resolved.
+      const saves = [2, 3, 4].map((updatedAt) =>
+        backend.saveRun("run", lease.token, { ...record("run", "running", 1), updatedAt }),
+      );
+      await Promise.all(saves);
+      expect((await backend.loadRun("run"))?.updatedAt).toBe(4);
+
+      await backend.saveRun(
+        "run",
+        lease.token,
+        { ...record("run", "running", 1), phase: "dispatch", updatedAt: 5 },
+        [],
+        undefined,
+        {
+          release: true,
+          thenTools: [
+            { runId: "run", iteration: 1, toolCallId: "call_1", agent: "support", tool: "search" },
+          ],
+        },
+      );
+      // The job finds the run as the save left it.
+      expect(await found.promise).toEqual({ toolCallId: "call_1", updatedAt: 5 });
+    });
+
     it("marks a call attempt started once, and records attempts waiting for a person, with why", async () => {
       const backend = await start();
       expect(await backend.markCallStarted("run", 1, "call_1")).toBe(true);
