@@ -1,4 +1,4 @@
-import { assign, not, or, setup, stateIn } from "xstate";
+import { assign, not, or, type SnapshotFrom, setup, stateIn } from "xstate";
 import { entryById } from "../core/id-record.js";
 import type {
   Message,
@@ -435,6 +435,31 @@ const toolMessage = (results: readonly ToolResult[]): Message => ({
 });
 
 export type RunMachine = typeof runMachine;
+
+/** A snapshot of the run machine, as an actor of it or `transition` gives it. */
+export type RunSnapshot = SnapshotFrom<RunMachine>;
+
+/** The run machine's persisted snapshot (`getPersistedSnapshot`), as plain data. */
+export interface PersistedRunSnapshot {
+  status: RunSnapshot["status"];
+  output: unknown;
+  error: unknown;
+  value: RunSnapshot["value"];
+  historyValue: Record<string, never>;
+  context: RunContext;
+  children: Record<string, never>;
+}
+
+/**
+ * `runMachine.getPersistedSnapshot(snapshot)`, for this machine, which spawns no actors and has
+ * no history states: without that method's walk of the whole context (the conversation
+ * included) in search of actor references, at every save. The context is shared, not copied:
+ * XState replaces it on a change and never mutates it.
+ */
+export function persistedRunSnapshot(snapshot: RunSnapshot): PersistedRunSnapshot {
+  const { status, output, error, value, context } = snapshot;
+  return { status, output, error, value, historyValue: {}, context, children: {} };
+}
 
 /**
  * The effect boundaries (SPEC §8) at which a durable run is persisted: after a provider

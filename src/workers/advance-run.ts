@@ -14,6 +14,7 @@ import {
   type FinalPhase,
   isEffectBoundary,
   type Phase,
+  persistedRunSnapshot,
   runsHandler,
 } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
@@ -313,7 +314,7 @@ async function persist(step: Step, options: { behind?: boolean } = {}): Promise<
     status,
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
-    snapshot: step.actor.getPersistedSnapshot() as unknown as PersistedSnapshot,
+    snapshot: persistedRunSnapshot(snapshot) as unknown as PersistedSnapshot,
     result: status === "running" ? null : toRunResult(snapshot.context, status),
     updatedAt: step.deps.clock.now(),
   };

@@ -5,6 +5,7 @@ import {
   type CallState,
   PHASES,
   type PreparedRequest,
+  persistedRunSnapshot,
   type RunInput,
   type RunMachineEvent,
   runMachine,
@@ -551,6 +552,37 @@ describe("runMachine", () => {
         expect(restored.context).toEqual(snapshot.context);
       });
     }
+
+    it("persistedRunSnapshot gives what getPersistedSnapshot gives, at every phase", () => {
+      const response = toolCallResponse([{ id: "call_a", name: "search", input: { q: "x" } }]);
+      const seen: RunSnapshot[] = [start()];
+      const visit = (snapshot: RunSnapshot) => {
+        seen.push(snapshot);
+        return snapshot;
+      };
+      const dispatched = visit(
+        send(
+          visit(throughLlm(start(), response)),
+          { type: "CALLS_PREPARED", calls: callStates(response) },
+          { type: "PERMISSIONS_RESOLVED", calls: callStates(response) },
+          { type: "RECHECKED", calls: callStates(response) },
+        ),
+      );
+      const after = visit(
+        send(dispatched, { type: "TOOLS_DISPATCHED", raw: { call_a: resultOf("call_a", "r") } }),
+      );
+      visit(send(after, { type: "RESULTS_PROCESSED", results: [resultOf("call_a", "r")] }));
+      visit(parkedWithOneAsk());
+      visit(throughLlm(start(), textResponse("ok")));
+      visit(send(start(), { type: "FAIL", error: failure }));
+      expect(new Set(seen.map((snapshot) => String(snapshot.value))).size).toBeGreaterThan(5);
+
+      for (const snapshot of seen) {
+        expect(persistedRunSnapshot(snapshot)).toStrictEqual(
+          runMachine.getPersistedSnapshot(snapshot),
+        );
+      }
+    });
 
     it("continues from a restored awaitingApproval snapshot", () => {
       const parked = parkedWithOneAsk();
