@@ -182,6 +182,7 @@ export type {
   JobProcessors,
   LeaseOutcome,
   OpenedRun,
+  OpenedToolCall,
   RunBackend,
   SaveOptions,
   SaveOutcome,
@@ -215,6 +216,7 @@ export {
 } from "./store/schemas.js";
 export { DecisionRecord, RunDetail, RunSummary } from "./store/summary.js";
 export { CheckpointRecord, ModelCallRecord, ToolCallRecord } from "./store/timeline.js";
+export type { ToolCallRun } from "./store/tool-call-view.js";
 export { ToolRegistry } from "./tools/registry.js";
 export {
   redactInput,

@@ -81,6 +81,8 @@ function runtimeScript(kind, keys, argv) {
   if (kind === "run" && keys === 2) return "createRun";
   if (kind === "run" && keys === 4) return "saveRun";
   if (kind === "run" && keys > 4) return "saveRun (finished: sets expiries)";
+  if (kind === "run" && keys === 3) return "openToolCall";
+  if (kind === "inflight" && keys === 3) return "markCallStarted";
   if (kind === "cancel") return "requestCancel";
   // READ_EVENTS takes a position and a count; APPEND_EVENTS a bound, an expiry and the events.
   if (kind === "events") return argv === 2 ? "readEvents" : "appendEvents";

@@ -1,6 +1,6 @@
 import { loggableError, toRunError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
-import type { ToolResult } from "../core/values.js";
+import type { ToolCall, ToolResult } from "../core/values.js";
 import { withinRun } from "../extensions/run-scope.js";
 import { HookEvent } from "../hooks/events.js";
 import {
@@ -11,29 +11,64 @@ import {
 } from "../machines/run-machine.js";
 import { traceTool } from "../observability/spans.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
+import type { Tool } from "../tools/tool.js";
 import { validateInput } from "../tools/validate.js";
 import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 
+/** What running a call reads of the run's machine context. */
+export type CallContext = Pick<RunContext, "runId" | "iteration">;
+
+/** A call ready to run: its tool here, and its input as the tool's schema parsed it. */
+export interface PreparedCall {
+  call: ToolCall;
+  tool: Tool;
+  input: unknown;
+}
+
+/**
+ * The call's tool and validated input, or the error result of a call no tool here can run
+ * (validated in toolValidate; checked again because a durable run may resume on another
+ * process).
+ */
+export function prepareCall(state: CallState, env: RunEnv): PreparedCall | ToolResult {
+  const { call } = state;
+  const tool = env.tools.get(call.name);
+  const input = tool && validateInput(tool.input, call.input);
+  if (!tool || !input?.ok)
+    return errorResult(call.id, `Tool "${call.name}" is not available here.`);
+  return { call, tool, input: input.value };
+}
+
 /** Executes one permitted call's handler and returns its raw outcome (before result middleware). */
 export async function executeCall(
-  context: RunContext,
+  context: CallContext,
   state: CallState,
   env: RunEnv,
 ): Promise<ToolResult> {
-  const { call } = state;
-  const found = env.tools.get(call.name);
-  // Validated in toolValidate; checked again because a durable run may resume on another process.
-  const input = found && validateInput(found.input, call.input);
-  if (!found || !input?.ok)
-    return errorResult(call.id, `Tool "${call.name}" is not available here.`);
+  const prepared = prepareCall(state, env);
+  return "tool" in prepared ? runPrepared(context, prepared, env) : prepared;
+}
+
+/**
+ * Runs a prepared call's handler (`prepareCall`) and returns its raw outcome. `announced`: its
+ * `tool_start` event is in the run's log already (a durable tool job appends it in the write
+ * that marks the handler's start), so it is not emitted again.
+ */
+export async function runPrepared(
+  context: CallContext,
+  prepared: PreparedCall,
+  env: RunEnv,
+  options: { announced?: boolean } = {},
+): Promise<ToolResult> {
+  const { call, tool: found, input } = prepared;
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
-  env.emit?.({ type: "tool_start", toolCall: call });
+  if (options.announced !== true) env.emit?.({ type: "tool_start", toolCall: call });
   const { result, error, thrown } = await traceTool(call, () =>
     withinRun(env.runScope, () =>
       runHandler(
         found,
-        input.value,
+        input,
         {
           signal: env.signal,
           runId: context.runId,

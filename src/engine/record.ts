@@ -14,7 +14,7 @@ export type StageEntry = DistributiveOmit<RecorderEntry, "runId" | "iteration" |
  */
 export async function record(
   env: RunEnv,
-  context: RunContext,
+  context: Pick<RunContext, "runId" | "iteration">,
   ...entries: StageEntry[]
 ): Promise<void> {
   const recorder = env.recorder;

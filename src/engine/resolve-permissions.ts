@@ -32,7 +32,7 @@ export async function resolvePermissions(
  * again. A deny wins even over a person's approval; an ask on a call nobody approved parks it.
  */
 export async function recheckPermissions(
-  context: RunContext,
+  context: Pick<RunContext, "runId" | "iteration" | "calls">,
   env: RunEnv,
   options: { personDecisionsRecorded?: boolean } = {},
 ): Promise<RunMachineEvent> {

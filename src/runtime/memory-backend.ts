@@ -8,6 +8,7 @@ import type {
   EnqueueStepOptions,
   JobDelivery,
   LeaseOutcome,
+  OpenedToolCall,
   RunBackend,
   SaveOptions,
   SaveOutcome,
@@ -31,6 +32,7 @@ import {
 } from "../store/schemas.js";
 import { conversationOf, joinRecord, recordDocument } from "../store/stored-record.js";
 import { DecisionRecord, type RunSummary, summarize } from "../store/summary.js";
+import { toolCallRun } from "../store/tool-call-view.js";
 import { MemoryEventLog } from "./memory-event-log.js";
 import { memoryRecorderStore } from "./memory-run-extras.js";
 import { MemoryRunIndex } from "./memory-run-index.js";
@@ -177,6 +179,19 @@ class MemoryBackend implements RunBackend {
     return this.#recordOf(runId);
   }
 
+  async openToolCall(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+  ): Promise<OpenedToolCall> {
+    const stored = this.#records.get(runId);
+    return {
+      run: stored === undefined ? undefined : toolCallRun(stored.document, undefined, toolCallId),
+      committed: this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true,
+      cancelRequested: this.#cancels.has(runId),
+    };
+  }
+
   async listRuns(query: RunQuery): Promise<RunPage> {
     return this.#runIndex.page(query);
   }
@@ -298,10 +313,16 @@ class MemoryBackend implements RunBackend {
     return Object.fromEntries(this.#raw.get(roundKey(runId, iteration)) ?? []);
   }
 
-  async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
+  async markCallStarted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    events: readonly RunEvent[] = [],
+  ): Promise<boolean> {
     const marks = this.#marks(runId, iteration);
     if (marks.has(callKey)) return false;
     marks.set(callKey, { started: true });
+    for (const event of events) this.#events.publish(runId, event);
     return true;
   }
 

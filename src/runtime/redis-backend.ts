@@ -15,6 +15,7 @@ import type {
   CloseOptions,
   EnqueueStepOptions,
   LeaseOutcome,
+  OpenedToolCall,
   RunBackend,
   SaveOptions,
   SaveOutcome,
@@ -51,6 +52,7 @@ import {
   readAnnouncement,
   readSummary,
 } from "../store/summary-codec.js";
+import { toolCallRun } from "../store/tool-call-view.js";
 import { describeIssues } from "../tools/validate.js";
 import { redisModelLimiter } from "./model-limiter.js";
 import { PauseWatch } from "./model-pauses.js";
@@ -85,6 +87,8 @@ import type { QueueSettings } from "./redis-queues.js";
 import { redisExtensionStateStore, redisRecorderSink } from "./redis-run-extras.js";
 import {
   ACQUIRE_LEASE,
+  MARK_STARTED,
+  OPEN_TOOL_CALL,
   RELEASE_LEASE,
   RENEW_LEASE,
   REQUEST_CANCEL,
@@ -282,6 +286,8 @@ function storedSummary(runId: string, json: string | null | undefined): RunSumma
   return decodeSummary(runId, json, "A stored run summary");
 }
 const Replies = z.array(z.string());
+/** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
+const OpenToolCallReply = z.tuple([z.string(), z.string(), z.number(), z.number()]);
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
 const SaveReply = z.union([
   z.literal(-1),
@@ -444,15 +450,20 @@ class RedisBackend implements RunBackend {
       createWorker(
         STEP_QUEUE,
         StepJob,
-        async (job: StepJob, delivery) =>
-          this.#jobOutcome(job.runId, await processors.step(job, delivery)),
+        async (job: StepJob, delivery) => {
+          const record = await processors.step(job, delivery);
+          return this.#jobOutcome(
+            job.runId,
+            record && (this.#summaries.get(record) ?? summarize(record)),
+          );
+        },
         { ...workerSettings, concurrency: steps },
       ),
       createWorker(
         TOOL_QUEUE,
         ToolJob,
         async (job: ToolJob, delivery) =>
-          this.#jobOutcome(job.runId, await processors.tool(job, delivery)),
+          this.#jobOutcome(job.runId, (await processors.tool(job, delivery))?.summary),
         { ...workerSettings, concurrency: tools },
       ),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
@@ -545,6 +556,29 @@ class RedisBackend implements RunBackend {
     if (document != null) return joinRecord(document, messages, storedSummary(runId, summary));
     await this.#marker.assertKept(this.where);
     return undefined;
+  }
+
+  async openToolCall(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+  ): Promise<OpenedToolCall> {
+    const [document, summary, committed, cancelled] = OpenToolCallReply.parse(
+      await OPEN_TOOL_CALL.run(
+        this.#redis,
+        [this.#keys.run(runId), this.#keys.raw(runId, iteration), this.#keys.cancel(runId)],
+        [callField(toolCallId)],
+      ),
+    );
+    if (document === "") await this.#marker.assertKept(this.where);
+    return {
+      run:
+        document === ""
+          ? undefined
+          : toolCallRun(document, storedSummary(runId, summary), toolCallId),
+      committed: committed === 1,
+      cancelRequested: cancelled === 1,
+    };
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -777,13 +811,20 @@ class RedisBackend implements RunBackend {
     );
   }
 
-  async markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean> {
-    const key = this.#keys.inFlight(runId, iteration);
-    // Unique per call: a reply lost and re-sent by ioredis answers 0 for our own write.
+  async markCallStarted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    events: readonly RunEvent[] = [],
+  ): Promise<boolean> {
+    // Unique per call: a reply lost and re-sent by ioredis finds our own mark.
     const mark = `${STARTED}:${randomUUID()}`;
-    const field = callField(callKey);
-    if ((await this.#redis.hsetnx(key, field, mark)) === 1) return true;
-    return (await this.#redis.hget(key, field)) === mark;
+    const reply = await MARK_STARTED.run(
+      this.#redis,
+      [this.#keys.inFlight(runId, iteration), this.#keys.events(runId), this.#keys.run(runId)],
+      [callField(callKey), mark, this.#maxEvents, ...events.map((event) => JSON.stringify(event))],
+    );
+    return reply === 1 || reply === mark;
   }
 
   async markCallInterrupted(
@@ -1006,12 +1047,11 @@ class RedisBackend implements RunBackend {
 
   /**
    * A job's return value: where its run stands after it (a queue view shows it per job), from
-   * the record the processor left it at, else read from the run's stored summary.
+   * the summary of the run as the processor left it, else read from the run's stored summary.
    */
-  async #jobOutcome(runId: string, record: RunRecord | undefined): Promise<JobOutcome> {
-    let summary: RunSummary | undefined;
-    if (record !== undefined) summary = this.#summaries.get(record) ?? summarize(record);
-    else {
+  async #jobOutcome(runId: string, known: RunSummary | undefined): Promise<JobOutcome> {
+    let summary = known;
+    if (summary === undefined) {
       const json = await this.#redis.hget(this.#keys.run(runId), "summary");
       summary = json === null ? undefined : readSummary(runId, json);
       if (summary === undefined) return { runId, run: "unknown" };

@@ -254,3 +254,29 @@ if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1])
 else redis.call("PUBLISH", ARGV[2], ARGV[3]) end
 return 1
 `);
+
+/**
+ * What a tool job reads (`openToolCall`), in one call. KEYS: run, raw (the job's iteration),
+ * cancel. ARGV: the call's raw field. Returns {the record's document or "", its summary or "",
+ * 1 if the call's raw result is committed, 1 if a cancel was asked}. The conversation is not
+ * read: a tool job does not need it.
+ */
+export const OPEN_TOOL_CALL = new LuaScript(`
+local stored = redis.call("HMGET", KEYS[1], "record", "summary")
+return {stored[1] or "", stored[2] or "", redis.call("HEXISTS", KEYS[2], ARGV[1]), redis.call("EXISTS", KEYS[3])}
+`);
+
+/**
+ * Marks a call attempt's handler started unless it was marked before, and then appends the
+ * events (its `tool_start`) to the run's log, in one atomic write. KEYS: in-flight hash,
+ * events, run. ARGV: the call's field, the mark (unique per attempt), max events, then each
+ * event's JSON. Returns 1 when this marked it, else the mark found (a reply lost and re-sent
+ * finds our own).
+ */
+export const MARK_STARTED = new LuaScript(`
+if redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2]) == 0 then
+  return redis.call("HGET", KEYS[1], ARGV[1])
+end
+${appendEventsLua("KEYS[2]", "KEYS[3]", "ARGV[3]", 4)}
+return 1
+`);

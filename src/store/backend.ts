@@ -10,6 +10,7 @@ import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 import type { DecisionRecord, RunSummary } from "./summary.js";
+import type { ToolCallRun } from "./tool-call-view.js";
 
 /** One of a backend's BullMQ queues, for queue views such as bull-board. */
 export interface BackendQueue {
@@ -40,7 +41,8 @@ export interface JobDelivery {
  */
 export interface JobProcessors {
   step(job: StepJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
-  tool(job: ToolJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
+  /** Resolves with the run as the job found it (`openToolCall`). */
+  tool(job: ToolJob, delivery: JobDelivery): Promise<ToolCallRun | undefined>;
 }
 
 export interface BackendStartOptions {
@@ -103,6 +105,15 @@ export interface EnqueueStepOptions {
   agent?: string | undefined;
   /** Why an earlier step job of the run failed for good. */
   giveUp?: string;
+}
+
+/** What a tool job reads before it runs its call (`RunBackend.openToolCall`). */
+export interface OpenedToolCall {
+  /** The run without its conversation (none when unknown). */
+  run: ToolCallRun | undefined;
+  /** A raw result of the call is committed for the iteration. */
+  committed: boolean;
+  cancelRequested: boolean;
 }
 
 /** A run read together with its lease: its record (none when unknown) and its cancel flag. */
@@ -188,6 +199,13 @@ export interface RunBackend {
   createRun(record: RunRecord): Promise<boolean>;
   /** The run's record; throws `StoreVersionError` for a record of another `schemaVersion`. */
   loadRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * What a tool job for call `toolCallId` of `iteration` reads, at once (Redis: one script
+   * call): the run without its conversation (`toolCallRun`: `StoreVersionError` for another
+   * `schemaVersion`, `record_corrupt` when what it reads does not parse), whether the call's
+   * raw result is committed, and the cancel flag.
+   */
+  openToolCall(runId: string, iteration: number, toolCallId: string): Promise<OpenedToolCall>;
   /** One page of run summaries, newest first (by `createdAt`, then run id). */
   listRuns(query: RunQuery): Promise<RunPage>;
   /** The run's audit trail: every decision recorded with `decide`, oldest first. */
@@ -240,8 +258,15 @@ export interface RunBackend {
    * atomic, the first write wins. False when it was recorded before: an earlier delivery of
    * the same tool job started the handler and, unless it committed a raw result, crashed or
    * lost its job in it — the tool's `recovery` decides what happens.
+   * `events` (the handler's `tool_start`) are appended to the run's log in the same atomic
+   * write when this marks the start, and not at all when the start was marked before.
    */
-  markCallStarted(runId: string, iteration: number, callKey: string): Promise<boolean>;
+  markCallStarted(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    events?: readonly RunEvent[],
+  ): Promise<boolean>;
   /**
    * Records that a call attempt did not run and waits for a person, and why: a crash
    * interrupted it (its tool's recovery is `ask`), or the policy asks about it at dispatch.

@@ -49,14 +49,23 @@ export function parseStoredRecord(json: string): RunRecord {
   return parseRecordValue(value);
 }
 
-/** `parseStoredRecord` for a record already parsed from JSON. */
-export function parseRecordValue(value: unknown): RunRecord {
-  const stored = typeof value === "object" && value !== null ? value : {};
+/**
+ * Throws `StoreVersionError` unless `stored` (a record, or a stored document) is of a
+ * `schemaVersion` this version reads; returns that version.
+ */
+export function assertReadableVersion(stored: object): unknown {
   const version = "schemaVersion" in stored ? stored.schemaVersion : undefined;
   if (version !== RUN_RECORD_VERSION && !READ_AS_CURRENT.has(version)) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw new StoreVersionError(runId, version, RUN_RECORD_VERSION);
   }
+  return version;
+}
+
+/** `parseStoredRecord` for a record already parsed from JSON. */
+export function parseRecordValue(value: unknown): RunRecord {
+  const stored = typeof value === "object" && value !== null ? value : {};
+  const version = assertReadableVersion(stored);
   const parsed = RunRecord.safeParse(
     version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION },
   );

@@ -89,7 +89,7 @@ export const RunRecord = z.object({
 export type RunRecord = z.infer<typeof RunRecord>;
 
 /** The run's priority as queue options: every job of a run is queued with it. */
-export const priorityOf = (record: RunRecord): { priority?: number } =>
+export const priorityOf = (record: Pick<RunRecord, "priority">): { priority?: number } =>
   record.priority === undefined ? {} : { priority: record.priority };
 
 /** The parts of the machine context that runtime code reads from a snapshot. */
@@ -102,6 +102,7 @@ export const CallStateView = z.object({
   result: ToolResult.optional(),
   interruptions: z.number().int().positive().optional(),
 });
+export type CallStateView = z.infer<typeof CallStateView>;
 export const SnapshotContextView = z.looseObject({
   runId: z.string(),
   sessionId: z.string(),

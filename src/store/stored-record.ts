@@ -261,6 +261,49 @@ function derivesResult(record: RunRecord, result: RunResult): boolean {
   return isDeepStrictEqual({ ...derived, messages: [] }, { ...result, messages: [] });
 }
 
+/** A stored document's JSON parsed: a `record_corrupt` BackendError unless it is an object. */
+export function parseDocument(document: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(document);
+  } catch (error) {
+    throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
+  }
+  if (typeof parsed !== "object" || parsed === null) {
+    throw corrupt("A stored run record", "not a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** A parsed document with what it left out filled in again, but its conversation. */
+export interface CompletedDocument {
+  /** The record's fields; the conversation's copies are message counts (prefix lengths). */
+  stored: Record<string, unknown>;
+  /** The machine context leaves out the run and session ids: they are the record's. */
+  sharedIds: boolean;
+  /** A version-4 (or later) document: a string input's text may be left to its message. */
+  compacted: boolean;
+}
+
+/**
+ * A parsed document (`parseDocument`) completed from the run's stored summary (when it says
+ * `fromSummary`) and with the values a version-4 document leaves out restored; the
+ * conversation stays out (see `joinRecord`).
+ */
+export function completeDocument(
+  parsed: Record<string, unknown>,
+  summary?: RunSummary,
+): CompletedDocument {
+  const { sharedIds, fromSummary: summarized, ...own } = parsed;
+  const completed = summarized === true ? fromSummary(own, summary) : own;
+  const compacted = typeof own.schemaVersion === "number" && own.schemaVersion >= 4;
+  return {
+    stored: compacted ? restoreDocument(completed, summary?.pending ?? []) : completed,
+    sharedIds: sharedIds === true,
+    compacted,
+  };
+}
+
 /**
  * A record rebuilt from its document, the stored conversation (JSON of each message) and, for a
  * document that says `fromSummary`, the run's stored summary.
@@ -270,21 +313,16 @@ export function joinRecord(
   conversation: readonly string[],
   summary?: RunSummary,
 ): RunRecord {
-  let parsedDocument: unknown;
+  const parsed = parseDocument(document);
   let messages: unknown[];
   try {
-    parsedDocument = JSON.parse(document);
     messages = conversation.map((json) => JSON.parse(json) as unknown);
   } catch (error) {
     throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
   }
-  if (typeof parsedDocument !== "object" || parsedDocument === null) {
-    throw corrupt("A stored run record", "not a JSON object");
-  }
-  const { sharedIds, fromSummary: summarized, ...own } = parsedDocument as Record<string, unknown>;
-  const completed = summarized === true ? fromSummary(own, summary) : own;
-  const compacted = typeof own.schemaVersion === "number" && own.schemaVersion >= 4;
-  const stored = (compacted ? restoreDocument(completed, summary?.pending ?? []) : completed) as {
+  const completed = completeDocument(parsed, summary);
+  const { sharedIds, compacted } = completed;
+  const stored = completed.stored as {
     runId?: unknown;
     sessionId?: unknown;
     status?: unknown;
@@ -301,7 +339,7 @@ export function joinRecord(
       : {
           ...stored.snapshot,
           context: {
-            ...(sharedIds === true ? { runId: stored.runId, sessionId: stored.sessionId } : {}),
+            ...(sharedIds ? { runId: stored.runId, sessionId: stored.sessionId } : {}),
             ...stored.snapshot.context,
             messages: prefix(stored.snapshot.context?.messages),
           },

@@ -1,16 +1,17 @@
-import { entryById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
-import { executeCall } from "../engine/dispatch-tools.js";
+import { type CallContext, prepareCall, runPrepared } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
+import type { RunEvent } from "../engine/run-events.js";
 import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
-import { type CallState, type RunContext, runsHandler } from "../machines/run-machine.js";
+import { type CallState, runsHandler } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
-import { callKey, contextView } from "../store/run-view.js";
-import { isTerminal, priorityOf, type RunRecord, type ToolJob } from "../store/schemas.js";
+import { callKey } from "../store/run-view.js";
+import { isTerminal, priorityOf, type ToolJob } from "../store/schemas.js";
+import type { ToolCallRun } from "../store/tool-call-view.js";
 import { errorResult } from "../tools/run-handler.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
@@ -34,52 +35,50 @@ export async function dispatchTool(
   deps: WorkerDeps,
   job: ToolJob,
   delivery?: JobDelivery,
-): Promise<RunRecord | undefined> {
+): Promise<ToolCallRun | undefined> {
   const { backend } = deps;
   const { runId, iteration, toolCallId } = job;
-  // Independent reads, issued together: the Redis backend sends them in one write.
-  const [record, committed, cancelled] = await Promise.all([
-    backend.loadRun(runId),
-    backend.rawResults(runId, iteration),
-    backend.cancelRequested(runId),
-  ]);
-  if (record === undefined || isTerminal(record.status)) return record;
-  const priority = priorityOf(record);
-  if (entryById(committed, toolCallId) !== undefined) {
+  // One read: the run without its conversation, the call's commit and the cancel flag.
+  const { run, committed, cancelRequested } = await backend.openToolCall(
+    runId,
+    iteration,
+    toolCallId,
+  );
+  if (run === undefined || isTerminal(run.status)) return run;
+  const priority = priorityOf(run);
+  if (committed) {
     // Committed before: never run the handler again; make sure the run moves on.
-    await backend.enqueueStep(runId, { ...priority, agent: record.agent });
-    return record;
+    await backend.enqueueStep(runId, { ...priority, agent: run.agent });
+    return run;
   }
-  const view = contextView(record);
-  const current = record.phase === "dispatch" && view?.iteration === iteration;
-  // The snapshot's context is the machine's RunContext; its calls were parsed by contextView.
-  const context = record.snapshot?.context as RunContext | undefined;
-  const state = current ? context?.calls.find((each) => each.call.id === toolCallId) : undefined;
+  const current = run.phase === "dispatch" && run.context?.iteration === iteration;
+  const state = current ? run.call : undefined;
   const attemptNow = (state?.interruptions ?? 0) === (job.attempt ?? 0);
-  if (context === undefined || state === undefined || !runsHandler(state) || !attemptNow) {
+  if (run.context === undefined || state === undefined || !runsHandler(state) || !attemptNow) {
     deps.logger.debug({ runId, iteration, toolCallId }, "a stale tool job; ignored");
-    return record;
+    return run;
   }
   if (delivery?.gaveUp !== undefined) {
     await giveUp(deps, job, delivery.gaveUp, priority);
-    return record;
+    return run;
   }
-  if (cancelled) {
-    await backend.enqueueStep(runId, { ...priority, agent: record.agent });
-    return record;
+  if (cancelRequested) {
+    await backend.enqueueStep(runId, { ...priority, agent: run.agent });
+    return run;
   }
-  const agent = agentFor(deps, record.agent, runId);
+  const context: CallContext = { runId: run.context.runId, iteration: run.context.iteration };
+  const agent = agentFor(deps, run.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
   const publisher = eventPublisher(backend, runId);
   try {
     const env = agent.runEnv({
       runId,
-      sessionId: record.sessionId,
+      sessionId: run.sessionId,
       signal: controller.signal,
       emit: publisher.emit,
     });
-    const outcome = await withExtractedContext(record.trace, () =>
+    const outcome = await withExtractedContext(run.trace, () =>
       runPermitted(deps, context, state, env),
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
@@ -89,7 +88,7 @@ export async function dispatchTool(
     // commit before a step queued after it is issued, `RunBackend.commitRaw`).
     const pending = await publisher.take();
     const published = pending.length === 0 ? undefined : backend.publish(runId, pending);
-    const next = () => backend.enqueueStep(runId, { ...priority, agent: record.agent });
+    const next = () => backend.enqueueStep(runId, { ...priority, agent: run.agent });
     if ("waitsForPerson" in outcome) {
       const marked = backend.markCallInterrupted(
         runId,
@@ -130,7 +129,7 @@ export async function dispatchTool(
   } finally {
     untrack();
   }
-  return record;
+  return run;
 }
 
 /** The commit's outcome once `then` (issued right after it, not after its reply) is done too. */
@@ -176,7 +175,7 @@ async function giveUp(
  */
 async function runPermitted(
   deps: WorkerDeps,
-  context: RunContext,
+  context: CallContext,
   state: CallState,
   env: RunEnv,
 ): Promise<Outcome> {
@@ -196,7 +195,13 @@ async function runPermitted(
     };
   }
   const { runId, iteration } = context;
-  if (!(await deps.backend.markCallStarted(runId, iteration, callKey(checked)))) {
+  const prepared = prepareCall(checked, env);
+  // The handler's `tool_start` goes to the run's log in the write that marks its start.
+  const announce: RunEvent[] =
+    "tool" in prepared ? [{ type: "tool_start", toolCall: prepared.call }] : [];
+  let announced = announce.length > 0;
+  if (!(await deps.backend.markCallStarted(runId, iteration, callKey(checked), announce))) {
+    announced = false;
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";
     deps.logger.warn(
       { runId, iteration, toolCallId: checked.call.id, tool: checked.call.name, recovery: policy },
@@ -206,6 +211,10 @@ async function runPermitted(
     if (recovery.action === "ask") return { waitsForPerson: INTERRUPTED_REASON };
     if (recovery.action === "commit") return { result: recovery.result };
   }
-  const result = await unlessAborted(executeCall(context, checked, env), env.signal);
+  if (!("tool" in prepared)) return { result: prepared };
+  const result = await unlessAborted(
+    runPrepared(context, prepared, env, { announced }),
+    env.signal,
+  );
   return result === ABORTED ? { cancelled: true } : { result };
 }

@@ -291,6 +291,72 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       ).toBe("Answer: Results for cats");
     });
 
+    it("openToolCall reads a tool job's run, its call, the commit and the cancel flag, without the conversation", async () => {
+      const handlerGate = gate();
+      const search = searchTool({ gate: handlerGate });
+      const agent = makeAgent("support", {
+        provider: oneToolModel("search"),
+        tools: [search.tool],
+      });
+      const backend = factory.create();
+      const runtime = await runtimes.start([agent], backend);
+      const handle = await runtime.submit("support", "cats", { sessionId: "s-1", priority: 7 });
+      await handlerGate.entered;
+
+      const opened = await backend.openToolCall(handle.runId, 1, "call_1");
+      expect(opened.committed).toBe(false);
+      expect(opened.cancelRequested).toBe(false);
+      const run = opened.run;
+      expect(run).toMatchObject({
+        runId: handle.runId,
+        sessionId: "s-1",
+        agent: "support",
+        status: "running",
+        phase: "dispatch",
+        priority: 7,
+        context: { runId: handle.runId, sessionId: "s-1", iteration: 1 },
+        call: {
+          call: { id: "call_1", name: "search", input: { query: "cats" } },
+          status: "allowed",
+        },
+      });
+      expect(run).not.toHaveProperty("messages");
+      expect(JSON.stringify(run)).not.toContain("Answer");
+      // A call the snapshot does not hold: the run without a call.
+      const other = await backend.openToolCall(handle.runId, 1, "call_9");
+      expect(other.run?.call).toBeUndefined();
+      expect(other.run?.phase).toBe("dispatch");
+
+      handlerGate.open();
+      expect((await handle.result()).status).toBe("completed");
+      const finished = await backend.openToolCall(handle.runId, 1, "call_1");
+      expect(finished.committed).toBe(true);
+      expect(finished.run?.status).toBe("completed");
+      await backend.requestCancel(handle.runId);
+      expect((await backend.openToolCall(handle.runId, 1, "call_1")).cancelRequested).toBe(true);
+      expect(await backend.openToolCall("no-such-run", 1, "call_1")).toEqual({
+        run: undefined,
+        committed: false,
+        cancelRequested: false,
+      });
+    });
+
+    it("openToolCall gives a parked call's state, as the run's record holds it", async () => {
+      const { agent } = approvalAgent();
+      const backend = factory.create();
+      const runtime = await runtimes.start([agent], backend);
+      const handle = await runtime.submit("ops", "old.log");
+      const parked = await handle.result();
+      expect(parked.status).toBe("awaiting_approval");
+
+      const { run } = await backend.openToolCall(handle.runId, 1, "call_1");
+      const record = await backend.loadRun(handle.runId);
+      const context = record?.snapshot?.context as { calls: unknown[] } | undefined;
+      expect(run?.status).toBe("awaiting_approval");
+      expect(run?.call).toEqual(context?.calls[0]);
+      expect(run?.call?.status).toBe("asked");
+    });
+
     it("streams across an approval pause", async () => {
       const { agent } = approvalAgent();
       const runtime = await runtimes.start([agent], factory.create());
@@ -749,7 +815,7 @@ function describePrimitives(name: string, factory: BackendFactory): void {
           tool: async (job) => {
             const run = await backend.loadRun(job.runId);
             found.resolve({ toolCallId: job.toolCallId, updatedAt: run?.updatedAt });
-            return run;
+            return undefined;
           },
         },
       });
@@ -799,6 +865,17 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect(await backend.interruptedCalls("run", 2)).toEqual(new Map());
       // An interrupted attempt stays started: a later delivery of it recovers again.
       expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
+    });
+
+    it("appends a call's start events with its start mark, and none when it was marked before", async () => {
+      const backend = await start();
+      const call = { id: "call_1", name: "search", input: { query: "x" } };
+      const started: RunEvent[] = [{ type: "tool_start", toolCall: call }];
+      expect(await backend.markCallStarted("run", 1, "call_1", started)).toBe(true);
+      expect(await backend.markCallStarted("run", 1, "call_1", started)).toBe(false);
+      expect(await backend.markCallStarted("run", 1, "call_2")).toBe(true);
+
+      expect((await backend.readEvents("run", 0, 10)).events).toEqual(started);
     });
 
     it("keeps decisions per call attempt", async () => {

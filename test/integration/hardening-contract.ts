@@ -13,6 +13,7 @@ import {
   type Message,
   PermissionManager,
   RunNotFoundError,
+  StoreVersionError,
   tool,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
@@ -148,7 +149,8 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
       });
       const backend = factory.create();
       const broken = withOverrides(backend, {
-        async rawResults() {
+        // What every tool job reads first, on either backend.
+        async openToolCall() {
           throw foreign;
         },
       });
@@ -270,6 +272,41 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         expect((await runtime.get("r1")).status).toBe("queued");
         const warned = await logs.waitFor((entry) => entry.msg === "a stored run is corrupt");
         expect(warned.runId).toBe("r2");
+      });
+
+    if (editStored !== undefined)
+      it("a tool job's read (openToolCall) refuses bad stored data: record_corrupt, StoreVersionError", async () => {
+        const { agent } = approvalAgent();
+        const backend = factory.create();
+        const runtime = await runtimes.start([agent], backend);
+        const handle = await runtime.submit("ops", "old.log");
+        expect((await handle.result()).status).toBe("awaiting_approval");
+        const original = await backend.openToolCall(handle.runId, 1, "call_1");
+        expect(original.run?.call?.status).toBe("asked");
+        const code = async () => {
+          const error = await rejection(backend.openToolCall(handle.runId, 1, "call_1"));
+          expect(error).toBeInstanceOf(BackendError);
+          return (error as BackendError).code;
+        };
+
+        let stored = "";
+        await editStored(handle.runId, "record", (json) => {
+          stored = json;
+          return "{not json";
+        });
+        expect(await code()).toBe("record_corrupt");
+        // A call state without its call (the parked call's place in the summary, broken).
+        await editStored(handle.runId, "record", () =>
+          stored.replace('"pending":0', '"pending":"0"'),
+        );
+        expect(await code()).toBe("record_corrupt");
+        await editStored(handle.runId, "record", () =>
+          stored.replace('"schemaVersion":4', '"schemaVersion":99'),
+        );
+        const error = await rejection(backend.openToolCall(handle.runId, 1, "call_1"));
+        expect(error).toBeInstanceOf(StoreVersionError);
+        await editStored(handle.runId, "record", () => stored);
+        expect(await backend.openToolCall(handle.runId, 1, "call_1")).toEqual(original);
       });
 
     if (editStored !== undefined)

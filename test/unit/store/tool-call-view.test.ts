@@ -1,0 +1,96 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { BackendError, StoreVersionError } from "../../../src/index.js";
+import type { RunRecord } from "../../../src/store/schemas.js";
+import { joinRecord } from "../../../src/store/stored-record.js";
+import type { RunSummary } from "../../../src/store/summary.js";
+import { decodeSummary } from "../../../src/store/summary-codec.js";
+import { toolCallRun } from "../../../src/store/tool-call-view.js";
+import { thrown } from "../../support/thrown.js";
+
+// The frozen stored runs of every version (see record-codec.test.ts): a tool job reads them too.
+const fixture = (name: string) =>
+  JSON.parse(
+    readFileSync(new URL(`../../fixtures/run-records/${name}`, import.meta.url), "utf8"),
+  ) as { document: string; messages: string[]; summary?: string };
+
+const FIXTURES = [
+  "v2-completed.stored.json",
+  "v3-completed.stored.json",
+  "v4-completed.stored.json",
+  "v3-parked.stored.json",
+  "v4-parked.stored.json",
+];
+
+/** What a tool job read of a run when it loaded the whole record. */
+function expectedView(record: RunRecord, toolCallId: string, summary: RunSummary | undefined) {
+  const context = record.snapshot?.context as
+    | {
+        runId: string;
+        sessionId: string;
+        iteration: number;
+        calls: Array<{ call: { id: string } }>;
+      }
+    | undefined;
+  const call = context?.calls.find((state) => state.call.id === toolCallId);
+  return {
+    runId: record.runId,
+    sessionId: record.sessionId,
+    agent: record.agent,
+    status: record.status,
+    phase: record.phase,
+    ...(record.trace === undefined ? {} : { trace: record.trace }),
+    ...(record.priority === undefined ? {} : { priority: record.priority }),
+    ...(summary === undefined ? {} : { summary }),
+    ...(context === undefined
+      ? {}
+      : {
+          context: {
+            runId: context.runId,
+            sessionId: context.sessionId,
+            iteration: context.iteration,
+          },
+        }),
+    ...(call === undefined ? {} : { call }),
+  };
+}
+
+describe("toolCallRun: a tool job's view of a stored run", () => {
+  for (const name of FIXTURES) {
+    it(`reads ${name} as the whole record gives it, without the conversation`, () => {
+      const stored = fixture(name);
+      const summary =
+        stored.summary === undefined ? undefined : decodeSummary("id-2", stored.summary);
+      const record = joinRecord(stored.document, stored.messages, summary);
+      const calls = (record.snapshot?.context as { calls?: Array<{ call: { id: string } }> })
+        ?.calls;
+      for (const toolCallId of [...(calls ?? []).map((state) => state.call.id), "unknown"]) {
+        expect(toolCallRun(stored.document, summary, toolCallId)).toEqual(
+          expectedView(record, toolCallId, summary),
+        );
+      }
+    });
+  }
+
+  it("refuses another version with StoreVersionError and bad data with record_corrupt", () => {
+    const stored = fixture("v4-parked.stored.json");
+    const summary = decodeSummary("id-2", stored.summary ?? "");
+    const document = JSON.parse(stored.document) as Record<string, unknown>;
+    const view = (json: string) => thrown(() => toolCallRun(json, summary, "call_1"));
+
+    expect(view(JSON.stringify({ ...document, schemaVersion: 5 }))).toBeInstanceOf(
+      StoreVersionError,
+    );
+    for (const bad of [
+      "{not json",
+      "null",
+      JSON.stringify({ ...document, priority: "high" }),
+      stored.document.replace('"pending":0', '"pending":"0"'),
+      stored.document.replace('"context":{', '"context":{"iteration":-1,'),
+    ]) {
+      const error = view(bad);
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as BackendError).code).toBe("record_corrupt");
+    }
+  });
+});
