@@ -53,6 +53,11 @@ export async function readEventPage(
   return { events, next: entries.length === 0 ? Math.max(after, first) : first + entries.length };
 }
 
+export interface ReadOptions {
+  /** Subscribe to the run's channel before the first read (the run is expected to go on). */
+  subscribeFirst?: boolean;
+}
+
 // A run's events are a Redis list bounded to its last `maxLength` entries (see APPEND_EVENTS).
 // A list, not a stream: Redis preallocates 4 KB for a stream's first node, more than all the
 // rest of a parked run in Redis.
@@ -89,8 +94,9 @@ export class RedisEventReaders {
   async *read(
     keys: EventKeys,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+    options: ReadOptions = {},
   ): AsyncGenerator<RunEvent> {
-    for await (const { event } of this.readFrom(keys, 0, finalEvent)) yield event;
+    for await (const { event } of this.readFrom(keys, 0, finalEvent, options)) yield event;
   }
 
   /**
@@ -101,9 +107,13 @@ export class RedisEventReaders {
     keys: EventKeys,
     from: number,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+    options: ReadOptions = {},
   ): AsyncGenerator<NumberedEvent> {
     let next = from;
     let channel: Channel | undefined;
+    // A run whose events are still to come would find nothing new at the first read, then
+    // subscribe and read again: subscribed at once, one read does.
+    if (options.subscribeFirst === true && !this.#closed) channel = await this.#subscribe(keys.events);
     /** The channel's wake-ups up to this one are accounted for. */
     let seen = 0;
     /** Events the wake-ups carried, from `next` on; read from the list when undefined. */
