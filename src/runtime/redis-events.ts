@@ -7,6 +7,7 @@ import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
+import { SubscriptionBatches } from "./subscription-batches.js";
 
 const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string()), z.number()]);
 
@@ -80,6 +81,21 @@ export class RedisEventReaders {
   readonly #pollMs: number;
   readonly #logger: () => Logger;
   readonly #channels = new Map<string, Channel>();
+  /** SUBSCRIBE and UNSUBSCRIBE, one of each per turn of the event loop. */
+  readonly #batches = new SubscriptionBatches({
+    subscribe: (names) => {
+      const redis = this.#connection();
+      return this.#whenReady(redis).then(() => redis.subscribe(...names));
+    },
+    unsubscribe: (names) => {
+      this.#subscriber?.unsubscribe(...names).catch((error: unknown) => {
+        this.#logger().warn(
+          { err: loggableError(error), channels: names },
+          "unsubscribing from run events failed",
+        );
+      });
+    },
+  });
   #subscriber: RedisClient | undefined;
   /** Shared by the subscriptions that wait for the subscriber to be ready (one listener pair). */
   #ready: Promise<void> | undefined;
@@ -189,6 +205,7 @@ export class RedisEventReaders {
 
   close(): void {
     this.#closed = true;
+    this.#batches.close();
     for (const channel of this.#channels.values()) channel.wake();
     this.#channels.clear();
     this.#subscriber?.disconnect();
@@ -224,8 +241,7 @@ export class RedisEventReaders {
   async #subscribe(name: string): Promise<Channel> {
     let channel = this.#channels.get(name);
     if (channel === undefined) {
-      const redis = this.#connection();
-      const created = newChannel(this.#whenReady(redis).then(() => redis.subscribe(name)));
+      const created = newChannel(this.#batches.join(name));
       this.#channels.set(name, created);
       channel = created;
     }
@@ -252,12 +268,7 @@ export class RedisEventReaders {
     channel.readers -= 1;
     if (channel.readers > 0 || this.#channels.get(name) !== channel) return;
     this.#channels.delete(name);
-    this.#subscriber?.unsubscribe(name).catch((error: unknown) => {
-      this.#logger().warn(
-        { err: loggableError(error), channel: name },
-        "unsubscribing from run events failed",
-      );
-    });
+    this.#batches.leave(name);
   }
 
   /** Resolves once the channel was woken after `seen`, after `pollMs`, or on close. */
