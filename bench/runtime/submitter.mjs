@@ -5,7 +5,15 @@
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { benchAgents, PROMPT, RUN_AGENT } from "./agents.mjs";
-import { connect, deletePrefix, pool, REDIS_URL, round, spawnChild, uniquePrefix } from "./common.mjs";
+import {
+  connect,
+  deletePrefix,
+  pool,
+  REDIS_URL,
+  round,
+  spawnChild,
+  uniquePrefix,
+} from "./common.mjs";
 
 const runs = Number(process.argv[2] ?? 2000);
 const redis = connect();

@@ -129,7 +129,9 @@ export class RedisEventReaders {
     let channel: Channel | undefined;
     // A run whose events are still to come would find nothing new at the first read, then
     // subscribe and read again: subscribed at once, one read does.
-    if (options.subscribeFirst === true && !this.#closed) channel = await this.#subscribe(keys.events);
+    if (options.subscribeFirst === true && !this.#closed) {
+      channel = await this.#subscribe(keys.events);
+    }
     /** The channel's wake-ups up to this one are accounted for. */
     let seen = 0;
     /** Events the wake-ups carried, from `next` on; read from the list when undefined. */

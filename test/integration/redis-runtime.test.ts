@@ -249,7 +249,9 @@ describe("submit and result() on one Redis", () => {
     const evalScript = client.eval.bind(connection);
     let stepsBeforeRun = -1;
     client.evalsha = (...args) =>
-      createsRun(args) ? Promise.reject(new Error("NOSCRIPT No matching script.")) : evalsha(...args);
+      createsRun(args)
+        ? Promise.reject(new Error("NOSCRIPT No matching script."))
+        : evalsha(...args);
     client.eval = async (...args) => {
       if (createsRun(args)) {
         for (;;) {
