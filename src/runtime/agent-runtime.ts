@@ -249,10 +249,10 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submit");
     const parsed = parseSubmitOptions(options);
     const record = this.#newRecord(agentName, input, parsed, traceOf(injectTraceContext()));
-    if (!(await this.backend.createRun(record))) {
+    const step = { ...stepOptions(parsed), agent: agentName };
+    if (!(await this.backend.submitRun(record, step))) {
       throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
     }
-    await this.backend.enqueueStep(record.runId, { ...stepOptions(parsed), agent: agentName });
     return new RunHandle(record.runId, this.backend);
   }
 

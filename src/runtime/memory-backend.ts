@@ -25,6 +25,7 @@ import { callKey } from "../store/run-view.js";
 import {
   isTerminal,
   type RunRecord,
+  type RunRecordStatus,
   type StepJob,
   StoredDecision,
   stepJob,
@@ -175,6 +176,10 @@ class MemoryBackend implements RunBackend {
     return true;
   }
 
+  async submitRun(record: RunRecord, options: EnqueueStepOptions = {}): Promise<boolean> {
+    return (await this.submitRuns([record], options)).length === 0;
+  }
+
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     return this.#recordOf(runId);
   }
@@ -190,6 +195,10 @@ class MemoryBackend implements RunBackend {
       committed: this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true,
       cancelRequested: this.#cancels.has(runId),
     };
+  }
+
+  async runStatus(runId: string): Promise<RunRecordStatus | undefined> {
+    return this.#recordOf(runId)?.status;
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -393,6 +402,7 @@ class MemoryBackend implements RunBackend {
     }
   }
 
+  // Takes no `live` hint: here a stream listens as soon as it reads.
   async *events(runId: string): AsyncGenerator<RunEvent> {
     if (!this.#events.has(runId)) {
       // A finished run without a log (none was ever written) has only its final result.

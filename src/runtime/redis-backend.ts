@@ -37,8 +37,10 @@ import {
 } from "../store/run-query.js";
 import { callKey, contextView } from "../store/run-view.js";
 import {
+  isRunRecordStatus,
   isTerminal,
   type RunRecord,
+  type RunRecordStatus,
   StepJob,
   StoredDecision,
   stepJob,
@@ -511,6 +513,31 @@ class RedisBackend implements RunBackend {
     return created === 1;
   }
 
+  async submitRun(record: RunRecord, options: EnqueueStepOptions = {}): Promise<boolean> {
+    if (!this.#stepsFollowWrites) {
+      if (!(await this.createRun(record))) return false;
+      await this.enqueueStep(record.runId, options);
+      return true;
+    }
+    // The record goes on the queue connection, sent before the step's add is: Redis runs one
+    // connection's commands in order, so the step finds its run, and neither waits for the
+    // other's reply. Should Redis not know the script (it is sent again, behind the add), the
+    // step may have come too early and been dropped (a step of no run does nothing): one more
+    // is queued once the run is stored.
+    let resent = false;
+    const [creating, adding] = await Promise.allSettled([
+      CREATE_RUNS.run(this.#queueRedis, ...createRunsArgs(this.#keys, [record]), () => {
+        resent = true;
+      }),
+      this.enqueueStep(record.runId, options),
+    ]);
+    if (creating.status === "rejected") throw creating.reason;
+    const [created] = z.array(z.number()).parse(creating.value);
+    if (adding.status === "rejected") throw adding.reason;
+    if (created === 1 && resent) await this.enqueueStep(record.runId, options);
+    return created === 1;
+  }
+
   async submitRuns(
     records: readonly RunRecord[],
     options: EnqueueStepOptions = {},
@@ -579,6 +606,11 @@ class RedisBackend implements RunBackend {
       committed: committed === 1,
       cancelRequested: cancelled === 1,
     };
+  }
+
+  async runStatus(runId: string): Promise<RunRecordStatus | undefined> {
+    const status = await this.#redis.hget(this.#keys.run(runId), "status");
+    return status !== null && isRunRecordStatus(status) ? status : undefined;
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
@@ -844,12 +876,20 @@ class RedisBackend implements RunBackend {
   }
 
   /**
+   * True when a step job added after a write on `#stepRedis` is sent is applied after that
+   * write: both go on one connection (one Redis, not a cluster).
+   */
+  get #stepsFollowWrites(): boolean {
+    return this.#stepRedis === this.#queueRedis && !(this.#redis instanceof Cluster);
+  }
+
+  /**
    * A write that the run's next step must see (`commitRaw`, `markCallInterrupted`): a step job
    * queued after it is issued is added after it is applied. On one Redis it goes on the queue
    * connection, ahead of the add; on a cluster the add waits for it.
    */
   #beforeSteps<T>(runId: string, write: Promise<T>): Promise<T> {
-    if (this.#stepRedis === this.#queueRedis && !(this.#redis instanceof Cluster)) return write;
+    if (this.#stepsFollowWrites) return write;
     const settled = write.then(
       () => undefined,
       () => undefined,
@@ -944,7 +984,7 @@ class RedisBackend implements RunBackend {
     await appendEvents(this.#redis, keys, list, { maxLength: this.#maxEvents });
   }
 
-  async *events(runId: string): AsyncGenerator<RunEvent> {
+  async *events(runId: string, options: { live?: boolean } = {}): AsyncGenerator<RunEvent> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
     // A finished run without a log (none was ever written) has only its final result.
     const finalEvent = async (): Promise<RunEvent | undefined> => {
@@ -953,7 +993,7 @@ class RedisBackend implements RunBackend {
         ? { type: "result", result: record.result }
         : undefined;
     };
-    yield* this.#readers.read(keys, finalEvent);
+    yield* this.#readers.read(keys, finalEvent, { subscribeFirst: options.live === true });
   }
 
   followEvents(runId: string, after: number): AsyncIterable<NumberedEvent> {

@@ -7,6 +7,7 @@ import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
 import { endsStream, RunEventSchema } from "../store/schemas.js";
 import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
+import { SubscriptionBatches } from "./subscription-batches.js";
 
 const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string()), z.number()]);
 
@@ -53,6 +54,11 @@ export async function readEventPage(
   return { events, next: entries.length === 0 ? Math.max(after, first) : first + entries.length };
 }
 
+export interface ReadOptions {
+  /** Subscribe to the run's channel before the first read (the run is expected to go on). */
+  subscribeFirst?: boolean;
+}
+
 // A run's events are a Redis list bounded to its last `maxLength` entries (see APPEND_EVENTS).
 // A list, not a stream: Redis preallocates 4 KB for a stream's first node, more than all the
 // rest of a parked run in Redis.
@@ -75,6 +81,21 @@ export class RedisEventReaders {
   readonly #pollMs: number;
   readonly #logger: () => Logger;
   readonly #channels = new Map<string, Channel>();
+  /** SUBSCRIBE and UNSUBSCRIBE, one of each per turn of the event loop. */
+  readonly #batches = new SubscriptionBatches({
+    subscribe: (names) => {
+      const redis = this.#connection();
+      return this.#whenReady(redis).then(() => redis.subscribe(...names));
+    },
+    unsubscribe: (names) => {
+      this.#subscriber?.unsubscribe(...names).catch((error: unknown) => {
+        this.#logger().warn(
+          { err: loggableError(error), channels: names },
+          "unsubscribing from run events failed",
+        );
+      });
+    },
+  });
   #subscriber: RedisClient | undefined;
   /** Shared by the subscriptions that wait for the subscriber to be ready (one listener pair). */
   #ready: Promise<void> | undefined;
@@ -89,8 +110,9 @@ export class RedisEventReaders {
   async *read(
     keys: EventKeys,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+    options: ReadOptions = {},
   ): AsyncGenerator<RunEvent> {
-    for await (const { event } of this.readFrom(keys, 0, finalEvent)) yield event;
+    for await (const { event } of this.readFrom(keys, 0, finalEvent, options)) yield event;
   }
 
   /**
@@ -101,9 +123,15 @@ export class RedisEventReaders {
     keys: EventKeys,
     from: number,
     finalEvent: () => Promise<RunEvent | undefined> = async () => undefined,
+    options: ReadOptions = {},
   ): AsyncGenerator<NumberedEvent> {
     let next = from;
     let channel: Channel | undefined;
+    // A run whose events are still to come would find nothing new at the first read, then
+    // subscribe and read again: subscribed at once, one read does.
+    if (options.subscribeFirst === true && !this.#closed) {
+      channel = await this.#subscribe(keys.events);
+    }
     /** The channel's wake-ups up to this one are accounted for. */
     let seen = 0;
     /** Events the wake-ups carried, from `next` on; read from the list when undefined. */
@@ -179,6 +207,7 @@ export class RedisEventReaders {
 
   close(): void {
     this.#closed = true;
+    this.#batches.close();
     for (const channel of this.#channels.values()) channel.wake();
     this.#channels.clear();
     this.#subscriber?.disconnect();
@@ -214,8 +243,7 @@ export class RedisEventReaders {
   async #subscribe(name: string): Promise<Channel> {
     let channel = this.#channels.get(name);
     if (channel === undefined) {
-      const redis = this.#connection();
-      const created = newChannel(this.#whenReady(redis).then(() => redis.subscribe(name)));
+      const created = newChannel(this.#batches.join(name));
       this.#channels.set(name, created);
       channel = created;
     }
@@ -242,12 +270,7 @@ export class RedisEventReaders {
     channel.readers -= 1;
     if (channel.readers > 0 || this.#channels.get(name) !== channel) return;
     this.#channels.delete(name);
-    this.#subscriber?.unsubscribe(name).catch((error: unknown) => {
-      this.#logger().warn(
-        { err: loggableError(error), channel: name },
-        "unsubscribing from run events failed",
-      );
-    });
+    this.#batches.leave(name);
   }
 
   /** Resolves once the channel was woken after `seen`, after `pollMs`, or on close. */

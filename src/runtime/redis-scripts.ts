@@ -12,15 +12,22 @@ export class LuaScript {
     this.#sha = createHash("sha1").update(lua).digest("hex");
   }
 
+  /**
+   * Runs the script. Sent at once, so it goes ahead of whatever is sent after it on the same
+   * connection, unless Redis does not know the script yet: then it is sent again in full,
+   * behind those commands, and `onResent` is called before that.
+   */
   async run(
     redis: RedisClient,
     keys: readonly string[],
     args: readonly (string | number)[],
+    onResent?: () => void,
   ): Promise<unknown> {
     try {
       return await redis.evalsha(this.#sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+      onResent?.();
       return redis.eval(this.#lua, keys.length, ...keys, ...args);
     }
   }

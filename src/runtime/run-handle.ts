@@ -29,11 +29,13 @@ export class RunHandle {
    */
   async result(): Promise<RunResult> {
     // Streams are read from their start, so nothing published between reads is missed.
-    const stream = this.#backend.events(this.runId)[Symbol.asyncIterator]();
+    let stream: AsyncIterator<RunEvent> | undefined;
     try {
       for (;;) {
         const settled = await this.#settled();
         if (settled !== undefined) return settled;
+        // Not settled: its result is still to come.
+        stream ??= this.#backend.events(this.runId, { live: true })[Symbol.asyncIterator]();
         let next = await stream.next();
         while (
           !next.done &&
@@ -55,7 +57,7 @@ export class RunHandle {
         }
       }
     } finally {
-      await stream.return?.();
+      await stream?.return?.();
     }
   }
 
@@ -76,6 +78,12 @@ export class RunHandle {
   }
 
   async #settled(): Promise<RunResult | undefined> {
+    // The status alone tells a run still going (the usual case, right after submit) without
+    // reading its record and conversation.
+    const status = await this.#backend.runStatus(this.runId);
+    if (status !== undefined && !isTerminal(status) && status !== "awaiting_approval") {
+      return undefined;
+    }
     const record = await this.record();
     if (isTerminal(record.status)) return record.result ?? undefined;
     if (record.status !== "awaiting_approval" || record.result === null) return undefined;

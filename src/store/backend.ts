@@ -8,7 +8,7 @@ import type { StoredCheckpoint } from "./checkpoint.js";
 import type { ModelLimiter } from "./model-limiter.js";
 import type { EventPage, NumberedEvent } from "./run-feeds.js";
 import type { RunPage, RunQuery } from "./run-query.js";
-import type { RunRecord, StepJob, StoredDecision, ToolJob } from "./schemas.js";
+import type { RunRecord, RunRecordStatus, StepJob, StoredDecision, ToolJob } from "./schemas.js";
 import type { DecisionRecord, RunSummary } from "./summary.js";
 import type { ToolCallRun } from "./tool-call-view.js";
 
@@ -197,6 +197,12 @@ export interface RunBackend {
 
   /** Stores a new run, its summary and its index entries; false when `runId` exists already. */
   createRun(record: RunRecord): Promise<boolean>;
+  /**
+   * Stores a new run (as `createRun`) and queues its first step (as `enqueueStep`); false when
+   * `runId` exists already (its record is left as it is, though a step of it may have been
+   * queued: a step is a wake-up, which a run takes in any state). Redis sends both at once.
+   */
+  submitRun(record: RunRecord, options?: EnqueueStepOptions): Promise<boolean>;
   /** The run's record; throws `StoreVersionError` for a record of another `schemaVersion`. */
   loadRun(runId: string): Promise<RunRecord | undefined>;
   /**
@@ -206,6 +212,11 @@ export interface RunBackend {
    * raw result is committed, and the cancel flag.
    */
   openToolCall(runId: string, iteration: number, toolCallId: string): Promise<OpenedToolCall>;
+  /**
+   * The run's status as last saved, read without its record (cheap); undefined when the run is
+   * unknown or its status is not stored apart from its record: then `loadRun` tells.
+   */
+  runStatus(runId: string): Promise<RunRecordStatus | undefined>;
   /** One page of run summaries, newest first (by `createdAt`, then run id). */
   listRuns(query: RunQuery): Promise<RunPage>;
   /** The run's audit trail: every decision recorded with `decide`, oldest first. */
@@ -304,9 +315,11 @@ export interface RunBackend {
   publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void>;
   /**
    * The run's events from the start of its log, live, ending after its final `result`; only
-   * that result when the run has no log (it finished before logs were kept).
+   * that result when the run has no log (it finished before logs were kept). `live`: a hint
+   * that the run is expected to go on (its result is still to come), so the stream starts
+   * listening before its first read (Redis: it subscribes first, which saves a read).
    */
-  events(runId: string): AsyncIterable<RunEvent>;
+  events(runId: string, options?: { live?: boolean }): AsyncIterable<RunEvent>;
   /**
    * The run's events from position `after` on, each with its position, live, ending after its
    * final `result` (a finished run without a log: its result at position 0).

@@ -21,6 +21,10 @@ export const RUN_RECORD_STATUSES: readonly RunRecordStatus[] = [
   ...RunStatus.options,
 ];
 
+/** True when `value` names a `RunRecordStatus`. */
+export const isRunRecordStatus = (value: string): value is RunRecordStatus =>
+  (RUN_RECORD_STATUSES as readonly string[]).includes(value);
+
 /** A status a run does not leave. */
 export const isTerminal = (status: RunRecordStatus): boolean =>
   status === "completed" || status === "failed" || status === "cancelled";

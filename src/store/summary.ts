@@ -78,8 +78,12 @@ const ContextProgress = z.looseObject({
 
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {
+  // A run not started (no snapshot yet: every new run) has no progress to read; a parse that
+  // fails costs zod more than one that succeeds.
   const progress =
-    record.result === null ? ContextProgress.safeParse(record.snapshot?.context) : undefined;
+    record.result === null && record.snapshot !== null
+      ? ContextProgress.safeParse(record.snapshot.context)
+      : undefined;
   return {
     runId: record.runId,
     agent: record.agent,

@@ -231,6 +231,71 @@ describe("several runtimes on one Redis prefix", () => {
   });
 });
 
+describe("submit and result() on one Redis", () => {
+  /** CREATE_RUNS: the runtime's script called with a run's two keys, its hash first. */
+  const createsRun = (args: readonly unknown[]) =>
+    Number(args[1]) === 2 && String(args[2]).includes(":run:");
+
+  it("a run whose creation Redis runs after its first step (NOSCRIPT) still runs: the step comes again", async () => {
+    const prefix = freshPrefix();
+    const { queue } = await rawQueue(prefix, "steps");
+    const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+    closers.push(async () => connection.disconnect());
+    // Redis does not know the script: it is sent again in full, and here held back until the
+    // run's first step has come and found no run.
+    type Send = (...args: unknown[]) => Promise<unknown>;
+    const client = connection as unknown as { evalsha: Send; eval: Send };
+    const evalsha = client.evalsha.bind(connection);
+    const evalScript = client.eval.bind(connection);
+    let stepsBeforeRun = -1;
+    client.evalsha = (...args) =>
+      createsRun(args)
+        ? Promise.reject(new Error("NOSCRIPT No matching script."))
+        : evalsha(...args);
+    client.eval = async (...args) => {
+      if (createsRun(args)) {
+        for (;;) {
+          stepsBeforeRun = (await queue.getJobs(["completed", "failed"])).length;
+          if (stepsBeforeRun > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+      return evalScript(...args);
+    };
+    const search = searchTool();
+    const runtime = await runtimes.start([supportAgent(search)], backendOn(prefix, { connection }));
+
+    const handle = await runtime.submit("support", "cats");
+    const result = await handle.result();
+
+    expect(stepsBeforeRun).toBe(1);
+    expect(result.status).toBe("completed");
+    expect(search.calls.get("cats")).toBe(1);
+  });
+
+  it("result() of a run still going reads its status, not its record", async () => {
+    const prefix = freshPrefix();
+    await runtimes.start([supportAgent()], backendOn(prefix));
+    const backend = backendOn(prefix);
+    const runtime = await runtimes.start([supportAgent()], backend, { workers: false });
+    const loadRun = backend.loadRun.bind(backend);
+    let loads = 0;
+    backend.loadRun = (runId) => {
+      loads += 1;
+      return loadRun(runId);
+    };
+
+    const handle = await runtime.submit("support", "cats");
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    expect(loads).toBe(0);
+    // A finished run's result is its record's.
+    expect(await handle.result()).toEqual(result);
+    expect(loads).toBe(1);
+  });
+});
+
 describe("recovery from a committed raw result", () => {
   it("never runs a committed handler again, whatever steps and tool jobs are re-run", async () => {
     const prefix = freshPrefix();
