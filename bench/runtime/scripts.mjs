@@ -19,6 +19,9 @@
 //     The same on a redis-server run under valgrind's callgrind: each position also gets the
 //     server's instructions per call (`instructions`), which do not move with the machine's
 //     load as times do (on a shared 2-core machine, ±30 % from one run to the next).
+//
+// SCRIPTS_DUMP=<file> also writes the recorded run (commands, and the scripts' Lua text by
+// SHA) to <file>, to try variants of a script on the same arguments.
 // Compare builds with the same replicas: the indexes grow with them.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
