@@ -79,8 +79,8 @@ function runtimeScript(kind, keys, argv) {
   if (kind === "lease")
     return keys === 1 ? "renewLease" : keys === 2 ? "releaseLease" : "acquireLease";
   if (kind === "run" && keys === 2) return "createRun";
-  if (kind === "run" && keys === 4) return "saveRun";
-  if (kind === "run" && keys > 4) return "saveRun (finished: sets expiries)";
+  if (kind === "run" && keys === 7) return "saveRun";
+  if (kind === "run" && keys > 7) return "saveRun (finished: sets expiries)";
   if (kind === "run" && keys === 3) return "openToolCall";
   if (kind === "inflight" && keys === 3) return "markCallStarted";
   if (kind === "cancel") return "requestCancel";

@@ -71,7 +71,7 @@ import {
 } from "./redis-connection.js";
 import { appendEvents, RedisEventReaders, readEventPage } from "./redis-events.js";
 import { reportingUnavailable } from "./redis-failures.js";
-import { indexHead } from "./redis-index-lua.js";
+import { indexFields } from "./redis-index-lua.js";
 import { DECIDE, LIST_RUNS, PRUNE_RUN } from "./redis-index-scripts.js";
 import {
   callField,
@@ -776,7 +776,6 @@ class RedisBackend implements RunBackend {
         recordDocument(record, summary),
         record.status,
         summaryJson,
-        indexHead(summary),
         this.lockDurationMs,
         this.#keys.indexPrefix,
         finished ? this.retentionMs : "",
@@ -788,6 +787,7 @@ class RedisBackend implements RunBackend {
         newMessages.length,
         options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
         JSON.stringify(runId),
+        ...indexFields(summary),
         ...newMessages,
         ...events.map((event) => JSON.stringify(event)),
       ],

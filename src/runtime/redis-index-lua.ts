@@ -1,59 +1,78 @@
 import type { RunSummary } from "../store/summary.js";
-import { wellFormed } from "./redis-keys.js";
 
-// The Lua block that keeps a run's summary and index entries, shared by CREATE_RUNS and SAVE_RUN
-// (redis-scripts.ts) and kept apart from them: see redis-index-scripts.ts for the rest.
+// The Lua blocks that keep a run's index entries and announce its summary, shared by CREATE_RUNS
+// and SAVE_RUN (redis-submit.ts, redis-scripts.ts) and kept apart from them: see
+// redis-index-scripts.ts for the rest.
 
 /** Statuses a run does not leave, as a Lua condition on `status`. */
 export const finishedLua = (status: string) =>
   `(${status} == "completed" or ${status} == "failed" or ${status} == "cancelled")`;
 
 /**
- * The fields the index scripts read, as JSON that Redis's cjson can decode: it refuses a lone
- * surrogate's escape (ids and names are any string), so those become U+FFFD here, as they do
- * in every string ioredis sends (UTF-8). The stored summary keeps the exact strings.
+ * The fields the index scripts read, as arguments of their own (after the run's status):
+ * run id, agent, session id, createdAt, updatedAt. Passed as plain strings, not as a JSON
+ * object, so the scripts do not decode JSON: a lone surrogate (ids and names are any string)
+ * reaches Redis as U+FFFD as in every string ioredis sends (UTF-8), and numbers as JavaScript
+ * writes them, which ZADD reads as the same scores.
  */
+export function indexFields(summary: RunSummary): string[] {
+  const { runId, agent, sessionId, createdAt, updatedAt } = summary;
+  return [runId, agent, sessionId, String(createdAt), String(updatedAt)];
+}
 
-export function indexHead(summary: RunSummary): string {
-  const { runId, status, agent, sessionId, createdAt, updatedAt } = summary;
-  return JSON.stringify({
-    runId: wellFormed(runId),
-    status,
-    agent: wellFormed(agent),
-    sessionId: wellFormed(sessionId),
-    createdAt,
-    updatedAt,
-  });
+/** Lua expressions for the run's fields `indexRunLua` uses (see `indexFields`). */
+export interface IndexLuaFields {
+  readonly indexPrefix: string;
+  readonly id: string;
+  readonly status: string;
+  readonly agent: string;
+  readonly sessionId: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** The run's stored status before this write: nil (or false) on its first write. */
+  readonly old: string;
 }
 
 /**
- * The Lua block that writes the `summary` (JSON) of run hash `run` and keeps the run in the
- * indexes under `indexPrefix`, given the index fields `head` (`indexHead`): on its first write
- * (no `status` in the hash yet) in its session's, then on a status change out of the old
- * status's indexes into the new one's, and in the finished set (scored by its `updatedAt`)
- * while it is finished. Also keeps the run's `agent` in the hash for filtered listings. Reads
- * the run's previous status, so it runs before anything else of the script changes the hash.
- * Shared by CREATE_RUNS and SAVE_RUN.
+ * The Lua block that keeps run `id` in the indexes under `indexPrefix` as its status goes from
+ * `old` to `status`: on its first write (no stored status) in its session's, then on a status
+ * change out of the old status's indexes into the new one's (scored by its `createdAt`), and in
+ * the finished set (scored by its `updatedAt`) while it is finished. A save that keeps the
+ * status of an unfinished run changes no index. It writes nothing to the run's hash: the
+ * caller stores the `summary` and `agent` fields (for filtered listings) in its own HSET, so
+ * that a script writes the hash once. Shared by CREATE_RUNS and SAVE_RUN.
  */
-export const indexRunLua = (run: string, indexPrefix: string, summary: string, head: string) => `
+export const indexRunLua = (at: IndexLuaFields) => `
 do
-  local head = cjson.decode(${head})
-  local id, status, agent = head.runId, head.status, head.agent
-  local old = redis.call("HGET", ${run}, "status")
+  local id, status, agent, old = ${at.id}, ${at.status}, ${at.agent}, ${at.old}
   if not old then
-    redis.call("ZADD", ${indexPrefix} .. "session:" .. head.sessionId, head.createdAt, id)
+    redis.call("ZADD", ${at.indexPrefix} .. "session:" .. ${at.sessionId}, ${at.createdAt}, id)
   end
   if old ~= status then
     if old then
-      redis.call("ZREM", ${indexPrefix} .. "status:" .. old, id)
-      redis.call("ZREM", ${indexPrefix} .. "agent-status:" .. old .. ":" .. agent, id)
+      redis.call("ZREM", ${at.indexPrefix} .. "status:" .. old, id)
+      redis.call("ZREM", ${at.indexPrefix} .. "agent-status:" .. old .. ":" .. agent, id)
     end
-    redis.call("ZADD", ${indexPrefix} .. "status:" .. status, head.createdAt, id)
-    redis.call("ZADD", ${indexPrefix} .. "agent-status:" .. status .. ":" .. agent, head.createdAt, id)
+    redis.call("ZADD", ${at.indexPrefix} .. "status:" .. status, ${at.createdAt}, id)
+    redis.call("ZADD", ${at.indexPrefix} .. "agent-status:" .. status .. ":" .. agent, ${at.createdAt}, id)
   end
-  if ${finishedLua("status")} then redis.call("ZADD", ${indexPrefix} .. "finished", head.updatedAt, id)
-  elseif old and ${finishedLua("old")} then redis.call("ZREM", ${indexPrefix} .. "finished", id) end
-  redis.call("HSET", ${run}, "summary", ${summary}, "agent", agent)
+  if ${finishedLua("status")} then redis.call("ZADD", ${at.indexPrefix} .. "finished", ${at.updatedAt}, id)
+  elseif old and ${finishedLua("old")} then redis.call("ZREM", ${at.indexPrefix} .. "finished", id) end
+end
+`;
+
+/**
+ * A Lua function `push(key, first, last)`: RPUSH of ARGV[first..last] in as few calls as the
+ * Lua stack allows (`unpack` of 1,000 at a time). Returns the list's length after the last
+ * push, 0 when there was nothing to push.
+ */
+export const pushArgvLua = `
+local function push(key, first, last)
+  local length = 0
+  for at = first, last, 1000 do
+    length = redis.call("RPUSH", key, unpack(ARGV, at, math.min(at + 999, last)))
+  end
+  return length
 end
 `;
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { RedisClient } from "./redis-connection.js";
-import { announceLua, finishedLua, indexRunLua } from "./redis-index-lua.js";
+import { announceLua, finishedLua, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
 
 /** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
 export class LuaScript {
@@ -45,20 +45,29 @@ const DELIVERED_BYTES = 8192;
 
 /**
  * The Lua body that appends the events in ARGV[first..] to list `events` of run hash `run`,
- * trims it to `max` entries (counting them in `etrim`), and wakes its readers. Shared by
- * APPEND_EVENTS and the fenced SAVE_RUN. `first` is a Lua expression.
+ * trims it to `max` entries (counting them in `etrim`, whose stored value is the Lua
+ * expression `etrim`), and wakes its readers. Shared by APPEND_EVENTS and the fenced SAVE_RUN,
+ * which has read `etrim` already; needs `pushArgvLua`. `first` is a Lua expression. One RPUSH
+ * of all the events, whose reply (the list's new length) gives the position of the first one
+ * and the excess over `max`.
  */
-const appendEventsLua = (events: string, run: string, max: string, first: number | string) => `
+const appendEventsLua = (
+  events: string,
+  run: string,
+  max: string,
+  first: number | string,
+  etrim: string,
+) => `
 if #ARGV >= ${first} then
-  local delivered = {tostring(tonumber(redis.call("HGET", ${run}, "etrim") or "0") + redis.call("LLEN", ${events}))}
+  local trimmed = tonumber(${etrim} or "0")
+  local length = push(${events}, ${first}, #ARGV)
+  local delivered = {tostring(trimmed + length - (#ARGV - ${first} + 1))}
   local size = 0
-  for index = ${first}, #ARGV do
-    redis.call("RPUSH", ${events}, ARGV[index])
-    size = size + #ARGV[index]
-    delivered[#delivered + 1] = ARGV[index]
+  for index = ${first}, #ARGV do size = size + #ARGV[index] end
+  if size <= ${DELIVERED_BYTES} then
+    for index = ${first}, #ARGV do delivered[#delivered + 1] = ARGV[index] end
   end
-  if size > ${DELIVERED_BYTES} then delivered = {delivered[1]} end
-  local excess = redis.call("LLEN", ${events}) - tonumber(${max})
+  local excess = length - tonumber(${max})
   if excess > 0 then
     redis.call("LTRIM", ${events}, excess, -1)
     redis.call("HINCRBY", ${run}, "etrim", excess)
@@ -69,7 +78,8 @@ end
 
 /** KEYS: events, run. ARGV: max length, then each event's JSON. */
 export const APPEND_EVENTS = new LuaScript(`
-${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 2)}
+${pushArgvLua}
+${appendEventsLua("KEYS[1]", "KEYS[2]", "ARGV[1]", 2, 'redis.call("HGET", KEYS[2], "etrim")')}
 return 1
 `);
 
@@ -86,7 +96,9 @@ local trimmed = tonumber(stored[1] or "0")
 local start = tonumber(ARGV[1]) - trimmed
 if start < 0 then start = 0 end
 local entries = redis.call("LRANGE", KEYS[1], start, start + tonumber(ARGV[2]) - 1)
-local exists = redis.call("EXISTS", KEYS[1])
+-- Entries read: the list exists (no EXISTS needed).
+local exists = 1
+if #entries == 0 then exists = redis.call("EXISTS", KEYS[1]) end
 local status = stored[2]
 local final = 0
 if exists == 0 and (not status or ${finishedLua("status")}) then final = 1 end
@@ -111,20 +123,27 @@ const startRunningLua = (
 ) => `
 if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] then
   local id = ${id}
+  -- The first \`from\` in \`text\` made \`to\`, and 1; or \`text\` and 0. A plain find: a Lua pattern
+  -- (string.gsub) copies the text a byte at a time, several times the cost on the server.
+  local function replaceOnce(text, from, to)
+    local at = string.find(text, from, 1, true)
+    if not at then return text, 0 end
+    return string.sub(text, 1, at - 1) .. to .. string.sub(text, at + #from), 1
+  end
   -- The stored summary's short form (summary-codec.ts) leaves out a queued run's usual phase,
   -- which a running one states; a summary stored in the full form says status in full.
-  local summary, changed = string.gsub(${stored}[3], '"st":"queued"', '"st":"running"', 1)
+  local summary, changed = replaceOnce(${stored}[3], '"st":"queued"', '"st":"running"')
   if changed == 1 and not string.find(summary, '"ph":', 1, true) then
-    summary = string.gsub(summary, '"st":"running"', '"st":"running","ph":"compose"', 1)
+    summary = replaceOnce(summary, '"st":"running"', '"st":"running","ph":"compose"')
   elseif changed == 0 then
-    summary, changed = string.gsub(${stored}[3], '"status":"queued"', '"status":"running"', 1)
+    summary, changed = replaceOnce(${stored}[3], '"status":"queued"', '"status":"running"')
   end
   if changed == 1 then
     local queued = ${indexPrefix} .. "status:queued"
     local createdAt = redis.call("ZSCORE", queued, id)
     -- A document that does not leave its status to the summary (a run not started has no
     -- snapshot) says it too, as the run's own field: a quote inside a string value is escaped.
-    local document = string.gsub(${stored}[1], '"status":"queued"', '"status":"running"', 1)
+    local document = replaceOnce(${stored}[1], '"status":"queued"', '"status":"running"')
     redis.call("HSET", ${run}, "summary", summary, "status", "running", "record", document)
     ${stored}[1] = document
     ${stored}[3] = summary
@@ -198,54 +217,70 @@ return 0
 
 /**
  * KEYS: run, cancel, lease, events, messages, wake, checkpoints, then the keys to expire when
- * the run
- * finished.
- * ARGV: token, record document, new status, summary JSON, its index fields (`indexHead`),
- * ttlMs, index key prefix,
+ * the run finished.
+ * ARGV: token, record document, new status, summary JSON, ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
  * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
  * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
  * the conversation anew), the run-change channel, "1" to give the lease up with the save (""
  * to extend it), the number n of messages that follow, the save's checkpoint JSON ("" for
- * none), the run id's JSON (for the announcement), the JSON of each of those n messages, then
- * the JSON of each event to append.
- * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`); refused (-2) when the stored
- * conversation is not as long as the caller says. Appends the new messages, the checkpoint and
- * the events (waking their readers), writes the run's summary and moves it between the indexes
- * (`indexRunLua`; keys built from the prefix, in the run's slot when the prefix is in braces),
- * extends the lease (or gives it up, taking the wake-up left meanwhile), sets the retention
- * expiry of a finished run's working keys, and announces the summary on the run-change
- * channel. Returns {1, cancel requested (1/0), wake-up taken (1/0), the raw results committed
- * so far at `dispatch` (flat field/value list; empty otherwise)}.
+ * none), the run id's JSON (for the announcement), the summary's index fields (`indexFields`:
+ * 5 of them), the JSON of each of those n messages, then the JSON of each event to append.
+ * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`);
+ * refused (-2) when the stored conversation is not as long as the caller says. Appends the new
+ * messages, the checkpoint and the events (waking their readers), writes the run's record,
+ * status and summary (one HSET) and moves it between the indexes (`indexRunLua`; keys built
+ * from the prefix, in the run's slot when the prefix is in braces), extends the lease (or
+ * gives it up, taking the wake-up left meanwhile), sets the retention expiry of a finished
+ * run's working keys, and announces the summary on the run-change channel. Returns {1, cancel
+ * requested (1/0), wake-up taken (1/0), the raw results committed so far at `dispatch` (flat
+ * field/value list; empty otherwise)}.
+ * The lease key needs no check of its own: while `token` is the run's fence, the lease key
+ * holds that token or is gone (expired), since every acquisition takes a new token
+ * (ACQUIRE_LEASE) before it sets the key.
  */
 export const SAVE_RUN = new LuaScript(`
-if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
-local count = tonumber(ARGV[14])
-if ARGV[11] == "" then redis.call("DEL", KEYS[5])
-elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[11]) then return -2 end
-if ARGV[15] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[15]) end
-for index = 17, 16 + count do redis.call("RPUSH", KEYS[5], ARGV[index]) end
-local firstEvent = 17 + count
-${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[9]", "firstEvent")}
-${indexRunLua("KEYS[1]", "ARGV[7]", "ARGV[4]", "ARGV[5]")}
+local stored = redis.call("HMGET", KEYS[1], "fence", "status", "etrim", "raw")
+if stored[1] ~= ARGV[1] then return -1 end
+local count = tonumber(ARGV[13])
+if ARGV[10] == "" then redis.call("DEL", KEYS[5])
+elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[10]) then return -2 end
+${pushArgvLua}
+if ARGV[14] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[14]) end
+local firstMessage = 21
+local firstEvent = firstMessage + count
+push(KEYS[5], firstMessage, firstEvent - 1)
+${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[8]", "firstEvent", "stored[3]")}
+${indexRunLua({
+  indexPrefix: "ARGV[6]",
+  id: "ARGV[16]",
+  status: "ARGV[3]",
+  agent: "ARGV[17]",
+  sessionId: "ARGV[18]",
+  createdAt: "ARGV[19]",
+  updatedAt: "ARGV[20]",
+  old: "stored[2]",
+})}
 local raw = {}
-if ARGV[10] ~= "" then
-  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "raw", ARGV[10])
-  raw = redis.call("HGETALL", ARGV[10])
+if ARGV[9] ~= "" then
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],
+    "agent", ARGV[17], "raw", ARGV[9])
+  raw = redis.call("HGETALL", ARGV[9])
 else
-  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3])
-  redis.call("HDEL", KEYS[1], "raw")
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],
+    "agent", ARGV[17])
+  if stored[4] then redis.call("HDEL", KEYS[1], "raw") end
 end
 local woken = 0
-if ARGV[13] == "1" then
-  if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("DEL", KEYS[3]) end
+if ARGV[12] == "1" then
+  redis.call("DEL", KEYS[3])
   woken = redis.call("DEL", KEYS[6])
-elseif redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("PEXPIRE", KEYS[3], ARGV[6]) end
+else redis.call("PEXPIRE", KEYS[3], ARGV[5]) end
 local cancelled = redis.call("EXISTS", KEYS[2])
-if ARGV[8] ~= "" then
-  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[8]) end
+if ARGV[7] ~= "" then
+  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[7]) end
 end
-${announceLua("ARGV[12]", "ARGV[16]", "ARGV[4]")}
+${announceLua("ARGV[11]", "ARGV[15]", "ARGV[4]")}
 return {1, cancelled, woken, raw}
 `);
 
@@ -281,9 +316,10 @@ return {stored[1] or "", stored[2] or "", redis.call("HEXISTS", KEYS[2], ARGV[1]
  * finds our own).
  */
 export const MARK_STARTED = new LuaScript(`
+${pushArgvLua}
 if redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2]) == 0 then
   return redis.call("HGET", KEYS[1], ARGV[1])
 end
-${appendEventsLua("KEYS[2]", "KEYS[3]", "ARGV[3]", 4)}
+${appendEventsLua("KEYS[2]", "KEYS[3]", "ARGV[3]", 4, 'redis.call("HGET", KEYS[3], "etrim")')}
 return 1
 `);

@@ -2,7 +2,7 @@ import type { RunRecord } from "../store/schemas.js";
 import { conversationOf, recordDocument } from "../store/stored-record.js";
 import { summarize } from "../store/summary.js";
 import { encodeSummary } from "../store/summary-codec.js";
-import { announceLua, indexHead, indexRunLua } from "./redis-index-lua.js";
+import { announceLua, indexFields, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
 import type { RedisKeys } from "./redis-keys.js";
 import { LuaScript } from "./redis-scripts.js";
 
@@ -21,7 +21,7 @@ interface NewRunFields {
   readonly document: string;
   readonly status: string;
   readonly summaryJson: string;
-  readonly head: string;
+  readonly index: string[];
   readonly messages: string[];
 }
 
@@ -31,35 +31,46 @@ function newRunFields(record: RunRecord): NewRunFields {
     document: recordDocument(record, summary),
     status: record.status,
     summaryJson: encodeSummary(summary),
-    head: indexHead(summary),
+    index: indexFields(summary),
     messages: conversationOf(record).map((message) => JSON.stringify(message)),
   };
 }
 
 /**
  * KEYS: run, messages of each run. ARGV: index key prefix, runs channel, then for each run:
- * record document, status, stored summary JSON, its index fields (`indexHead`), the run id's
- * JSON, the number of messages, the JSON of each message. A table of 1 (created) or 0 (the run
- * exists), by run. Stores each new run's record, conversation, summary and index entries
- * (`indexRunLua`; `createRun` is a call with one run), and announces it on the runs channel
- * (`watchRuns`, `announceLua`).
+ * record document, status, stored summary JSON, the run id's JSON, its index fields
+ * (`indexFields`: 5 of them), the number of messages, the JSON of each message. A table of 1
+ * (created) or 0 (the run exists), by run. Stores each new run's record, status, summary and
+ * agent (one HSET), conversation and index entries (`indexRunLua`; `createRun` is a call with
+ * one run), and announces it on the runs channel (`watchRuns`, `announceLua`).
  * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
  */
 export const CREATE_RUNS = new LuaScript(`
+${pushArgvLua}
 local created = {}
 local at = 3
 for key = 1, #KEYS, 2 do
   local run, messages = KEYS[key], KEYS[key + 1]
-  local document, status, summary, headJson = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
-  local runIdJson = ARGV[at + 4]
-  local first = at + 6
-  at = first + tonumber(ARGV[at + 5])
+  local document, status, summary, runIdJson = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
+  local index = at + 4
+  local first = at + 10
+  at = first + tonumber(ARGV[at + 9])
   if redis.call("EXISTS", run) == 1 then created[#created + 1] = 0
   else
-    ${indexRunLua("run", "ARGV[1]", "summary", "headJson")}
-    redis.call("HSET", run, "record", document, "status", status)
+    ${indexRunLua({
+      indexPrefix: "ARGV[1]",
+      id: "ARGV[index]",
+      status: "status",
+      agent: "ARGV[index + 1]",
+      sessionId: "ARGV[index + 2]",
+      createdAt: "ARGV[index + 3]",
+      updatedAt: "ARGV[index + 4]",
+      old: "nil",
+    })}
+    redis.call("HSET", run, "summary", summary, "agent", ARGV[index + 1], "record", document,
+      "status", status)
     redis.call("DEL", messages)
-    for index = first, at - 1 do redis.call("RPUSH", messages, ARGV[index]) end
+    push(messages, first, at - 1)
     ${announceLua("ARGV[2]", "runIdJson", "summary")}
     created[#created + 1] = 1
   end
@@ -81,8 +92,8 @@ export function createRunsArgs(
       fields.document,
       fields.status,
       fields.summaryJson,
-      fields.head,
       JSON.stringify(record.runId),
+      ...fields.index,
       String(fields.messages.length),
     );
     for (const message of fields.messages) args.push(message);

@@ -103,3 +103,42 @@ describe.each(Object.entries(factories))("saveRun with events on %s", (_name, cr
     expect((await backend.loadRun("run"))?.status).toBe("completed");
   });
 });
+
+// The Redis scripts push messages and events 1,000 arguments at a time (the Lua stack's bound
+// on `unpack`): a conversation written anew and a save's events longer than that keep their
+// order and are all stored.
+const roomy: Record<string, () => RunBackend> = {
+  "memoryBackend()": () => memoryBackend({ maxEventsPerRun: 5000 }),
+  "redisBackend()": () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    return redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, maxEventsPerRun: 5000 });
+  },
+};
+
+describe.each(Object.entries(roomy))("saves of more than 1,000 entries on %s", (_name, create) => {
+  it("stores 2,500 messages and appends 2,500 events of one save, in order", async () => {
+    const backend = create();
+    started.push(backend);
+    await backend.start({ concurrency: 1, logger: silent });
+    const messages = Array.from({ length: 2500 }, (_, at) => ({
+      role: "user" as const,
+      content: [{ type: "text" as const, text: `message ${at}` }],
+    }));
+    const withMessages = (status: RunRecord["status"]): RunRecord => {
+      const base = record(status);
+      return { ...base, input: { ...base.input, messages } };
+    };
+    await backend.createRun(withMessages("queued"));
+    expect((await backend.loadRun("run"))?.input.messages).toEqual(messages);
+    const lease = await backend.acquireLease("run");
+    if (!lease.acquired) throw new Error("expected the lease");
+    const events = Array.from({ length: 2500 }, (_, at) => toolStart(`call ${at}`));
+    await backend.saveRun("run", lease.token, withMessages("running"), events);
+    await backend.saveRun("run", lease.token, withMessages("completed"), []);
+    await backend.publish("run", { type: "result", result });
+
+    expect(await collect(backend.events("run"))).toEqual([...events, { type: "result", result }]);
+    expect((await backend.loadRun("run"))?.input.messages).toEqual(messages);
+  });
+});
