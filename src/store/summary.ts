@@ -2,6 +2,7 @@ import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
+import { fastParser, UNSURE } from "./fast-parse.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
@@ -76,10 +77,20 @@ const ContextProgress = z.looseObject({
   usage: Usage,
 });
 
+// Only read: the context's keys may be in any order.
+const fastProgress = fastParser(ContextProgress, { anyOrder: true });
+
+/** `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one. */
+function progressOf(context: unknown) {
+  const fast = fastProgress(context);
+  return fast === UNSURE
+    ? ContextProgress.safeParse(context)
+    : { success: true as const, data: fast };
+}
+
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {
-  const progress =
-    record.result === null ? ContextProgress.safeParse(record.snapshot?.context) : undefined;
+  const progress = record.result === null ? progressOf(record.snapshot?.context) : undefined;
   return {
     runId: record.runId,
     agent: record.agent,
