@@ -89,12 +89,6 @@ const SNAPSHOT_DEFAULTS: Readonly<Record<string, unknown>> = {
   children: {},
 };
 
-/** The one message a string input becomes (`toMessages`). */
-const textMessage = (text: string): Message => ({
-  role: "user",
-  content: [{ type: "text", text }],
-});
-
 /**
  * Drops from `document` the values loading fills in again (`restoreDocument`): initial values,
  * a string input's text, and the parked calls that `pending` (the summary's, stored beside the
@@ -106,14 +100,17 @@ function compactDocument(
   pending: readonly PendingApproval[],
 ): void {
   const { input } = record;
-  if (input.text !== undefined && isDeepStrictEqual(input.messages, [textMessage(input.text)])) {
+  if (input.text !== undefined && isTextMessage(input.messages, input.text)) {
     document.input = { ...(document.input as object), text: true };
   }
   const snapshot = document.snapshot as Record<string, unknown> | null;
   if (snapshot === null) return;
   dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
   const context = snapshot.context as Record<string, unknown>;
-  dropDefaults(context, { ...idleStageContext(), maxIterations: input.maxIterations });
+  dropDefaults(context, IDLE_STAGE);
+  if ("maxIterations" in context && Object.is(context.maxIterations, input.maxIterations)) {
+    delete context.maxIterations;
+  }
   if (Array.isArray(context.calls)) {
     context.calls = context.calls.map((state: Record<string, unknown>) => {
       const at = pending.findIndex((each) => heldBy(state, each));
@@ -150,13 +147,65 @@ function heldBy(state: Record<string, unknown>, entry: PendingApproval): boolean
   );
 }
 
+/** The machine's idle stage values, to compare with only (loading fills in fresh ones). */
+const IDLE_STAGE: Readonly<Record<string, unknown>> = idleStageContext();
+
 function dropDefaults(
   target: Record<string, unknown>,
   defaults: Readonly<Record<string, unknown>>,
 ) {
-  for (const [field, value] of Object.entries(defaults)) {
-    if (field in target && isDeepStrictEqual(target[field], value)) delete target[field];
+  for (const field in defaults) {
+    if (field in target && isInitial(target[field], defaults[field])) delete target[field];
   }
+}
+
+/**
+ * `isDeepStrictEqual(value, initial)` for the initial values documents leave out (primitives,
+ * `[]` and `{}`), without its cost on every save; anything else is compared by it.
+ */
+function isInitial(value: unknown, initial: unknown): boolean {
+  if (typeof initial !== "object" || initial === null) return Object.is(value, initial);
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(initial) && initial.length === 0) {
+    return isBareArray(value, 0);
+  }
+  if (Object.getPrototypeOf(initial) === Object.prototype && Object.keys(initial).length === 0) {
+    return !Array.isArray(value) && isBare(value, Object.prototype, 0);
+  }
+  return isDeepStrictEqual(value, initial);
+}
+
+/** True when `value` has `prototype` and `items` own properties (an array's `length` aside). */
+function isBare(value: object, prototype: object, items: number): boolean {
+  if (Object.getPrototypeOf(value) !== prototype) return false;
+  return Reflect.ownKeys(value).length === items + (Array.isArray(value) ? 1 : 0);
+}
+
+/**
+ * True when `messages` is exactly the one message a string input `text` becomes (`toMessages`:
+ * `{ role: "user", content: [{ type: "text", text }] }`), as `isDeepStrictEqual` would say.
+ */
+function isTextMessage(messages: readonly Message[], text: string): boolean {
+  if (!isBareArray(messages, 1)) return false;
+  const message: unknown = messages[0];
+  if (!hasExactly(message, ["role", "content"]) || message.role !== "user") return false;
+  const { content } = message;
+  if (!isBareArray(content, 1)) return false;
+  const block: unknown = content[0];
+  return hasExactly(block, ["type", "text"]) && block.type === "text" && block.text === text;
+}
+
+/** True when `value` is a plain array of `length` items and no other own property. */
+function isBareArray(value: unknown, length: number): value is readonly unknown[] {
+  return Array.isArray(value) && value.length === length && isBare(value, Array.prototype, length);
+}
+
+/** True when `value` is a plain object whose own keys are `keys` (in any order). */
+function hasExactly(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const own = Reflect.ownKeys(value);
+  return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
 }
 
 /** `compactDocument` undone, on a document of version 4 or later. */
