@@ -10,7 +10,7 @@ import { toRunResult } from "../engine/run-result.js";
 import { idleStageContext, type RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
 import { corrupt, parseRecordValue } from "./record-codec.js";
-import { isTerminal, type RunRecord } from "./schemas.js";
+import { isTerminal, RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
 
 // A run record is stored in two parts, so that storage grows with the conversation and not with
@@ -208,33 +208,39 @@ function hasExactly(value: unknown, keys: readonly string[]): value is Record<st
   return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
 }
 
+/** A version-4 document's call states, as `compactDocument` stored them, restored. */
+function restoreCalls(calls: readonly unknown[], pending: readonly PendingApproval[]): unknown[] {
+  return calls.map((stored) => {
+    const state =
+      typeof stored === "object" && stored !== null
+        ? restoreHash(stored as Record<string, unknown>)
+        : (stored as Record<string, unknown> | null | undefined);
+    if (typeof state?.pending !== "number") return state;
+    const { pending: at, ...rest } = state;
+    const entry = pending[at as number];
+    if (entry === undefined) {
+      throw corrupt(
+        "A stored run record",
+        "a parked call refers to a pending call its summary does not hold",
+      );
+    }
+    const { toolCallId, name, input: callInput, reason } = entry;
+    return {
+      call: { id: toolCallId, name, input: callInput },
+      status: "asked",
+      ...rest,
+      reason,
+    };
+  });
+}
+
 /** `compactDocument` undone, on a document of version 4 or later. */
 function restoreDocument(stored: Record<string, unknown>, pending: readonly PendingApproval[]) {
   const input = stored.input as { text?: unknown; maxIterations?: unknown } | undefined;
   const snapshot = stored.snapshot as Record<string, unknown> | null | undefined;
   if (snapshot == null) return stored;
   const context = (snapshot.context ?? {}) as Record<string, unknown>;
-  const calls = Array.isArray(context.calls)
-    ? context.calls.map((stored: Record<string, unknown>) => {
-        const state = typeof stored === "object" && stored !== null ? restoreHash(stored) : stored;
-        if (typeof state?.pending !== "number") return state;
-        const { pending: at, ...rest } = state;
-        const entry = pending[at as number];
-        if (entry === undefined) {
-          throw corrupt(
-            "A stored run record",
-            "a parked call refers to a pending call its summary does not hold",
-          );
-        }
-        const { toolCallId, name, input: callInput, reason } = entry;
-        return {
-          call: { id: toolCallId, name, input: callInput },
-          status: "asked",
-          ...rest,
-          reason,
-        };
-      })
-    : undefined;
+  const calls = Array.isArray(context.calls) ? restoreCalls(context.calls, pending) : undefined;
   return {
     ...stored,
     snapshot: {
@@ -330,7 +336,129 @@ export function joinRecord(
   if (typeof parsedDocument !== "object" || parsedDocument === null) {
     throw corrupt("A stored run record", "not a JSON object");
   }
-  const { sharedIds, fromSummary: summarized, ...own } = parsedDocument as Record<string, unknown>;
+  const direct = joinCurrent(parsedDocument as Record<string, unknown>, messages, summary);
+  return parseRecordValue(
+    direct ?? joinAny(parsedDocument as Record<string, unknown>, messages, summary),
+  );
+}
+
+/** The keys a version-4 document written by `recordDocument` may have. */
+const CURRENT_KEYS: ReadonlySet<string> = new Set([
+  ...Object.keys(RunRecord.shape),
+  "sharedIds",
+  "fromSummary",
+]);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" &&
+  value !== null &&
+  !Array.isArray(value) &&
+  Object.getPrototypeOf(value) === Object.prototype;
+
+/**
+ * The record a document of the current version stands for, built at once in the order the
+ * record schema parses into (so that its parse copies nothing): what `joinAny` gives such a
+ * document, without its chain of spread copies. Undefined for a document it does not take as
+ * `recordDocument` writes them (another version, a key of its own, a field missing…): `joinAny`
+ * reads that one, and its parse names what is wrong.
+ */
+function joinCurrent(
+  document: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): Record<string, unknown> | undefined {
+  if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
+  for (const key in document) if (!CURRENT_KEYS.has(key)) return undefined;
+  const { sharedIds, fromSummary: summarized, input, snapshot: stored, result } = document;
+  if ((sharedIds !== undefined && sharedIds !== true) || !isPlainObject(input)) return undefined;
+  let top: Record<string, unknown> | RunSummary = document;
+  if (summarized === true) {
+    if (summary === undefined || SUMMARY_FIELDS.some((field) => field in document))
+      return undefined;
+    top = summary;
+  } else if (summarized !== undefined || !SUMMARY_FIELDS.every((field) => field in document)) {
+    return undefined;
+  }
+  const prefix = (length: unknown): unknown[] =>
+    typeof length === "number" ? messages.slice(0, length) : [];
+  const inputMessages = prefix(input.messages);
+  for (const key in input)
+    if (key !== "messages" && key !== "text" && key !== "maxIterations") return undefined;
+  const joinedInput: Record<string, unknown> = { messages: inputMessages };
+  if ("text" in input) joinedInput.text = input.text === true ? textOf(inputMessages) : input.text;
+  if ("maxIterations" in input) joinedInput.maxIterations = input.maxIterations;
+  let snapshot: Record<string, unknown> | null = null;
+  if (stored != null) {
+    if (!isPlainObject(stored) || !isPlainObject(stored.context)) return undefined;
+    const value =
+      "value" in stored ? stored.value : summarized === true ? summary?.phase : undefined;
+    if (value === undefined) return undefined;
+    // The context's keys in the order `joinAny` gives them (a restored machine keeps it, and
+    // later saves store it): the ids, the idle stage, maxIterations, the summary's usage and
+    // iteration, then the document's own; its values win over all but the restored calls
+    // and the conversation.
+    const context: Record<string, unknown> = {};
+    if (sharedIds === true) {
+      context.runId = top.runId;
+      context.sessionId = top.sessionId;
+    }
+    const idle = idleStageContext() as Record<string, unknown>;
+    for (const key in idle) context[key] = idle[key];
+    context.maxIterations = input.maxIterations;
+    if (summarized === true) {
+      context.usage = summary?.usage;
+      context.iteration = summary?.iterations;
+    }
+    const own = stored.context;
+    for (const key in own) {
+      if (key === "__proto__") return undefined;
+      context[key] = own[key];
+    }
+    if (Array.isArray(own.calls)) context.calls = restoreCalls(own.calls, summary?.pending ?? []);
+    context.messages = prefix(own.messages);
+    snapshot = {
+      status: "status" in stored ? stored.status : SNAPSHOT_DEFAULTS.status,
+      value,
+      context,
+      historyValue: "historyValue" in stored ? stored.historyValue : {},
+      children: "children" in stored ? stored.children : {},
+    };
+    for (const key in stored) {
+      if (key === "__proto__") return undefined;
+      if (!(key in snapshot)) snapshot[key] = stored[key];
+    }
+  }
+  const record: Record<string, unknown> = {
+    schemaVersion: RUN_RECORD_VERSION,
+    runId: top.runId,
+    sessionId: top.sessionId,
+    agent: top.agent,
+    status: top.status,
+    phase: top.phase,
+    input: joinedInput,
+    snapshot,
+    result:
+      result === undefined
+        ? derivedResult(top.status, snapshot?.context)
+        : isPlainObject(result)
+          ? { ...result, messages: prefix(result.messages) }
+          : result,
+    createdAt: top.createdAt,
+    updatedAt: top.updatedAt,
+  };
+  for (const field of ["trace", "priority", "secretInputs"] as const) {
+    if (field in document) record[field] = document[field];
+  }
+  return record;
+}
+
+/** A record rebuilt from a document of any version this one reads, not parsed yet. */
+function joinAny(
+  parsedDocument: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): unknown {
+  const { sharedIds, fromSummary: summarized, ...own } = parsedDocument;
   const completed = summarized === true ? fromSummary(own, summary) : own;
   const compacted = typeof own.schemaVersion === "number" && own.schemaVersion >= 4;
   const stored = (compacted ? restoreDocument(completed, summary?.pending ?? []) : completed) as {
@@ -371,7 +499,7 @@ export function joinRecord(
           ? null
           : { ...stored.result, messages: prefix(stored.result.messages) },
   };
-  return parseRecordValue(joined);
+  return joined;
 }
 
 /** The text of a string input's one message (`textMessage`), as a document left it out. */
