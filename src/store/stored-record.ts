@@ -55,30 +55,36 @@ export function conversationOf(record: RunRecord): readonly Message[] {
 /**
  * The record without its conversation and without what loading derives again, as JSON; with
  * the run's stored `summary` (`summarize(record)`), without what that holds either.
+ *
+ * Each object of the document is built once, key by key in the record's order, leaving out
+ * what `compactDocument`'s rules leave out (rather than spread copies and deletes, which cost
+ * an object per step and turn the objects into slow dictionaries before they are serialised).
  */
 export function recordDocument(record: RunRecord, summary?: RunSummary): string {
-  const { snapshot, result } = record;
-  const messages = conversationOf(record).length;
-  const document: Record<string, unknown> = {
-    ...record,
-    input: { ...record.input, messages: record.input.messages.length },
-  };
-  if (snapshot === null) return JSON.stringify(document);
-  const { runId, sessionId, ...context } = snapshot.context;
-  const sharedIds = runId === record.runId && sessionId === record.sessionId;
-  document.snapshot = {
-    ...snapshot,
-    context: sharedIds ? { ...context, messages } : { ...snapshot.context, messages },
-  };
-  if (sharedIds) document.sharedIds = true;
-  if (result === null) document.result = null;
-  else if (!(sharedIds && derivesResult(record, result))) {
-    document.result = { ...result, messages: result.messages.length };
-  } else delete document.result;
+  const { snapshot, result, input } = record;
+  if (snapshot === null) {
+    return JSON.stringify({ ...record, input: { ...input, messages: input.messages.length } });
+  }
+  const { context } = snapshot;
+  const sharedIds = context.runId === record.runId && context.sessionId === record.sessionId;
   const besideSummary =
     summary !== undefined && SUMMARY_FIELDS.every((field) => record[field] === summary[field]);
-  if (besideSummary) leaveToSummary(document, summary);
-  compactDocument(document, record, besideSummary ? summary.pending : []);
+  const held = besideSummary ? summary : undefined;
+  const document: Record<string, unknown> = {};
+  for (const key in record) {
+    if (held !== undefined && SUMMARY_KEYS.has(key)) continue;
+    if (key === "input") document.input = compactInput(input);
+    else if (key === "snapshot") {
+      document.snapshot = compactSnapshot(record, sharedIds, conversationOf(record).length, held);
+    } else if (key === "result") {
+      if (result === null) document.result = null;
+      else if (!(sharedIds && derivesResult(record, result))) {
+        document.result = { ...result, messages: result.messages.length };
+      }
+    } else document[key] = record[key as keyof RunRecord];
+  }
+  if (sharedIds) document.sharedIds = true;
+  if (held !== undefined) document.fromSummary = true;
   return JSON.stringify(document);
 }
 
@@ -89,35 +95,76 @@ const SNAPSHOT_DEFAULTS: Readonly<Record<string, unknown>> = {
   children: {},
 };
 
+const SUMMARY_KEYS: ReadonlySet<string> = new Set(SUMMARY_FIELDS);
+
+/** The machine's idle stage values, to compare with only (loading fills in fresh ones). */
+const IDLE_STAGE: Readonly<Record<string, unknown>> = idleStageContext();
+
+/** A document's input: its messages counted, a string input's text as `true` (its one message's). */
+function compactInput(input: RunRecord["input"]): Record<string, unknown> {
+  const text = input.text !== undefined && isTextMessage(input.messages, input.text);
+  const compact: Record<string, unknown> = {};
+  for (const key in input) {
+    if (key === "messages") compact.messages = input.messages.length;
+    else if (key === "text" && text) compact.text = true;
+    else compact[key] = input[key as keyof typeof input];
+  }
+  return compact;
+}
+
 /**
- * Drops from `document` the values loading fills in again (`restoreDocument`): initial values,
- * a string input's text, and the parked calls that `pending` (the summary's, stored beside the
- * document) holds.
+ * A document's snapshot: without its initial values (`SNAPSHOT_DEFAULTS`, the idle stage, the
+ * input's `maxIterations`), the ids its context shares with the record (`sharedIds`), the
+ * conversation (its length), and what the summary `held` beside it holds: the state value,
+ * usage and iteration when they are its phase, usage and iterations, and each parked call its
+ * pending list holds (`pending: <its index>`). A call's hex input hash is kept in base64url.
  */
-function compactDocument(
-  document: Record<string, unknown>,
+function compactSnapshot(
   record: RunRecord,
-  pending: readonly PendingApproval[],
-): void {
-  const { input } = record;
-  if (input.text !== undefined && isTextMessage(input.messages, input.text)) {
-    document.input = { ...(document.input as object), text: true };
+  sharedIds: boolean,
+  messages: number,
+  held: RunSummary | undefined,
+): Record<string, unknown> {
+  const snapshot = record.snapshot as NonNullable<RunRecord["snapshot"]>;
+  const compact: Record<string, unknown> = {};
+  for (const key in snapshot) {
+    const value = snapshot[key];
+    if (key === "context") compact.context = compactContext(record, sharedIds, messages, held);
+    else if (key === "value" && held !== undefined && value === held.phase) continue;
+    else if (!(Object.hasOwn(SNAPSHOT_DEFAULTS, key) && isInitial(value, SNAPSHOT_DEFAULTS[key]))) {
+      compact[key] = value;
+    }
   }
-  const snapshot = document.snapshot as Record<string, unknown> | null;
-  if (snapshot === null) return;
-  dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
-  const context = snapshot.context as Record<string, unknown>;
-  dropDefaults(context, IDLE_STAGE);
-  if ("maxIterations" in context && Object.is(context.maxIterations, input.maxIterations)) {
-    delete context.maxIterations;
+  return compact;
+}
+
+function compactContext(
+  record: RunRecord,
+  sharedIds: boolean,
+  messages: number,
+  held: RunSummary | undefined,
+): Record<string, unknown> {
+  const context = (record.snapshot as NonNullable<RunRecord["snapshot"]>).context;
+  const pending = held?.pending ?? [];
+  const compact: Record<string, unknown> = {};
+  for (const key in context) {
+    const value = context[key];
+    if (key === "messages") compact.messages = messages;
+    else if (sharedIds && (key === "runId" || key === "sessionId")) continue;
+    else if (held !== undefined && key === "usage" && sameUsage(value, held.usage)) continue;
+    else if (held !== undefined && key === "iteration" && value === held.iterations) continue;
+    else if (Object.hasOwn(IDLE_STAGE, key) && isInitial(value, IDLE_STAGE[key])) continue;
+    else if (key === "maxIterations" && Object.is(value, record.input.maxIterations)) continue;
+    else if (key === "calls" && Array.isArray(value)) {
+      compact.calls = value.map((state: Record<string, unknown>) => {
+        const at = pending.findIndex((each) => heldBy(state, each));
+        const { call: _call, reason: _reason, status: _status, ...rest } = state;
+        return compactHash(at === -1 ? state : { pending: at, ...rest });
+      });
+    } else compact[key] = value;
   }
-  if (Array.isArray(context.calls)) {
-    context.calls = context.calls.map((state: Record<string, unknown>) => {
-      const at = pending.findIndex((each) => heldBy(state, each));
-      const { call: _call, reason: _reason, status: _status, ...rest } = state;
-      return compactHash(at === -1 ? state : { pending: at, ...rest });
-    });
-  }
+  if (!("messages" in compact)) compact.messages = messages;
+  return compact;
 }
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
@@ -145,18 +192,6 @@ function heldBy(state: Record<string, unknown>, entry: PendingApproval): boolean
     state.reason === reason &&
     isDeepStrictEqual(state.call, { id: toolCallId, name, input })
   );
-}
-
-/** The machine's idle stage values, to compare with only (loading fills in fresh ones). */
-const IDLE_STAGE: Readonly<Record<string, unknown>> = idleStageContext();
-
-function dropDefaults(
-  target: Record<string, unknown>,
-  defaults: Readonly<Record<string, unknown>>,
-) {
-  for (const field in defaults) {
-    if (field in target && isInitial(target[field], defaults[field])) delete target[field];
-  }
 }
 
 /**
@@ -254,17 +289,6 @@ function restoreDocument(stored: Record<string, unknown>, pending: readonly Pend
       },
     },
   };
-}
-
-/** Drops from `document` what `summary` holds, and says so (`fromSummary`). */
-function leaveToSummary(document: Record<string, unknown>, summary: RunSummary): void {
-  for (const field of SUMMARY_FIELDS) delete document[field];
-  document.fromSummary = true;
-  const snapshot = document.snapshot as { value?: unknown; context: Record<string, unknown> };
-  if (snapshot.value === summary.phase) delete snapshot.value;
-  const { context } = snapshot;
-  if (sameUsage(context.usage, summary.usage)) delete context.usage;
-  if (context.iteration === summary.iterations) delete context.iteration;
 }
 
 /**
