@@ -199,10 +199,6 @@ function storedStates(created, saves) {
   const states = saves.map((save) => {
     const encoded = encodeSave({ ...save, record: fresh(save.record) });
     conversation.push(...encoded.messages);
-    if (process.env.CODEC_DUMP)
-      console.error(
-        [encoded.document, encoded.summaryJson, encoded.head, encoded.checkpoint].join("\n"),
-      );
     for (const part of [encoded.document, encoded.summaryJson, encoded.head, encoded.checkpoint]) {
       digest.update(part).update("\0");
     }

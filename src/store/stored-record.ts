@@ -28,7 +28,7 @@ import type { RunSummary } from "./summary.js";
 // iterations; loading takes them from the summary.
 //
 // Since schemaVersion 4 the document also leaves out the values loading can fill in again
-// (see `compactDocument`): the snapshot's and its context's fields that hold their initial
+// (see `compactSnapshot`): the snapshot's and its context's fields that hold their initial
 // value, the context's `maxIterations` when it is the input's, a string input's text (the
 // document says `text: true`: it is its one message's), and, beside a summary, each parked
 // call that the summary's pending list holds (the document keeps `pending: <its index>` in
@@ -57,7 +57,7 @@ export function conversationOf(record: RunRecord): readonly Message[] {
  * the run's stored `summary` (`summarize(record)`), without what that holds either.
  *
  * Each object of the document is built once, key by key in the record's order, leaving out
- * what `compactDocument`'s rules leave out (rather than spread copies and deletes, which cost
+ * what the version-4 rules above leave out (rather than spread copies and deletes, which cost
  * an object per step and turn the objects into slow dictionaries before they are serialised).
  */
 export function recordDocument(record: RunRecord, summary?: RunSummary): string {
@@ -243,7 +243,7 @@ function hasExactly(value: unknown, keys: readonly string[]): value is Record<st
   return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
 }
 
-/** A version-4 document's call states, as `compactDocument` stored them, restored. */
+/** A version-4 document's call states, as `compactContext` stored them, restored. */
 function restoreCalls(calls: readonly unknown[], pending: readonly PendingApproval[]): unknown[] {
   return calls.map((stored) => {
     const state =
@@ -269,7 +269,7 @@ function restoreCalls(calls: readonly unknown[], pending: readonly PendingApprov
   });
 }
 
-/** `compactDocument` undone, on a document of version 4 or later. */
+/** What `compactInput` and `compactSnapshot` left out, filled in again (version 4 or later). */
 function restoreDocument(stored: Record<string, unknown>, pending: readonly PendingApproval[]) {
   const input = stored.input as { text?: unknown; maxIterations?: unknown } | undefined;
   const snapshot = stored.snapshot as Record<string, unknown> | null | undefined;
