@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { messageOf } from "../core/errors.js";
 import { describeIssues } from "../tools/validate.js";
 import { BackendError, StoreVersionError } from "./errors.js";
+import { fastParser, UNSURE } from "./fast-parse.js";
 import { RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
 
 // Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
@@ -62,13 +63,18 @@ export function assertReadableVersion(stored: object): unknown {
   return version;
 }
 
+const fastRecord = fastParser(RunRecord);
+
 /** `parseStoredRecord` for a record already parsed from JSON. */
 export function parseRecordValue(value: unknown): RunRecord {
   const stored = typeof value === "object" && value !== null ? value : {};
   const version = assertReadableVersion(stored);
-  const parsed = RunRecord.safeParse(
-    version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION },
-  );
+  const current =
+    version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION };
+  // What the zod parse would give, without its copy of every object; else the parse itself.
+  const fast = fastRecord(current);
+  if (fast !== UNSURE) return fast;
+  const parsed = RunRecord.safeParse(current);
   if (!parsed.success) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(parsed.error.issues));

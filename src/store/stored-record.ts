@@ -10,7 +10,7 @@ import { toRunResult } from "../engine/run-result.js";
 import { idleStageContext, type RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
 import { corrupt, parseRecordValue } from "./record-codec.js";
-import { isTerminal, type RunRecord } from "./schemas.js";
+import { isTerminal, RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
 
 // A run record is stored in two parts, so that storage grows with the conversation and not with
@@ -28,7 +28,7 @@ import type { RunSummary } from "./summary.js";
 // iterations; loading takes them from the summary.
 //
 // Since schemaVersion 4 the document also leaves out the values loading can fill in again
-// (see `compactDocument`): the snapshot's and its context's fields that hold their initial
+// (see `compactSnapshot`): the snapshot's and its context's fields that hold their initial
 // value, the context's `maxIterations` when it is the input's, a string input's text (the
 // document says `text: true`: it is its one message's), and, beside a summary, each parked
 // call that the summary's pending list holds (the document keeps `pending: <its index>` in
@@ -55,30 +55,36 @@ export function conversationOf(record: RunRecord): readonly Message[] {
 /**
  * The record without its conversation and without what loading derives again, as JSON; with
  * the run's stored `summary` (`summarize(record)`), without what that holds either.
+ *
+ * Each object of the document is built once, key by key in the record's order, leaving out
+ * what the version-4 rules above leave out (rather than spread copies and deletes, which cost
+ * an object per step and turn the objects into slow dictionaries before they are serialised).
  */
 export function recordDocument(record: RunRecord, summary?: RunSummary): string {
-  const { snapshot, result } = record;
-  const messages = conversationOf(record).length;
-  const document: Record<string, unknown> = {
-    ...record,
-    input: { ...record.input, messages: record.input.messages.length },
-  };
-  if (snapshot === null) return JSON.stringify(document);
-  const { runId, sessionId, ...context } = snapshot.context;
-  const sharedIds = runId === record.runId && sessionId === record.sessionId;
-  document.snapshot = {
-    ...snapshot,
-    context: sharedIds ? { ...context, messages } : { ...snapshot.context, messages },
-  };
-  if (sharedIds) document.sharedIds = true;
-  if (result === null) document.result = null;
-  else if (!(sharedIds && derivesResult(record, result))) {
-    document.result = { ...result, messages: result.messages.length };
-  } else delete document.result;
+  const { snapshot, result, input } = record;
+  if (snapshot === null) {
+    return JSON.stringify({ ...record, input: { ...input, messages: input.messages.length } });
+  }
+  const { context } = snapshot;
+  const sharedIds = context.runId === record.runId && context.sessionId === record.sessionId;
   const besideSummary =
     summary !== undefined && SUMMARY_FIELDS.every((field) => record[field] === summary[field]);
-  if (besideSummary) leaveToSummary(document, summary);
-  compactDocument(document, record, besideSummary ? summary.pending : []);
+  const held = besideSummary ? summary : undefined;
+  const document: Record<string, unknown> = {};
+  for (const key in record) {
+    if (held !== undefined && SUMMARY_KEYS.has(key)) continue;
+    if (key === "input") document.input = compactInput(input);
+    else if (key === "snapshot") {
+      document.snapshot = compactSnapshot(record, sharedIds, conversationOf(record).length, held);
+    } else if (key === "result") {
+      if (result === null) document.result = null;
+      else if (!(sharedIds && derivesResult(record, result))) {
+        document.result = { ...result, messages: result.messages.length };
+      }
+    } else document[key] = record[key as keyof RunRecord];
+  }
+  if (sharedIds) document.sharedIds = true;
+  if (held !== undefined) document.fromSummary = true;
   return JSON.stringify(document);
 }
 
@@ -89,38 +95,76 @@ const SNAPSHOT_DEFAULTS: Readonly<Record<string, unknown>> = {
   children: {},
 };
 
-/** The one message a string input becomes (`toMessages`). */
-const textMessage = (text: string): Message => ({
-  role: "user",
-  content: [{ type: "text", text }],
-});
+const SUMMARY_KEYS: ReadonlySet<string> = new Set(SUMMARY_FIELDS);
+
+/** The machine's idle stage values, to compare with only (loading fills in fresh ones). */
+const IDLE_STAGE: Readonly<Record<string, unknown>> = idleStageContext();
+
+/** A document's input: its messages counted, a string input's text as `true` (its one message's). */
+function compactInput(input: RunRecord["input"]): Record<string, unknown> {
+  const text = input.text !== undefined && isTextMessage(input.messages, input.text);
+  const compact: Record<string, unknown> = {};
+  for (const key in input) {
+    if (key === "messages") compact.messages = input.messages.length;
+    else if (key === "text" && text) compact.text = true;
+    else compact[key] = input[key as keyof typeof input];
+  }
+  return compact;
+}
 
 /**
- * Drops from `document` the values loading fills in again (`restoreDocument`): initial values,
- * a string input's text, and the parked calls that `pending` (the summary's, stored beside the
- * document) holds.
+ * A document's snapshot: without its initial values (`SNAPSHOT_DEFAULTS`, the idle stage, the
+ * input's `maxIterations`), the ids its context shares with the record (`sharedIds`), the
+ * conversation (its length), and what the summary `held` beside it holds: the state value,
+ * usage and iteration when they are its phase, usage and iterations, and each parked call its
+ * pending list holds (`pending: <its index>`). A call's hex input hash is kept in base64url.
  */
-function compactDocument(
-  document: Record<string, unknown>,
+function compactSnapshot(
   record: RunRecord,
-  pending: readonly PendingApproval[],
-): void {
-  const { input } = record;
-  if (input.text !== undefined && isDeepStrictEqual(input.messages, [textMessage(input.text)])) {
-    document.input = { ...(document.input as object), text: true };
+  sharedIds: boolean,
+  messages: number,
+  held: RunSummary | undefined,
+): Record<string, unknown> {
+  const snapshot = record.snapshot as NonNullable<RunRecord["snapshot"]>;
+  const compact: Record<string, unknown> = {};
+  for (const key in snapshot) {
+    const value = snapshot[key];
+    if (key === "context") compact.context = compactContext(record, sharedIds, messages, held);
+    else if (key === "value" && held !== undefined && value === held.phase) continue;
+    else if (!(Object.hasOwn(SNAPSHOT_DEFAULTS, key) && isInitial(value, SNAPSHOT_DEFAULTS[key]))) {
+      compact[key] = value;
+    }
   }
-  const snapshot = document.snapshot as Record<string, unknown> | null;
-  if (snapshot === null) return;
-  dropDefaults(snapshot, SNAPSHOT_DEFAULTS);
-  const context = snapshot.context as Record<string, unknown>;
-  dropDefaults(context, { ...idleStageContext(), maxIterations: input.maxIterations });
-  if (Array.isArray(context.calls)) {
-    context.calls = context.calls.map((state: Record<string, unknown>) => {
-      const at = pending.findIndex((each) => heldBy(state, each));
-      const { call: _call, reason: _reason, status: _status, ...rest } = state;
-      return compactHash(at === -1 ? state : { pending: at, ...rest });
-    });
+  return compact;
+}
+
+function compactContext(
+  record: RunRecord,
+  sharedIds: boolean,
+  messages: number,
+  held: RunSummary | undefined,
+): Record<string, unknown> {
+  const context = (record.snapshot as NonNullable<RunRecord["snapshot"]>).context;
+  const pending = held?.pending ?? [];
+  const compact: Record<string, unknown> = {};
+  for (const key in context) {
+    const value = context[key];
+    if (key === "messages") compact.messages = messages;
+    else if (sharedIds && (key === "runId" || key === "sessionId")) continue;
+    else if (held !== undefined && key === "usage" && sameUsage(value, held.usage)) continue;
+    else if (held !== undefined && key === "iteration" && value === held.iterations) continue;
+    else if (Object.hasOwn(IDLE_STAGE, key) && isInitial(value, IDLE_STAGE[key])) continue;
+    else if (key === "maxIterations" && Object.is(value, record.input.maxIterations)) continue;
+    else if (key === "calls" && Array.isArray(value)) {
+      compact.calls = value.map((state: Record<string, unknown>) => {
+        const at = pending.findIndex((each) => heldBy(state, each));
+        const { call: _call, reason: _reason, status: _status, ...rest } = state;
+        return compactHash(at === -1 ? state : { pending: at, ...rest });
+      });
+    } else compact[key] = value;
   }
+  if (!("messages" in compact)) compact.messages = messages;
+  return compact;
 }
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
@@ -150,42 +194,88 @@ function heldBy(state: Record<string, unknown>, entry: PendingApproval): boolean
   );
 }
 
-function dropDefaults(
-  target: Record<string, unknown>,
-  defaults: Readonly<Record<string, unknown>>,
-) {
-  for (const [field, value] of Object.entries(defaults)) {
-    if (field in target && isDeepStrictEqual(target[field], value)) delete target[field];
+/**
+ * `isDeepStrictEqual(value, initial)` for the initial values documents leave out (primitives,
+ * `[]` and `{}`), without its cost on every save; anything else is compared by it.
+ */
+function isInitial(value: unknown, initial: unknown): boolean {
+  if (typeof initial !== "object" || initial === null) return Object.is(value, initial);
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(initial) && initial.length === 0) {
+    return isBareArray(value, 0);
   }
+  if (Object.getPrototypeOf(initial) === Object.prototype && Object.keys(initial).length === 0) {
+    return !Array.isArray(value) && isBare(value, Object.prototype, 0);
+  }
+  return isDeepStrictEqual(value, initial);
 }
 
-/** `compactDocument` undone, on a document of version 4 or later. */
+/** True when `value` has `prototype` and `items` own properties (an array's `length` aside). */
+function isBare(value: object, prototype: object, items: number): boolean {
+  if (Object.getPrototypeOf(value) !== prototype) return false;
+  return Reflect.ownKeys(value).length === items + (Array.isArray(value) ? 1 : 0);
+}
+
+/**
+ * True when `messages` is exactly the one message a string input `text` becomes (`toMessages`:
+ * `{ role: "user", content: [{ type: "text", text }] }`), as `isDeepStrictEqual` would say.
+ */
+function isTextMessage(messages: readonly Message[], text: string): boolean {
+  if (!isBareArray(messages, 1)) return false;
+  const message: unknown = messages[0];
+  if (!hasExactly(message, ["role", "content"]) || message.role !== "user") return false;
+  const { content } = message;
+  if (!isBareArray(content, 1)) return false;
+  const block: unknown = content[0];
+  return hasExactly(block, ["type", "text"]) && block.type === "text" && block.text === text;
+}
+
+/** True when `value` is a plain array of `length` items and no other own property. */
+function isBareArray(value: unknown, length: number): value is readonly unknown[] {
+  return Array.isArray(value) && value.length === length && isBare(value, Array.prototype, length);
+}
+
+/** True when `value` is a plain object whose own keys are `keys` (in any order). */
+function hasExactly(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const own = Reflect.ownKeys(value);
+  return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
+}
+
+/** A version-4 document's call states, as `compactContext` stored them, restored. */
+function restoreCalls(calls: readonly unknown[], pending: readonly PendingApproval[]): unknown[] {
+  return calls.map((stored) => {
+    const state =
+      typeof stored === "object" && stored !== null
+        ? restoreHash(stored as Record<string, unknown>)
+        : (stored as Record<string, unknown> | null | undefined);
+    if (typeof state?.pending !== "number") return state;
+    const { pending: at, ...rest } = state;
+    const entry = pending[at as number];
+    if (entry === undefined) {
+      throw corrupt(
+        "A stored run record",
+        "a parked call refers to a pending call its summary does not hold",
+      );
+    }
+    const { toolCallId, name, input: callInput, reason } = entry;
+    return {
+      call: { id: toolCallId, name, input: callInput },
+      status: "asked",
+      ...rest,
+      reason,
+    };
+  });
+}
+
+/** What `compactInput` and `compactSnapshot` left out, filled in again (version 4 or later). */
 function restoreDocument(stored: Record<string, unknown>, pending: readonly PendingApproval[]) {
   const input = stored.input as { text?: unknown; maxIterations?: unknown } | undefined;
   const snapshot = stored.snapshot as Record<string, unknown> | null | undefined;
   if (snapshot == null) return stored;
   const context = (snapshot.context ?? {}) as Record<string, unknown>;
-  const calls = Array.isArray(context.calls)
-    ? context.calls.map((stored: Record<string, unknown>) => {
-        const state = typeof stored === "object" && stored !== null ? restoreHash(stored) : stored;
-        if (typeof state?.pending !== "number") return state;
-        const { pending: at, ...rest } = state;
-        const entry = pending[at as number];
-        if (entry === undefined) {
-          throw corrupt(
-            "A stored run record",
-            "a parked call refers to a pending call its summary does not hold",
-          );
-        }
-        const { toolCallId, name, input: callInput, reason } = entry;
-        return {
-          call: { id: toolCallId, name, input: callInput },
-          status: "asked",
-          ...rest,
-          reason,
-        };
-      })
-    : undefined;
+  const calls = Array.isArray(context.calls) ? restoreCalls(context.calls, pending) : undefined;
   return {
     ...stored,
     snapshot: {
@@ -199,17 +289,6 @@ function restoreDocument(stored: Record<string, unknown>, pending: readonly Pend
       },
     },
   };
-}
-
-/** Drops from `document` what `summary` holds, and says so (`fromSummary`). */
-function leaveToSummary(document: Record<string, unknown>, summary: RunSummary): void {
-  for (const field of SUMMARY_FIELDS) delete document[field];
-  document.fromSummary = true;
-  const snapshot = document.snapshot as { value?: unknown; context: Record<string, unknown> };
-  if (snapshot.value === summary.phase) delete snapshot.value;
-  const { context } = snapshot;
-  if (sameUsage(context.usage, summary.usage)) delete context.usage;
-  if (context.iteration === summary.iterations) delete context.iteration;
 }
 
 /**
@@ -320,7 +399,128 @@ export function joinRecord(
   } catch (error) {
     throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
   }
-  const completed = completeDocument(parsed, summary);
+  return parseRecordValue(
+    joinCurrent(parsed, messages, summary) ?? joinAny(parsed, messages, summary),
+  );
+}
+
+/** The keys a version-4 document written by `recordDocument` may have. */
+const CURRENT_KEYS: ReadonlySet<string> = new Set([
+  ...Object.keys(RunRecord.shape),
+  "sharedIds",
+  "fromSummary",
+]);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" &&
+  value !== null &&
+  !Array.isArray(value) &&
+  Object.getPrototypeOf(value) === Object.prototype;
+
+/**
+ * The record a document of the current version stands for, built at once in the order the
+ * record schema parses into (so that its parse copies nothing): what `joinAny` gives such a
+ * document, without its chain of spread copies. Undefined for a document it does not take as
+ * `recordDocument` writes them (another version, a key of its own, a field missing…): `joinAny`
+ * reads that one, and its parse names what is wrong.
+ */
+function joinCurrent(
+  document: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): Record<string, unknown> | undefined {
+  if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
+  for (const key in document) if (!CURRENT_KEYS.has(key)) return undefined;
+  const { sharedIds, fromSummary: summarized, input, snapshot: stored, result } = document;
+  if ((sharedIds !== undefined && sharedIds !== true) || !isPlainObject(input)) return undefined;
+  let top: Record<string, unknown> | RunSummary = document;
+  if (summarized === true) {
+    if (summary === undefined || SUMMARY_FIELDS.some((field) => field in document))
+      return undefined;
+    top = summary;
+  } else if (summarized !== undefined || !SUMMARY_FIELDS.every((field) => field in document)) {
+    return undefined;
+  }
+  const prefix = (length: unknown): unknown[] =>
+    typeof length === "number" ? messages.slice(0, length) : [];
+  const inputMessages = prefix(input.messages);
+  for (const key in input)
+    if (key !== "messages" && key !== "text" && key !== "maxIterations") return undefined;
+  const joinedInput: Record<string, unknown> = { messages: inputMessages };
+  if ("text" in input) joinedInput.text = input.text === true ? textOf(inputMessages) : input.text;
+  if ("maxIterations" in input) joinedInput.maxIterations = input.maxIterations;
+  let snapshot: Record<string, unknown> | null = null;
+  if (stored != null) {
+    if (!isPlainObject(stored) || !isPlainObject(stored.context)) return undefined;
+    const value =
+      "value" in stored ? stored.value : summarized === true ? summary?.phase : undefined;
+    if (value === undefined) return undefined;
+    // The context's keys in the order `joinAny` gives them (a restored machine keeps it, and
+    // later saves store it): the ids, the idle stage, maxIterations, the summary's usage and
+    // iteration, then the document's own; its values win over all but the restored calls
+    // and the conversation.
+    const context: Record<string, unknown> = {};
+    if (sharedIds === true) {
+      context.runId = top.runId;
+      context.sessionId = top.sessionId;
+    }
+    const idle = idleStageContext() as Record<string, unknown>;
+    for (const key in idle) context[key] = idle[key];
+    context.maxIterations = input.maxIterations;
+    if (summarized === true) {
+      context.usage = summary?.usage;
+      context.iteration = summary?.iterations;
+    }
+    const own = stored.context;
+    for (const key in own) {
+      if (key === "__proto__") return undefined;
+      context[key] = own[key];
+    }
+    if (Array.isArray(own.calls)) context.calls = restoreCalls(own.calls, summary?.pending ?? []);
+    context.messages = prefix(own.messages);
+    snapshot = {
+      status: "status" in stored ? stored.status : SNAPSHOT_DEFAULTS.status,
+      value,
+      context,
+      historyValue: "historyValue" in stored ? stored.historyValue : {},
+      children: "children" in stored ? stored.children : {},
+    };
+    for (const key in stored) {
+      if (key === "__proto__") return undefined;
+      if (!(key in snapshot)) snapshot[key] = stored[key];
+    }
+  }
+  const record: Record<string, unknown> = {
+    schemaVersion: RUN_RECORD_VERSION,
+    runId: top.runId,
+    sessionId: top.sessionId,
+    agent: top.agent,
+    status: top.status,
+    phase: top.phase,
+    input: joinedInput,
+    snapshot,
+    result:
+      result === undefined
+        ? derivedResult(top.status, snapshot?.context)
+        : isPlainObject(result)
+          ? { ...result, messages: prefix(result.messages) }
+          : result,
+    createdAt: top.createdAt,
+    updatedAt: top.updatedAt,
+  };
+  for (const field of ["trace", "priority", "secretInputs"] as const) {
+    if (field in document) record[field] = document[field];
+  }
+  return record;
+}
+
+/** A record rebuilt from a document of any version this one reads, not parsed yet. */
+function joinAny(
+  parsedDocument: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): unknown {
+  const completed = completeDocument(parsedDocument, summary);
   const { sharedIds, compacted } = completed;
   const stored = completed.stored as {
     runId?: unknown;
@@ -360,7 +560,7 @@ export function joinRecord(
           ? null
           : { ...stored.result, messages: prefix(stored.result.messages) },
   };
-  return parseRecordValue(joined);
+  return joined;
 }
 
 /** The text of a string input's one message (`textMessage`), as a document left it out. */

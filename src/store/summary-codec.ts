@@ -1,6 +1,7 @@
 import { messageOf } from "../core/errors.js";
 import { type PendingApproval, type RunError, USAGE_FIELDS, type Usage } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
+import { fastParser, UNSURE } from "./fast-parse.js";
 import { corrupt } from "./record-codec.js";
 import { RunSummary } from "./summary.js";
 
@@ -84,6 +85,14 @@ export function encodeSummary(summary: RunSummary): string {
   return JSON.stringify(stored);
 }
 
+const fastSummary = fastParser(RunSummary);
+
+/** `RunSummary.safeParse`, without zod's copy when the summary is plainly one. */
+function parseSummary(value: unknown) {
+  const fast = fastSummary(value);
+  return fast === UNSURE ? RunSummary.safeParse(value) : { success: true as const, data: fast };
+}
+
 /** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
 function expand(runId: string, value: unknown): unknown {
   if (typeof value !== "object" || value === null || "runId" in value) return value;
@@ -128,7 +137,7 @@ export function decodeSummary(
   } catch (error) {
     throw corrupt(what, `not valid JSON (${messageOf(error)})`);
   }
-  const parsed = RunSummary.safeParse(expand(runId, value));
+  const parsed = parseSummary(expand(runId, value));
   if (!parsed.success) throw corrupt(what, describeIssues(parsed.error.issues));
   return parsed.data;
 }
@@ -154,6 +163,6 @@ export function readAnnouncement(message: string): RunSummary | undefined {
     return undefined;
   }
   if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
-  const parsed = RunSummary.safeParse(expand(value[0], value[1]));
+  const parsed = parseSummary(expand(value[0], value[1]));
   return parsed.success ? parsed.data : undefined;
 }

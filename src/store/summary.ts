@@ -2,6 +2,7 @@ import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
+import { fastParser, UNSURE } from "./fast-parse.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
@@ -76,13 +77,23 @@ const ContextProgress = z.looseObject({
   usage: Usage,
 });
 
+// Only read: the context's keys may be in any order.
+const fastProgress = fastParser(ContextProgress, { anyOrder: true });
+
+/** `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one. */
+function progressOf(context: unknown) {
+  const fast = fastProgress(context);
+  return fast === UNSURE
+    ? ContextProgress.safeParse(context)
+    : { success: true as const, data: fast };
+}
+
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {
-  // A run not started (no snapshot yet: every new run) has no progress to read; a parse that
-  // fails costs zod more than one that succeeds.
+  // A run not started (no snapshot yet: every new run) has no progress to read.
   const progress =
     record.result === null && record.snapshot !== null
-      ? ContextProgress.safeParse(record.snapshot.context)
+      ? progressOf(record.snapshot.context)
       : undefined;
   return {
     runId: record.runId,

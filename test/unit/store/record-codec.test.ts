@@ -182,6 +182,41 @@ describe("stored run records", () => {
     expect(joinRecord(document, frozenV3Stored.messages)).toEqual(odd);
   });
 
+  it("joins a current document directly as the general join does, key for key", () => {
+    // A key of its own sends a document to the general join (which the parse then strips):
+    // both must give the same record, in the same key order (a restored machine keeps its
+    // context's order, and later saves store it).
+    const general = (document: string) =>
+      JSON.stringify({ ...(JSON.parse(document) as object), unknownKey: 1 });
+    const parkedSummary = decodeSummary("id-2", frozenV4Parked.summary);
+    const parked = joinRecord(frozenV4Parked.document, frozenV4Parked.messages, parkedSummary);
+    const completed = joinRecord(frozenV4Stored.document, frozenV4Stored.messages);
+    const cases: Array<[string, string[], RunSummary | undefined]> = [
+      [frozenV4Stored.document, frozenV4Stored.messages, undefined],
+      [
+        recordDocument(completed, summarize(completed)),
+        frozenV4Stored.messages,
+        summarize(completed),
+      ],
+      [frozenV4Parked.document, frozenV4Parked.messages, parkedSummary],
+      [recordDocument(parked), frozenV4Parked.messages, undefined],
+      [
+        recordDocument({ ...parked, priority: 3, trace: { traceparent: "00-a-b-01" } }),
+        frozenV4Parked.messages,
+        undefined,
+      ],
+    ];
+    for (const [document, messages, summary] of cases) {
+      const direct = joinRecord(document, messages, summary);
+      const viaGeneral = joinRecord(general(document), messages, summary);
+      expect(JSON.stringify(direct)).toBe(JSON.stringify(viaGeneral));
+      expect(Object.keys(direct.snapshot?.context ?? {})).toEqual(
+        Object.keys(viaGeneral.snapshot?.context ?? {}),
+      );
+      expect(direct).toEqual(viaGeneral);
+    }
+  });
+
   it("refuses a stored document of another version with StoreVersionError", () => {
     const document = JSON.parse(frozenV2Stored.document) as Record<string, unknown>;
     const error = thrown(() =>
