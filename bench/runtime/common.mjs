@@ -1,8 +1,11 @@
 // Helpers shared by the runtime benchmark's parent and child processes.
 import { fork } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
+import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -231,4 +234,20 @@ export async function pool(count, width, task) {
     }
   });
   await Promise.all(lanes);
+}
+
+/** SHA1 → name of every BullMQ Lua script (the files ioredis registers them from). */
+export async function bullmqScripts() {
+  const require = createRequire(import.meta.url);
+  const directory = join(dirname(require.resolve("bullmq/package.json")), "dist/esm/scripts");
+  const names = new Map();
+  for (const file of readdirSync(directory)) {
+    if (!/^[a-zA-Z]+-\d+\.js$/.test(file)) continue;
+    const module = await import(pathToFileURL(join(directory, file)).href);
+    for (const script of Object.values(module)) {
+      const sha = createHash("sha1").update(script.content).digest("hex");
+      names.set(sha, `bullmq ${script.name}`);
+    }
+  }
+  return names;
 }

@@ -16,17 +16,14 @@
 //     harnessx worker runs under --cpu-prof; summarise the file with
 //     bench/summarize-profile.mjs.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash, randomUUID } from "node:crypto";
-import { readdirSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { benchAgents, checkCompleted, PROMPT, RUN_AGENT } from "./agents.mjs";
 import {
+  bullmqScripts,
   connect,
   deletePrefix,
   log,
@@ -44,22 +41,6 @@ const [mode = "round-trips", runsArgument, profileDirectory] = process.argv.slic
 
 // ---------------------------------------------------------------------------------------------
 // Naming what a command is
-
-/** SHA1 → name of every BullMQ Lua script (the files ioredis registers them from). */
-async function bullmqScripts() {
-  const require = createRequire(import.meta.url);
-  const directory = join(dirname(require.resolve("bullmq/package.json")), "dist/esm/scripts");
-  const names = new Map();
-  for (const file of readdirSync(directory)) {
-    if (!/^[a-zA-Z]+-\d+\.js$/.test(file)) continue;
-    const module = await import(pathToFileURL(join(directory, file)).href);
-    for (const script of Object.values(module)) {
-      const sha = createHash("sha1").update(script.content).digest("hex");
-      names.set(sha, `bullmq ${script.name}`);
-    }
-  }
-  return names;
-}
 
 /** The kind of a key under `prefix`: `run`, `lease`, `events`, `steps:wait` … */
 function keyKind(key, prefix) {

@@ -8,21 +8,20 @@ import { Redis } from "ioredis";
 
 export async function redisServer() {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => {} };
-  const port = await freePort();
-  const child = spawn(
+  const { url, stop } = await launchRedisServer(await freePort(), (args) => [
     "redis-server",
-    [
-      "--port",
-      String(port),
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--maxmemory-policy",
-      "noeviction",
-    ],
-    { stdio: "ignore" },
-  );
+    [...args, "--maxmemory-policy", "noeviction"],
+  ]);
+  return { url, stop };
+}
+
+/**
+ * A redis-server on `port` (no persistence), started as `command(args)` gives it (say, under
+ * valgrind), once it answers PING (`waitMs` at most).
+ */
+export async function launchRedisServer(port, command, waitMs = 5_000) {
+  const [file, args] = command(["--port", String(port), "--save", "", "--appendonly", "no"]);
+  const child = spawn(file, args, { stdio: "ignore" });
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, {
     lazyConnect: true,
@@ -30,20 +29,21 @@ export async function redisServer() {
     retryStrategy: () => null,
   });
   probe.on("error", () => {});
-  for (let attempt = 0; ; attempt += 1) {
+  for (const started = Date.now(); ; ) {
     try {
       await probe.connect();
       await probe.ping();
       break;
     } catch (error) {
-      if (attempt > 100)
-        throw new Error(`redis-server on port ${port} did not answer`, { cause: error });
+      if (Date.now() - started > waitMs)
+        throw new Error(`${file} on port ${port} did not answer`, { cause: error });
       await sleep(50);
     }
   }
   probe.disconnect();
   return {
     url,
+    child,
     stop: async () => {
       child.kill("SIGTERM");
       await once(child, "exit");
@@ -56,7 +56,7 @@ export async function redisVersion(client) {
   return /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";
 }
 
-async function freePort() {
+export async function freePort() {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");

@@ -23,42 +23,23 @@
 // SCRIPTS_DUMP=<file> also writes the recorded run (commands, and the scripts' Lua text by
 // SHA) to <file>, to try variants of a script on the same arguments.
 // Compare builds with the same replicas: the indexes grow with them.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { createServer } from "node:net";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { benchAgents, checkCompleted, PROMPT, RUN_AGENT } from "./agents.mjs";
-import { log, round } from "./common.mjs";
-import { redisServer, redisVersion } from "./redis-server.mjs";
+import { bullmqScripts, log, round } from "./common.mjs";
+import { freePort, launchRedisServer, redisServer, redisVersion } from "./redis-server.mjs";
 
 const positional = process.argv.slice(2).filter((each) => !each.startsWith("--"));
 const replicas = Number(positional[0] ?? 2000);
 const rounds = Number(positional[1] ?? 3);
 /** Count the server's instructions (valgrind callgrind): steady however loaded the machine. */
 const instructions = process.argv.includes("--instructions");
-
-/** SHA1 of every BullMQ Lua script. */
-async function bullmqShas() {
-  const require = createRequire(import.meta.url);
-  const directory = join(dirname(require.resolve("bullmq/package.json")), "dist/esm/scripts");
-  const shas = new Set();
-  for (const file of readdirSync(directory)) {
-    if (!/^[a-zA-Z]+-\d+\.js$/.test(file)) continue;
-    const module = await import(pathToFileURL(join(directory, file)).href);
-    for (const script of Object.values(module)) {
-      shas.add(createHash("sha1").update(script.content).digest("hex"));
-    }
-  }
-  return shas;
-}
 
 /** A runtime script's name, from its first key's kind and its number of keys. */
 function scriptName(prefix, keys, argv) {
@@ -79,7 +60,7 @@ const text = (each) => (Buffer.isBuffer(each) ? each.toString() : String(each));
 /** The commands one run sends about its own keys, in order: { name, args, label, bytes }. */
 async function recordRun(url) {
   const prefix = `hxbench-scripts-${randomUUID().slice(0, 8)}`;
-  const bullmq = await bullmqShas();
+  const bullmq = new Set((await bullmqScripts()).keys());
   const sent = [];
   let recording = false;
   const original = Redis.prototype.sendCommand;
@@ -160,45 +141,21 @@ async function cpuSeconds(redis) {
 
 /** A redis-server under callgrind, its collection reset and dumped by `count(work)`. */
 async function callgrindServer() {
-  const probePort = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => probePort.once("listening", resolve));
-  const { port } = probePort.address();
-  await new Promise((resolve) => probePort.close(resolve));
   const directory = mkdtempSync(join(tmpdir(), "hxbench-callgrind-"));
-  const child = spawn(
-    "valgrind",
-    [
-      "--tool=callgrind",
-      `--callgrind-out-file=${join(directory, "out")}`,
-      "redis-server",
-      "--port",
-      String(port),
-      "--save",
-      "",
-      "--appendonly",
-      "no",
+  const server = await launchRedisServer(
+    await freePort(),
+    (args) => [
+      "valgrind",
+      [
+        "--tool=callgrind",
+        `--callgrind-out-file=${join(directory, "out")}`,
+        "redis-server",
+        ...args,
+      ],
     ],
-    { stdio: "ignore" },
+    30_000,
   );
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on("error", () => {});
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch (error) {
-      if (attempt > 300)
-        throw new Error("redis-server under valgrind did not answer", { cause: error });
-      await sleep(100);
-    }
-  }
-  probe.disconnect();
+  const { url, child } = server;
   const control = (option) =>
     execFileSync("callgrind_control", [option, String(child.pid)], { stdio: "ignore" });
   let dumps = 0;
@@ -214,8 +171,7 @@ async function callgrindServer() {
       return Number(/^summary: (\d+)/m.exec(text)?.[1] ?? Number.NaN);
     },
     stop: async () => {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => child.once("exit", resolve));
+      await server.stop();
       rmSync(directory, { recursive: true, force: true });
     },
   };
