@@ -251,3 +251,20 @@ export async function bullmqScripts() {
   }
   return names;
 }
+
+/** `INFO commandstats` as a map: command → { calls, usec }. */
+export async function commandStats(redis) {
+  const info = await redis.info("commandstats");
+  const stats = new Map();
+  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)) {
+    stats.set(match[1], { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  return stats;
+}
+
+/** redis-server's CPU seconds so far (`INFO cpu`: system + user). */
+export async function cpuSeconds(redis) {
+  const info = await redis.info("cpu");
+  const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return field("used_cpu_sys") + field("used_cpu_user");
+}

@@ -24,7 +24,9 @@ import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { benchAgents, checkCompleted, PROMPT, RUN_AGENT } from "./agents.mjs";
 import {
   bullmqScripts,
+  commandStats,
   connect,
+  cpuSeconds,
   deletePrefix,
   log,
   now,
@@ -250,21 +252,6 @@ async function roundTrips(runs) {
 
 // ---------------------------------------------------------------------------------------------
 // cpu
-
-const cpuSeconds = async (redis) => {
-  const info = await redis.info("cpu");
-  const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return field("used_cpu_sys") + field("used_cpu_user");
-};
-
-async function commandStats(redis) {
-  const info = await redis.info("commandstats");
-  const stats = new Map();
-  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)) {
-    stats.set(match[1], { calls: Number(match[2]), usec: Number(match[3]) });
-  }
-  return stats;
-}
 
 /** CPU of a worker process, of this process and of redis-server, and server commandstats, around `work`. */
 async function measureCpu(redis, worker, units, work) {

@@ -32,7 +32,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { benchAgents, checkCompleted, PROMPT, RUN_AGENT } from "./agents.mjs";
-import { bullmqScripts, log, round } from "./common.mjs";
+import { bullmqScripts, commandStats, cpuSeconds, log, round } from "./common.mjs";
 import { freePort, launchRedisServer, redisServer, redisVersion } from "./redis-server.mjs";
 
 const positional = process.argv.slice(2).filter((each) => !each.startsWith("--"));
@@ -122,21 +122,6 @@ async function recordRun(url) {
     sequence.push({ name: name === "eval" ? "evalsha" : name, args, label, bytes });
   }
   return { prefix, runId, sequence, texts };
-}
-
-async function commandStats(redis) {
-  const info = await redis.info("commandstats");
-  const stats = new Map();
-  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)) {
-    stats.set(match[1], { calls: Number(match[2]), usec: Number(match[3]) });
-  }
-  return stats;
-}
-
-async function cpuSeconds(redis) {
-  const info = await redis.info("cpu");
-  const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return field("used_cpu_sys") + field("used_cpu_user");
 }
 
 /** A redis-server under callgrind, its collection reset and dumped by `count(work)`. */
