@@ -200,7 +200,7 @@ async function withStep(
     };
     try {
       await body(step, starting);
-      await Promise.all(step.behind);
+      if (step.behind.length > 0) await Promise.all(step.behind);
       await publisher.flush();
       if (step.advanced) await announce(step);
       const { approvalTimeoutMs } = env.config;
@@ -342,7 +342,8 @@ function save(step: Step, boundary: Boundary, checkpoint: StoredCheckpoint): Pro
   const sent = new Promise<void>((resolve) => {
     markSent = resolve;
   });
-  const done = sendSave(step, boundary, checkpoint, previous, markSent).finally(markSent);
+  const done = sendSave(step, boundary, checkpoint, previous, markSent);
+  done.then(markSent, markSent);
   step.latestSave = { sent, done };
   return done;
 }
@@ -354,7 +355,8 @@ async function sendSave(
   previous: SaveSlot | undefined,
   markSent: () => void,
 ): Promise<void> {
-  await previous?.sent;
+  // No await without a save before it: the run's end hooks follow its final save closely.
+  if (previous !== undefined) await previous.sent;
   // Events not sent yet go out with the save, before its outcome event.
   const pending = await step.publisher.take();
   const release = lastSave(step, phase, status);
@@ -362,7 +364,7 @@ async function sendSave(
   // go on another connection, so the save waits until the one before it was applied.
   const tools = release && !isTerminal(status) ? step.actor.getSnapshot().context.calls : [];
   const thenTools = toolJobs(step, tools.filter(runsHandler));
-  if (thenTools.length > 0) await previous?.done;
+  if (thenTools.length > 0 && previous !== undefined) await previous.done;
   const storedMessages = step.storedMessages;
   step.storedMessages = conversationOf(record).length;
   const saving = step.deps.backend.saveRun(
@@ -379,7 +381,7 @@ async function sendSave(
   );
   markSent();
   const outcome = await saving;
-  await previous?.done.catch(() => {});
+  if (previous !== undefined) await previous.done.catch(() => {});
   step.toolsQueued ||= thenTools.length > 0;
   step.prefetched =
     outcome.raw === undefined
