@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { recordById } from "../core/id-record.js";
 import { type Message, StopReason, type ToolResult, Usage } from "../core/values.js";
-import { fastParser, UNSURE } from "./fast-parse.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 
 // What a durable run's timeline keeps of each save, appended by the save itself (one small
@@ -53,7 +53,7 @@ const SavedContext = z.looseObject({
 });
 
 // Only read: the context's keys may be in any order.
-const fastSavedContext = fastParser(SavedContext, { anyOrder: true });
+const parseSavedContext = fastSafeParser(SavedContext, { anyOrder: true });
 
 /**
  * The timeline entry of a save of `record`. `storedMessages`: how many of its messages were
@@ -65,11 +65,7 @@ export function checkpointOf(
   storedMessages: number,
   raw?: Readonly<Record<string, ToolResult>>,
 ): StoredCheckpoint {
-  const fast = fastSavedContext(record.snapshot?.context);
-  const context =
-    fast === UNSURE
-      ? SavedContext.safeParse(record.snapshot?.context)
-      : { success: true as const, data: fast };
+  const context = parseSavedContext(record.snapshot?.context);
   const checkpoint: StoredCheckpoint = {
     at: record.updatedAt,
     phase: record.phase,

@@ -113,6 +113,21 @@ export function fastParser<T>(
   return parse as (value: unknown) => T | Unsure;
 }
 
+/**
+ * `schema.safeParse` with `fastParser` in front: zod parses only what the fast path is not sure
+ * of, and so gives every error.
+ */
+export function fastSafeParser<T>(
+  schema: z.ZodType<T>,
+  options: { anyOrder?: boolean } = {},
+): (value: unknown) => z.ZodSafeParseResult<T> {
+  const fast = fastParser(schema, options);
+  return (value) => {
+    const parsed = fast(value);
+    return parsed === UNSURE ? schema.safeParse(value) : { success: true, data: parsed };
+  };
+}
+
 function parserOf(schema: Schema): Parse {
   const known = parsers.get(schema);
   if (known !== undefined) return known;

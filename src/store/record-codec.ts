@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { messageOf } from "../core/errors.js";
 import { describeIssues } from "../tools/validate.js";
 import { BackendError, StoreVersionError } from "./errors.js";
-import { fastParser, UNSURE } from "./fast-parse.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
 
 // Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
@@ -63,7 +63,8 @@ export function assertReadableVersion(stored: object): unknown {
   return version;
 }
 
-const fastRecord = fastParser(RunRecord);
+// What the zod parse would give, without its copy of every object; else the parse itself.
+const parseRecord = fastSafeParser(RunRecord);
 
 /** `parseStoredRecord` for a record already parsed from JSON. */
 export function parseRecordValue(value: unknown): RunRecord {
@@ -71,10 +72,7 @@ export function parseRecordValue(value: unknown): RunRecord {
   const version = assertReadableVersion(stored);
   const current =
     version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION };
-  // What the zod parse would give, without its copy of every object; else the parse itself.
-  const fast = fastRecord(current);
-  if (fast !== UNSURE) return fast;
-  const parsed = RunRecord.safeParse(current);
+  const parsed = parseRecord(current);
   if (!parsed.success) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(parsed.error.issues));

@@ -1,5 +1,5 @@
 import { BackendError } from "./errors.js";
-import { fastParser, UNSURE } from "./fast-parse.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { type RunRecord, SnapshotContextView } from "./schemas.js";
 
 // Views already parsed, by the context object they were parsed from: a loaded record's context
@@ -7,7 +7,7 @@ import { type RunRecord, SnapshotContextView } from "./schemas.js";
 // Records are values (never changed in place), so a context's view stays its view.
 const views = new WeakMap<object, SnapshotContextView>();
 // A view is read, never stored: its keys may be in the context's order.
-const fastView = fastParser(SnapshotContextView, { anyOrder: true });
+const parseView = fastSafeParser(SnapshotContextView, { anyOrder: true });
 
 /** What runtime code reads of a stored run's machine context: its iteration and calls. */
 export function contextView(record: RunRecord): SnapshotContextView | undefined {
@@ -15,12 +15,7 @@ export function contextView(record: RunRecord): SnapshotContextView | undefined 
   const context = record.snapshot.context;
   const known = views.get(context);
   if (known !== undefined) return known;
-  const fast = fastView(context);
-  if (fast !== UNSURE) {
-    views.set(context, fast);
-    return fast;
-  }
-  const parsed = SnapshotContextView.safeParse(context);
+  const parsed = parseView(context);
   if (!parsed.success) {
     throw new BackendError(`The stored snapshot of run "${record.runId}" does not parse.`, {
       cause: parsed.error,

@@ -1,7 +1,7 @@
 import { messageOf } from "../core/errors.js";
 import { type PendingApproval, type RunError, USAGE_FIELDS, type Usage } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
-import { fastParser, UNSURE } from "./fast-parse.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { corrupt } from "./record-codec.js";
 import { RunSummary } from "./summary.js";
 
@@ -85,13 +85,8 @@ export function encodeSummary(summary: RunSummary): string {
   return JSON.stringify(stored);
 }
 
-const fastSummary = fastParser(RunSummary);
-
 /** `RunSummary.safeParse`, without zod's copy when the summary is plainly one. */
-function parseSummary(value: unknown) {
-  const fast = fastSummary(value);
-  return fast === UNSURE ? RunSummary.safeParse(value) : { success: true as const, data: fast };
-}
+const parseSummary = fastSafeParser(RunSummary);
 
 /** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
 function expand(runId: string, value: unknown): unknown {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
-import { fastParser, UNSURE } from "./fast-parse.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
@@ -77,16 +77,11 @@ const ContextProgress = z.looseObject({
   usage: Usage,
 });
 
-// Only read: the context's keys may be in any order.
-const fastProgress = fastParser(ContextProgress, { anyOrder: true });
-
-/** `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one. */
-function progressOf(context: unknown) {
-  const fast = fastProgress(context);
-  return fast === UNSURE
-    ? ContextProgress.safeParse(context)
-    : { success: true as const, data: fast };
-}
+/**
+ * `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one (only
+ * read: its keys may be in any order).
+ */
+const progressOf = fastSafeParser(ContextProgress, { anyOrder: true });
 
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {

@@ -80,8 +80,6 @@ interface Step {
   latestSave: SaveSlot | undefined;
   /** Saves nobody waits for (`persist`'s `behind`): the step's end does. */
   behind: Array<Promise<void>>;
-  /** True once this step's save queued the dispatch's tool jobs. */
-  toolsQueued: boolean;
   /** Raw results read with the lease, for the dispatch the step opened at (used once). */
   prefetched: OpenedRun["raw"];
   /** True once this step saved a boundary. */
@@ -192,7 +190,6 @@ async function withStep(
       storedMessages: conversationOf(record).length,
       latestSave: undefined,
       behind: [],
-      toolsQueued: false,
       prefetched: opened?.raw,
       advanced: false,
       drove: false,
@@ -232,10 +229,9 @@ async function proceed(step: Step): Promise<void> {
     if (snapshot.status !== "active") return;
     const phase = snapshot.value as Phase;
     if (step.lease?.released !== undefined) {
-      // The last save gave the lease up: handing the calls to tool jobs is all that is left.
-      if (phase === "dispatch" && !step.controller.signal.aborted) {
-        await collectToolResults(step, step.drove);
-      } else await handOn(step);
+      // The last save gave the lease up; entering dispatch, it queued the tool jobs with it.
+      // A cancel that came meanwhile is the run's next step's to apply.
+      if (phase !== "dispatch" || step.controller.signal.aborted) await handOn(step);
       return;
     }
     if (step.controller.signal.aborted) {
@@ -382,7 +378,6 @@ async function sendSave(
   markSent();
   const outcome = await saving;
   if (previous !== undefined) await previous.done.catch(() => {});
-  step.toolsQueued ||= thenTools.length > 0;
   step.prefetched =
     outcome.raw === undefined
       ? undefined
@@ -439,8 +434,6 @@ async function applyDecisions(step: Step): Promise<boolean> {
  * returns false. `entered`: this step just entered dispatch, so no call can be interrupted yet.
  */
 async function collectToolResults(step: Step, entered: boolean): Promise<boolean> {
-  // The save that entered dispatch queued the tool jobs already.
-  if (step.toolsQueued) return false;
   const context = step.actor.getSnapshot().context;
   const { backend } = step.deps;
   const todo = context.calls.filter(runsHandler);
@@ -453,11 +446,6 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
       ? {}
       : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
   const missing = todo.filter((state) => entryById(committed, state.call.id) === undefined);
-  if (step.lease?.released !== undefined && missing.length === 0) {
-    // Every result is in, but the lease went with the save: the next step collects them.
-    await handOn(step);
-    return false;
-  }
   if (missing.length > 0) {
     const interrupted = entered
       ? new Map<string, string>()
