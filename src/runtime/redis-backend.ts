@@ -56,6 +56,7 @@ import {
 } from "../store/summary-codec.js";
 import { toolCallRun } from "../store/tool-call-view.js";
 import { describeIssues } from "../tools/validate.js";
+import { coalesceWrites } from "./coalesced-writes.js";
 import { redisModelLimiter } from "./model-limiter.js";
 import { PauseWatch } from "./model-pauses.js";
 import {
@@ -391,6 +392,7 @@ class RedisBackend implements RunBackend {
       });
     this.#redis = options.connection ?? connect(true);
     this.#queueRedis = options.connection ?? connect(false);
+    if (this.#ownsConnection) coalesceWrites(this.#queueRedis);
     this.#stepRedis = onCluster ? this.#redis : this.#queueRedis;
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));
@@ -437,6 +439,7 @@ class RedisBackend implements RunBackend {
     if (processors === undefined) return;
     await this.#listenForControl(options.onCancel);
     const workerRedis = workerConnectionOf(this.#queueRedis);
+    coalesceWrites(workerRedis);
     workerRedis.on("error", (error) =>
       this.#logger.warn({ err: loggableError(error) }, "redis error"),
     );
