@@ -761,44 +761,45 @@ class RedisBackend implements RunBackend {
       .map((message) => JSON.stringify(message));
     const atDispatch = record.phase === "dispatch";
     const { thenTools = [] } = options;
-    // Tool jobs queued behind the save go on the connection their adds take, after it.
-    const saving = SAVE_RUN.run(
-      thenTools.length === 0 ? this.#redis : this.#stepRedis,
-      [
-        this.#keys.run(runId),
-        this.#keys.cancel(runId),
-        this.#keys.lease(runId),
-        this.#keys.events(runId),
-        this.#keys.messages(runId),
-        this.#keys.wake(runId),
-        this.#keys.checkpoints(runId),
-        ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
-      ],
-      [
-        token,
-        recordDocument(record, summary),
-        record.status,
-        summaryJson,
-        this.lockDurationMs,
-        this.#keys.indexPrefix,
-        finished ? this.retentionMs : "",
-        this.#maxEvents,
-        atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
-        storedMessages ?? "",
-        this.#keys.runsChannel,
-        options.release === true ? "1" : "",
-        newMessages.length,
-        options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
-        JSON.stringify(runId),
-        ...indexFields(summary),
-        ...newMessages,
-        ...events.map((event) => JSON.stringify(event)),
-      ],
+    // Every save goes where the adds of the jobs a run's saves queue go (`#beforeSteps`): on
+    // one Redis, on their connection, so that they follow every save of the run issued before.
+    const saving = this.#beforeSteps(
+      runId,
+      SAVE_RUN.run(
+        this.#stepRedis,
+        [
+          this.#keys.run(runId),
+          this.#keys.cancel(runId),
+          this.#keys.lease(runId),
+          this.#keys.events(runId),
+          this.#keys.messages(runId),
+          this.#keys.wake(runId),
+          this.#keys.checkpoints(runId),
+          ...(finished ? retainedKeys(this.#keys, runId, record.result?.iterations ?? 0) : []),
+        ],
+        [
+          token,
+          recordDocument(record, summary),
+          record.status,
+          summaryJson,
+          this.lockDurationMs,
+          this.#keys.indexPrefix,
+          finished ? this.retentionMs : "",
+          this.#maxEvents,
+          atDispatch ? this.#keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+          storedMessages ?? "",
+          this.#keys.runsChannel,
+          options.release === true ? "1" : "",
+          newMessages.length,
+          options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
+          JSON.stringify(runId),
+          ...indexFields(summary),
+          ...newMessages,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
     );
-    const [saved] = await Promise.all([
-      thenTools.length === 0 ? saving : this.#beforeSteps(runId, saving),
-      ...thenTools.map((job) => this.enqueueTool(job)),
-    ]);
+    const [saved] = await Promise.all([saving, ...thenTools.map((job) => this.enqueueTool(job))]);
     const reply = SaveReply.parse(saved);
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
@@ -893,10 +894,9 @@ class RedisBackend implements RunBackend {
    */
   #beforeSteps<T>(runId: string, write: Promise<T>): Promise<T> {
     if (this.#stepsFollowWrites) return write;
-    const settled = write.then(
-      () => undefined,
-      () => undefined,
-    );
+    const ignore = () => undefined;
+    const earlier = this.#stepWrites.get(runId);
+    const settled = Promise.all([earlier, write]).then(ignore, ignore);
     this.#stepWrites.set(runId, settled);
     void settled.then(() => {
       if (this.#stepWrites.get(runId) === settled) this.#stepWrites.delete(runId);

@@ -134,9 +134,9 @@ export interface SaveOptions {
   checkpoint?: StoredCheckpoint;
   /**
    * Tool jobs to queue right behind the save, sharing its round trip: a job never finds the run
-   * as it stood before the save. A refused save may still leave them queued; a tool job finds
-   * the run where it stands and ignores a call the run is not at. Such a save may go another
-   * way than the run's other saves: issue it once those resolved.
+   * as it stood before the save (or before any save of the run issued earlier). A refused save
+   * may still leave them queued; a tool job finds the run where it stands and ignores a call
+   * the run is not at.
    */
   thenTools?: readonly ToolJob[];
 }
@@ -242,7 +242,7 @@ export interface RunBackend {
    * `checkpoint`: the save's entry in the run's timeline (`checkpointOf`), appended to the run's
    * checkpoints in the same atomic write; they are kept as long as the record.
    * A run's saves are applied in the order they are issued, also when one is issued before the
-   * one before it resolved (but see `SaveOptions.thenTools`).
+   * one before it resolved, and the jobs one queues (`SaveOptions.thenTools`) after all of them.
    */
   saveRun(
     runId: string,

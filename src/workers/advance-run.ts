@@ -286,13 +286,14 @@ function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["stat
 
 /**
  * After the machine left phase `left`: saves the run if it now stands at an effect boundary.
- * Nothing waits for the save after tool results entered the conversation: what follows it up
- * to the provider's response is middleware and the provider call, which a crash may repeat.
+ * Nothing waits for the save after a provider response or after tool results entered the
+ * conversation: what follows either up to the next save is middleware and the provider call,
+ * which a crash may repeat, and the next save is applied after it.
  */
 async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
   const entered = step.actor.getSnapshot().value as Phase | FinalPhase;
   if (!isEffectBoundary(entered, left)) return;
-  await persist(step, { behind: entered === "compose" });
+  await persist(step, { behind: entered === "compose" || entered === "afterLlm" });
 }
 
 /**
@@ -356,11 +357,10 @@ async function sendSave(
   // Events not sent yet go out with the save, before its outcome event.
   const pending = await step.publisher.take();
   const release = lastSave(step, phase, status);
-  // Entering dispatch with calls for tool jobs: they are queued right behind the save. Those
-  // go on another connection, so the save waits until the one before it was applied.
+  // Entering dispatch with calls for tool jobs: they are queued right behind the save (and so
+  // behind every save before it).
   const tools = release && !isTerminal(status) ? step.actor.getSnapshot().context.calls : [];
   const thenTools = toolJobs(step, tools.filter(runsHandler));
-  if (thenTools.length > 0 && previous !== undefined) await previous.done;
   const storedMessages = step.storedMessages;
   step.storedMessages = conversationOf(record).length;
   const saving = step.deps.backend.saveRun(

@@ -803,7 +803,7 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect((await backend.acquireLease("run")).acquired).toBe(true);
     });
 
-    it("applies a run's saves in the order issued, and queues tool jobs right behind a save", async () => {
+    it("applies a run's saves in the order issued, and queues tool jobs right behind a save and those before it", async () => {
       const backend = factory.create();
       started.push(backend);
       const found = deferred<{ toolCallId: string; updatedAt: number | undefined }>();
@@ -830,10 +830,14 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       await Promise.all(saves);
       expect((await backend.loadRun("run"))?.updatedAt).toBe(4);
 
+      // A save that queues tool jobs, issued right behind two saves not yet resolved.
+      const behind = [5, 6].map((updatedAt) =>
+        backend.saveRun("run", lease.token, { ...record("run", "running", 1), updatedAt }),
+      );
       await backend.saveRun(
         "run",
         lease.token,
-        { ...record("run", "running", 1), phase: "dispatch", updatedAt: 5 },
+        { ...record("run", "running", 1), phase: "dispatch", updatedAt: 7 },
         [],
         undefined,
         {
@@ -843,8 +847,9 @@ function describePrimitives(name: string, factory: BackendFactory): void {
           ],
         },
       );
-      // The job finds the run as the save left it.
-      expect(await found.promise).toEqual({ toolCallId: "call_1", updatedAt: 5 });
+      await Promise.all(behind);
+      // The job finds the run as the save left it, after every save issued before it.
+      expect(await found.promise).toEqual({ toolCallId: "call_1", updatedAt: 7 });
     });
 
     it("marks a call attempt started once, and records attempts waiting for a person, with why", async () => {

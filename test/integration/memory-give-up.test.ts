@@ -47,9 +47,10 @@ describe("memoryBackend(): a job that throws is given up", () => {
     agent.hooks.on(HookEvent.AGENT_END, (ctx) => {
       ended.push(ctx.data.result.status);
     });
-    // The save after the provider response fails once: the step job throws.
+    // The save at dispatch fails once: the step job throws. (The save after the provider
+    // response is not waited for: the step learns of its failure only at its end.)
     const backend = failing(memoryBackend(), "saveRun", "disk on fire", {
-      when: (_runId, _token, record) => (record as RunRecord).phase === "afterLlm",
+      when: (_runId, _token, record) => (record as RunRecord).phase === "dispatch",
     });
     const runtime = await runtimes.start([agent], backend);
 
@@ -60,8 +61,8 @@ describe("memoryBackend(): a job that throws is given up", () => {
     expect(result.error).toMatchObject({
       name: "BackendError",
       message: "The run's step failed for good and will not be retried: disk on fire.",
-      // Nothing was saved before: the run stands where it started.
-      phase: "compose",
+      // The provider response was saved before: the run stands there.
+      phase: "afterLlm",
     });
     expect(search.total).toBe(0);
     expect(ended).toEqual(["failed"]);

@@ -10,6 +10,7 @@ import type { RunResult } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
 import { counterKey } from "../fixtures/reliability-agents.js";
 import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
+import { until } from "../fixtures/until.js";
 import { toolResults } from "../support/messages.js";
 
 const { setUp, cleanups } = useReliability();
@@ -81,7 +82,11 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     const query = "retry_op a1 block:after-llm";
     const handle = await test.runtime.submit("reliable", query);
     await doomed.blockedAt("after-llm", query);
-    expect((await handle.record()).phase).toBe("afterLlm");
+    // The save is sent before response middleware runs, and nothing waits for its reply.
+    await until(
+      "the provider response saved",
+      async () => (await handle.record()).phase === "afterLlm",
+    );
     expect(await test.count("model", query)).toBe(1);
 
     await doomed.kill();
