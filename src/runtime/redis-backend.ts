@@ -90,6 +90,7 @@ import type { QueueSettings } from "./redis-queues.js";
 import { redisExtensionStateStore, redisRecorderSink } from "./redis-run-extras.js";
 import {
   ACQUIRE_LEASE,
+  LuaScript,
   MARK_STARTED,
   OPEN_TOOL_CALL,
   RELEASE_LEASE,
@@ -413,6 +414,10 @@ class RedisBackend implements RunBackend {
     await this.#checkEvictionPolicy();
     await warnUnlessPersistent(this.#redis, this.#logger, this.where);
     await this.#marker.open();
+    // Without it, every first call would be refused (NOSCRIPT) and sent again in full.
+    await LuaScript.loadAll(this.#redis).catch((error: unknown) =>
+      this.#logger.debug({ err: loggableError(error) }, "could not preload the scripts"),
+    );
     // BullMQ loads here, not with the package: direct runs and the embedded backend never pay
     // for it.
     const { createQueue, createWorker } = await loadQueues();

@@ -46,16 +46,25 @@ export function reportingUnavailable<T extends object>(backend: T, message: () =
   const translate = (error: unknown): never => {
     throw unavailableOr(error, message);
   };
+  // One wrapper per method, made on first use: the backend is called many times a run.
+  const wrappers = new Map<
+    PropertyKey,
+    { method: unknown; wrapper: (...args: unknown[]) => unknown }
+  >();
   return new Proxy(backend, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
+      const known = wrappers.get(property);
+      if (known?.method === value) return known.wrapper;
+      const wrapper = (...args: unknown[]) => {
         const result: unknown = Reflect.apply(value, target, args);
         if (result instanceof Promise) return result.catch(translate);
         if (isAsyncIterable(result)) return translated(result, translate);
         return result;
       };
+      wrappers.set(property, { method: value, wrapper });
+      return wrapper;
     },
   });
 }

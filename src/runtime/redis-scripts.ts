@@ -1,15 +1,38 @@
 import { createHash } from "node:crypto";
-import type { RedisClient } from "./redis-connection.js";
+import { mastersOf, type RedisClient } from "./redis-connection.js";
 import { announceLua, finishedLua, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
 
-/** A Lua script run by its SHA, loaded on first use (and again after a server restart). */
+/**
+ * A Lua script run by its SHA: loaded when the backend starts (`loadAll`), and again on first
+ * use after the server lost it (a restart, `SCRIPT FLUSH`).
+ */
 export class LuaScript {
+  static readonly #all = new Set<LuaScript>();
   readonly #lua: string;
   readonly #sha: string;
 
   constructor(lua: string) {
     this.#lua = lua;
     this.#sha = createHash("sha1").update(lua).digest("hex");
+    LuaScript.#all.add(this);
+  }
+
+  /** The script's SHA1, by which Redis knows it. */
+  get sha(): string {
+    return this.#sha;
+  }
+
+  /**
+   * Loads every script into the script cache of each server holding data, so that the first
+   * calls (say, the first submits of a fresh Redis, all at once) need not be sent again.
+   */
+  static async loadAll(redis: RedisClient): Promise<void> {
+    const scripts = [...LuaScript.#all];
+    await Promise.all(
+      mastersOf(redis).map((server) =>
+        Promise.all(scripts.map((script) => server.script("LOAD", script.#lua))),
+      ),
+    );
   }
 
   /**

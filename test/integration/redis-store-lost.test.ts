@@ -1,14 +1,17 @@
 // A Redis that restarted empty is detected and named (SPEC §8): runs are reported lost
-// (`BackendError`, `code: "store_lost"`), not unknown; and a Redis that persists nothing is
-// warned about at start.
+// (`BackendError`, `code: "store_lost"`), not unknown; a Redis that persists nothing is warned
+// about at start; and a fresh Redis has the runtime's scripts loaded at start.
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
+import { ACQUIRE_LEASE, SAVE_RUN } from "../../src/runtime/redis-scripts.js";
+import { CREATE_RUNS } from "../../src/runtime/redis-submit.js";
 import { freePort } from "../support/free-port.js";
 import { launchRedisServer, stopProcess } from "../support/redis-server.js";
 import { makeAgent, oneToolModel, searchTool, silent } from "./fixtures.js";
@@ -112,5 +115,21 @@ describe("redisBackend's start-up checks of persistence", () => {
     const { logger, lines } = recordingLogger();
     await supportRuntime(`redis://127.0.0.1:${port}`, "hx", logger).start();
     expect(lines.filter((line) => line.msg.includes("persists nothing"))).toEqual([]);
+  });
+});
+
+describe("a fresh Redis", () => {
+  it("has the runtime's scripts in its cache once a runtime started on it", async () => {
+    const redis = await volatileRedis();
+    const client = new Redis(redis.url);
+    cleanups.push(async () => {
+      client.disconnect();
+    });
+    const shas = [CREATE_RUNS, ACQUIRE_LEASE, SAVE_RUN].map((script) => script.sha);
+    expect(await client.script("EXISTS", ...shas)).toEqual([0, 0, 0]);
+
+    const runtime = supportRuntime(redis.url, "hx-fresh");
+    await runtime.start();
+    expect(await client.script("EXISTS", ...shas)).toEqual([1, 1, 1]);
   });
 });
