@@ -300,10 +300,16 @@ async function measureCpu(redis, worker, units, work) {
 
 async function cpu(runs, directory) {
   const redis = connect();
-  // HARNESSX_PROFILE=heap samples allocations (--heap-prof) instead of CPU.
-  const kind = process.env.HARNESSX_PROFILE === "heap" ? "heap" : "cpu";
+  // HARNESSX_PROFILE=heap samples every allocation, collected or not (allocation-sampler.mjs),
+  // instead of CPU.
+  const heap = process.env.HARNESSX_PROFILE === "heap";
+  if (heap && directory !== undefined) process.env.HARNESSX_ALLOCATION_DIR = directory;
   const execArgv =
-    directory === undefined ? [] : [`--${kind}-prof`, `--${kind}-prof-dir=${directory}`];
+    directory === undefined
+      ? []
+      : heap
+        ? ["--import", new URL("./allocation-sampler.mjs", import.meta.url).href]
+        : ["--cpu-prof", `--cpu-prof-dir=${directory}`];
   const waitCompleted = async (key, target) => {
     while ((await redis.zcard(key)) < target) {
       await new Promise((resolve) => setTimeout(resolve, 10));

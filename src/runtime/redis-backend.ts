@@ -391,9 +391,14 @@ class RedisBackend implements RunBackend {
         autoPipelining,
         commandTimeoutMs: options.commandTimeoutMs ?? 5000,
       });
-    this.#redis = options.connection ?? connect(true);
+    // On one Redis, both connections send what is issued together in one write
+    // (`coalesceWrites`); a cluster's client auto-pipelines by node instead.
+    this.#redis = options.connection ?? connect(onCluster);
     this.#queueRedis = options.connection ?? connect(false);
-    if (this.#ownsConnection) coalesceWrites(this.#queueRedis);
+    if (this.#ownsConnection) {
+      if (!onCluster) coalesceWrites(this.#redis);
+      coalesceWrites(this.#queueRedis);
+    }
     this.#stepRedis = onCluster ? this.#redis : this.#queueRedis;
     for (const redis of new Set([this.#redis, this.#queueRedis])) {
       redis.on("error", (error) => this.#logger.warn({ err: loggableError(error) }, "redis error"));

@@ -6,10 +6,9 @@ const shutdownReasons = new WeakSet<object>();
  * cancelled: the job must leave the run as it stands, for another worker to recover.
  */
 export function abortedByShutdown(signal: AbortSignal): boolean {
+  if (!signal.aborted) return false;
   const reason: unknown = signal.reason;
-  return (
-    signal.aborted && typeof reason === "object" && reason !== null && shutdownReasons.has(reason)
-  );
+  return typeof reason === "object" && reason !== null && shutdownReasons.has(reason);
 }
 
 /**
