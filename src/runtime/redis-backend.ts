@@ -333,7 +333,7 @@ class RedisBackend implements RunBackend {
   readonly #workerName: string;
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
-  /** Run-store commands: auto-pipelined, so the commands of concurrent jobs share writes. */
+  /** Run-store commands: the commands of concurrent jobs share writes (coalesced, or auto-pipelined on a cluster). */
   readonly #redis: RedisClient;
   /** BullMQ's queues: a plain connection, as BullMQ expects. */
   readonly #queueRedis: RedisClient;
@@ -588,7 +588,7 @@ class RedisBackend implements RunBackend {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    // Issued together: the auto-pipelined connection sends them in one write.
+    // Issued together: the connection sends them in one write.
     const [[document, summary], messages] = await Promise.all([
       this.#redis.hmget(this.#keys.run(runId), "record", "summary"),
       this.#redis.lrange(this.#keys.messages(runId), 0, -1),
