@@ -333,9 +333,12 @@ class RedisBackend implements RunBackend {
   readonly #workerName: string;
   readonly #keys: RedisKeys;
   readonly #ownsConnection: boolean;
-  /** Run-store commands: the commands of concurrent jobs share writes (coalesced, or auto-pipelined on a cluster). */
+  /**
+   * Run-store commands: the commands of concurrent jobs share writes (coalesced; auto-pipelined
+   * on a cluster).
+   */
   readonly #redis: RedisClient;
-  /** BullMQ's queues: a plain connection, as BullMQ expects. */
+  /** BullMQ's queues: a plain connection, as BullMQ expects (its writes coalesced). */
   readonly #queueRedis: RedisClient;
   /** Where the writes go that a run's next step must see (`#beforeSteps`). */
   readonly #stepRedis: RedisClient;
