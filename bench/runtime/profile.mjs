@@ -1,4 +1,4 @@
-// Where a Redis-backed run's time goes. Two modes, each printing one JSON document to stdout:
+// Where a Redis-backed run's time goes. Three modes, each printing one JSON document to stdout:
 //
 //   node bench/runtime/profile.mjs round-trips [runs=100]
 //     One process submits runs one at a time and works them (workers in-process). Every
@@ -7,6 +7,11 @@
 //     BullMQ's own worker loop, or the waiting `handle.result()`. Lua scripts are named (the
 //     runtime's by their keys, BullMQ's by SHA). Prints per-run counts by part and command,
 //     round trips (a pipeline counts once), and the timeline of one run.
+//
+//   node bench/runtime/profile.mjs sequential [runs=300]
+//     One run at a time on one harnessx worker process, as the latency figure is measured:
+//     submit → result latency, and the CPU the worker, this process and redis-server spend per
+//     run meanwhile.
 //
 //   node bench/runtime/profile.mjs cpu [runs=2000] [cpuProfileDir]
 //     A throughput run on one harnessx worker process (as bench/runtime.mjs measures it), then
@@ -407,10 +412,63 @@ async function cpu(runs, directory) {
   };
 }
 
+/**
+ * One run at a time (as bench/runtime.mjs measures latency): submit → `handle.result()` on one
+ * harnessx worker process, and the CPU each process spends per run meanwhile.
+ */
+async function sequential(runs) {
+  const redis = connect();
+  const prefix = uniquePrefix("profileseq");
+  const worker = await spawnChild(new URL("./harnessx-worker.mjs", import.meta.url), [
+    prefix,
+    "64",
+  ]);
+  const runtime = new AgentRuntime({
+    agents: benchAgents(),
+    backend: redisBackend({ url: REDIS_URL, prefix }),
+    logger: pino({ level: "silent" }),
+  });
+  await runtime.start({ workers: false });
+  const one = async () => {
+    const begin = now();
+    checkCompleted(await (await runtime.submit(RUN_AGENT, PROMPT)).result());
+    return now() - begin;
+  };
+  for (let index = 0; index < 100; index++) await one();
+  const workerBefore = (await worker.request("cpu")).cpu;
+  const submitterBefore = process.cpuUsage();
+  const redisBefore = await cpuSeconds(redis);
+  const latencies = [];
+  for (let index = 0; index < runs; index++) latencies.push(await one());
+  const workerAfter = (await worker.request("cpu")).cpu;
+  const submitter = process.cpuUsage(submitterBefore);
+  const redisAfter = await cpuSeconds(redis);
+  const perRunMs = (microseconds) => round(microseconds / 1000 / runs, 3);
+  await runtime.close();
+  await worker.close();
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+  return {
+    mode: "sequential",
+    runs,
+    submitToResultMs: summarize(latencies),
+    cpuMsPerRun: {
+      worker: perRunMs(
+        workerAfter.user + workerAfter.system - workerBefore.user - workerBefore.system,
+      ),
+      workerSystem: perRunMs(workerAfter.system - workerBefore.system),
+      submitter: perRunMs(submitter.user + submitter.system),
+      redisServer: round(((redisAfter - redisBefore) * 1000) / runs, 3),
+    },
+  };
+}
+
 const report =
   mode === "cpu"
     ? await cpu(Number(runsArgument ?? 2000), profileDirectory)
-    : await roundTrips(Number(runsArgument ?? 100));
+    : mode === "sequential"
+      ? await sequential(Number(runsArgument ?? 300))
+      : await roundTrips(Number(runsArgument ?? 100));
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 log(`profile ${mode} done`);
 process.exit(0);
