@@ -63,17 +63,19 @@ function keyKind(key, prefix) {
  * The runtime's own scripts (src/runtime/redis-scripts.ts), told apart by their first key and
  * number of keys; a script it does not know yet is shown as `script <key kind>/<keys>`.
  */
-function runtimeScript(kind, keys, argv) {
+function runtimeScript(kind, keys, argv, lastArg) {
   if (kind === "lease")
     return keys === 1 ? "renewLease" : keys === 2 ? "releaseLease" : "acquireLease";
   if (kind === "run" && keys === 2) return "createRun";
   if (kind === "run" && keys === 7) return "saveRun";
   if (kind === "run" && keys > 7) return "saveRun (finished: sets expiries)";
-  if (kind === "run" && keys === 3) return "openToolCall";
+  if (kind === "run" && keys === 4) return "openToolCall";
   if (kind === "inflight" && keys === 3) return "markCallStarted";
   if (kind === "cancel") return "requestCancel";
-  // READ_EVENTS takes a position and a count; APPEND_EVENTS a bound, an expiry and the events.
-  if (kind === "events") return argv === 2 ? "readEvents" : "appendEvents";
+  // READ_EVENTS takes a position and a count; APPEND_EVENTS a bound and the events (JSON).
+  if (kind === "events") {
+    return argv === 2 && !String(lastArg).startsWith("{") ? "readEvents" : "appendEvents";
+  }
   return `script ${kind}/${keys}`;
 }
 
@@ -84,7 +86,8 @@ function describe(command, prefix, scripts) {
     const bullmq = scripts.get(args[0]);
     if (bullmq !== undefined) return bullmq;
     const keys = Number(args[1]);
-    return `harnessx ${runtimeScript(keyKind(args[2], prefix), keys, args.length - 2 - keys)}`;
+    const argv = args.length - 2 - keys;
+    return `harnessx ${runtimeScript(keyKind(args[2], prefix), keys, argv, args.at(-1))}`;
   }
   if (name === "xread") {
     const streams = args.findIndex((each) => String(each).toUpperCase() === "STREAMS");

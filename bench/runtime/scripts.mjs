@@ -49,8 +49,13 @@ function scriptName(prefix, keys, argv) {
   if (first === "lease") {
     return keys.length === 1 ? "renewLease" : keys.length === 2 ? "releaseLease" : "acquireLease";
   }
-  if (first === "run") return keys.length === 2 ? "createRun" : "saveRun";
-  if (first === "events") return argv.length === 2 ? "readEvents" : "appendEvents";
+  if (first === "run") {
+    return keys.length === 2 ? "createRun" : keys.length === 4 ? "openToolCall" : "saveRun";
+  }
+  if (first === "events") {
+    const reads = argv.length === 2 && !String(argv[1]).startsWith("{");
+    return reads ? "readEvents" : "appendEvents";
+  }
   if (first === "cancel") return "requestCancel";
   return `script ${first}/${keys.length}`;
 }

@@ -50,20 +50,15 @@ export async function executeCall(
   return "tool" in prepared ? runPrepared(context, prepared, env) : prepared;
 }
 
-/**
- * Runs a prepared call's handler (`prepareCall`) and returns its raw outcome. `announced`: its
- * `tool_start` event is in the run's log already (a durable tool job appends it in the write
- * that marks the handler's start), so it is not emitted again.
- */
+/** Runs a prepared call's handler (`prepareCall`) and returns its raw outcome. */
 export async function runPrepared(
   context: CallContext,
   prepared: PreparedCall,
   env: RunEnv,
-  options: { announced?: boolean } = {},
 ): Promise<ToolResult> {
   const { call, tool: found, input } = prepared;
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
-  if (options.announced !== true) env.emit?.({ type: "tool_start", toolCall: call });
+  env.emit?.({ type: "tool_start", toolCall: call });
   const { result, error, thrown } = await traceTool(call, () =>
     withinRun(env.runScope, () =>
       runHandler(

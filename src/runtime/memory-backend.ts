@@ -188,12 +188,23 @@ class MemoryBackend implements RunBackend {
     runId: string,
     iteration: number,
     toolCallId: string,
+    markStarted?: string,
   ): Promise<OpenedToolCall> {
     const stored = this.#records.get(runId);
+    const committed = this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true;
+    const cancelRequested = this.#cancels.has(runId);
+    const status = this.#recordOf(runId)?.status;
+    const marking =
+      markStarted !== undefined &&
+      status !== undefined &&
+      !isTerminal(status) &&
+      !committed &&
+      !cancelRequested;
     return {
       run: stored === undefined ? undefined : toolCallRun(stored.document, undefined, toolCallId),
-      committed: this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true,
-      cancelRequested: this.#cancels.has(runId),
+      committed,
+      cancelRequested,
+      ...(marking ? { started: await this.markCallStarted(runId, iteration, markStarted) } : {}),
     };
   }
 

@@ -291,7 +291,13 @@ function storedSummary(runId: string, json: string | null | undefined): RunSumma
 }
 const Replies = z.array(z.string());
 /** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
-const OpenToolCallReply = z.tuple([z.string(), z.string(), z.number(), z.number()]);
+const OpenToolCallReply = z.tuple([
+  z.string(),
+  z.string(),
+  z.number(),
+  z.number(),
+  z.union([z.number(), z.string()]),
+]);
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
 const SaveReply = z.union([
   z.literal(-1),
@@ -605,12 +611,20 @@ class RedisBackend implements RunBackend {
     runId: string,
     iteration: number,
     toolCallId: string,
+    markStarted?: string,
   ): Promise<OpenedToolCall> {
-    const [document, summary, committed, cancelled] = OpenToolCallReply.parse(
+    // Unique per call: a reply lost and re-sent by ioredis finds our own mark.
+    const mark = markStarted === undefined ? "" : `${STARTED}:${randomUUID()}`;
+    const [document, summary, committed, cancelled, started] = OpenToolCallReply.parse(
       await OPEN_TOOL_CALL.run(
         this.#redis,
-        [this.#keys.run(runId), this.#keys.raw(runId, iteration), this.#keys.cancel(runId)],
-        [callField(toolCallId)],
+        [
+          this.#keys.run(runId),
+          this.#keys.raw(runId, iteration),
+          this.#keys.cancel(runId),
+          this.#keys.inFlight(runId, iteration),
+        ],
+        [callField(toolCallId), markStarted === undefined ? "" : callField(markStarted), mark],
       ),
     );
     if (document === "") await this.#marker.assertKept(this.where);
@@ -621,6 +635,7 @@ class RedisBackend implements RunBackend {
           : toolCallRun(document, storedSummary(runId, summary), toolCallId),
       committed: committed === 1,
       cancelRequested: cancelled === 1,
+      ...(started === "" ? {} : { started: started === 1 || started === mark }),
     };
   }
 

@@ -322,13 +322,25 @@ return 1
 
 /**
  * What a tool job reads (`openToolCall`), in one call. KEYS: run, raw (the job's iteration),
- * cancel. ARGV: the call's raw field. Returns {the record's document or "", its summary or "",
- * 1 if the call's raw result is committed, 1 if a cancel was asked}. The conversation is not
- * read: a tool job does not need it.
+ * cancel, in-flight hash (the job's iteration). ARGV: the call's raw field, the attempt's
+ * in-flight field ("": no mark), the mark (unique per call). Returns {the record's document or
+ * "", its summary or "", 1 if the call's raw result is committed, 1 if a cancel was asked, the
+ * mark: "" when not tried, 1 when this marked the attempt started, else the mark found}. The
+ * mark is tried only for a stored, unfinished run whose call is not committed and not asked to
+ * cancel. The conversation is not read: a tool job does not need it.
  */
 export const OPEN_TOOL_CALL = new LuaScript(`
-local stored = redis.call("HMGET", KEYS[1], "record", "summary")
-return {stored[1] or "", stored[2] or "", redis.call("HEXISTS", KEYS[2], ARGV[1]), redis.call("EXISTS", KEYS[3])}
+local stored = redis.call("HMGET", KEYS[1], "record", "summary", "status")
+local committed = redis.call("HEXISTS", KEYS[2], ARGV[1])
+local cancelled = redis.call("EXISTS", KEYS[3])
+local status = stored[3]
+local started = ""
+if ARGV[2] ~= "" and stored[1] and committed == 0 and cancelled == 0
+  and not (status and ${finishedLua("status")}) then
+  if redis.call("HSETNX", KEYS[4], ARGV[2], ARGV[3]) == 1 then started = 1
+  else started = redis.call("HGET", KEYS[4], ARGV[2]) end
+end
+return {stored[1] or "", stored[2] or "", committed, cancelled, started}
 `);
 
 /**

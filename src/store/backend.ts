@@ -114,6 +114,12 @@ export interface OpenedToolCall {
   /** A raw result of the call is committed for the iteration. */
   committed: boolean;
   cancelRequested: boolean;
+  /**
+   * With `markStarted`: whether this read marked the call attempt started (false: it was
+   * marked before, as `markCallStarted` says); absent when it did not try (the run is unknown
+   * or finished, the call committed, or a cancel asked).
+   */
+  started?: boolean;
 }
 
 /** A run read together with its lease: its record (none when unknown) and its cancel flag. */
@@ -210,8 +216,19 @@ export interface RunBackend {
    * call): the run without its conversation (`toolCallRun`: `StoreVersionError` for another
    * `schemaVersion`, `record_corrupt` when what it reads does not parse), whether the call's
    * raw result is committed, and the cancel flag.
+   * `markStarted` (the attempt's `callKey`): in the same atomic read, marks that attempt of the
+   * call started as `markCallStarted` does (without events), unless the run is unknown or
+   * finished, the call has a committed raw result, or a cancel was asked. A tool job marks so
+   * before it re-checks the policy: a mark left by a job that then does not run the handler
+   * (stale, or refused or asked about at the re-check) is followed by the call's commit or
+   * interruption, or belongs to an attempt the run has left.
    */
-  openToolCall(runId: string, iteration: number, toolCallId: string): Promise<OpenedToolCall>;
+  openToolCall(
+    runId: string,
+    iteration: number,
+    toolCallId: string,
+    markStarted?: string,
+  ): Promise<OpenedToolCall>;
   /**
    * The run's status as last saved, read without its record (cheap); undefined when the run is
    * unknown or its status is not stored apart from its record: then `loadRun` tells.

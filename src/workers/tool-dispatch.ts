@@ -2,7 +2,6 @@ import type { ToolResult } from "../core/values.js";
 import { type CallContext, prepareCall, runPrepared } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
-import type { RunEvent } from "../engine/run-events.js";
 import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
 import { type CallState, runsHandler } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
@@ -27,8 +26,9 @@ type Outcome = { result: ToolResult } | { waitsForPerson: string } | { cancelled
  * A tool-dispatch job: runs one permitted call's handler, unless its raw result is committed
  * already, and commits the raw result (first write wins) before the run's next step
  * post-processes it. The policy in force now is asked once more right before the handler.
- * The handler's start is marked first; a delivery that finds the mark without a committed
- * result recovers a call a crash interrupted, as its tool's `recovery` says. Resolves with the
+ * The handler's start is marked with the job's first read, before the re-check; a delivery
+ * that finds the mark without a committed result recovers a call a crash interrupted, as its
+ * tool's `recovery` says. Resolves with the
  * run as the job found it (none when unknown).
  */
 export async function dispatchTool(
@@ -38,11 +38,14 @@ export async function dispatchTool(
 ): Promise<ToolCallRun | undefined> {
   const { backend } = deps;
   const { runId, iteration, toolCallId } = job;
-  // One read: the run without its conversation, the call's commit and the cancel flag.
-  const { run, committed, cancelRequested } = await backend.openToolCall(
+  // One read: the run without its conversation, the call's commit and the cancel flag; and
+  // the mark of this attempt's start, taken unless the run has no use for the job.
+  const attemptKey = callKey({ call: { id: toolCallId }, interruptions: job.attempt });
+  const { run, committed, cancelRequested, started } = await backend.openToolCall(
     runId,
     iteration,
     toolCallId,
+    attemptKey,
   );
   if (run === undefined || isTerminal(run.status)) return run;
   const priority = priorityOf(run);
@@ -79,7 +82,7 @@ export async function dispatchTool(
       emit: publisher.emit,
     });
     const outcome = await withExtractedContext(run.trace, () =>
-      runPermitted(deps, context, state, env),
+      runPermitted(deps, context, state, env, started === true),
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
@@ -170,14 +173,16 @@ async function giveUp(
 
 /**
  * The policy's last word, then the handler: a call denied now gets an error result instead,
- * and a call the policy now asks about waits for a person, as in direct runs. A call marked
- * started before by an earlier delivery follows its tool's recovery policy.
+ * and a call the policy now asks about waits for a person, as in direct runs. A call whose
+ * start this job did not mark (`startedHere`: an earlier delivery did) follows its tool's
+ * recovery policy.
  */
 async function runPermitted(
   deps: WorkerDeps,
   context: CallContext,
   state: CallState,
   env: RunEnv,
+  startedHere: boolean,
 ): Promise<Outcome> {
   const rechecked = await recheckPermissions({ ...context, calls: [state] }, env, {
     personDecisionsRecorded: true,
@@ -196,12 +201,7 @@ async function runPermitted(
   }
   const { runId, iteration } = context;
   const prepared = prepareCall(checked, env);
-  // The handler's `tool_start` goes to the run's log in the write that marks its start.
-  const announce: RunEvent[] =
-    "tool" in prepared ? [{ type: "tool_start", toolCall: prepared.call }] : [];
-  let announced = announce.length > 0;
-  if (!(await deps.backend.markCallStarted(runId, iteration, callKey(checked), announce))) {
-    announced = false;
+  if (!startedHere) {
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";
     deps.logger.warn(
       { runId, iteration, toolCallId: checked.call.id, tool: checked.call.name, recovery: policy },
@@ -212,9 +212,6 @@ async function runPermitted(
     if (recovery.action === "commit") return { result: recovery.result };
   }
   if (!("tool" in prepared)) return { result: prepared };
-  const result = await unlessAborted(
-    runPrepared(context, prepared, env, { announced }),
-    env.signal,
-  );
+  const result = await unlessAborted(runPrepared(context, prepared, env), env.signal);
   return result === ABORTED ? { cancelled: true } : { result };
 }

@@ -872,6 +872,34 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
     });
 
+    it("marks a call attempt started with a tool job's read, unless the run has no use for it", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "running", 1));
+      expect((await backend.openToolCall("run", 1, "call_1", "call_1")).started).toBe(true);
+      expect((await backend.openToolCall("run", 1, "call_1", "call_1")).started).toBe(false);
+      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
+      expect((await backend.openToolCall("run", 1, "call_1", "call_1#1")).started).toBe(true);
+      // A read that does not ask marks nothing.
+      expect((await backend.openToolCall("run", 1, "call_3")).started).toBeUndefined();
+      expect(await backend.markCallStarted("run", 1, "call_3")).toBe(true);
+
+      // Committed, cancelled, finished or unknown: no mark is tried, none is left.
+      await backend.commitRaw("run", 1, { toolCallId: "call_2", content: "ok", isError: false });
+      expect((await backend.openToolCall("run", 1, "call_2", "call_2")).started).toBeUndefined();
+      expect(await backend.markCallStarted("run", 1, "call_2")).toBe(true);
+      await backend.createRun(record("cancelled", "running", 1));
+      await backend.requestCancel("cancelled");
+      const cancelled = await backend.openToolCall("cancelled", 1, "call_1", "call_1");
+      expect(cancelled).toMatchObject({ cancelRequested: true });
+      expect(cancelled.started).toBeUndefined();
+      expect(await backend.markCallStarted("cancelled", 1, "call_1")).toBe(true);
+      await backend.createRun(record("done", "completed", 1));
+      expect((await backend.openToolCall("done", 1, "call_1", "call_1")).started).toBeUndefined();
+      expect(await backend.markCallStarted("done", 1, "call_1")).toBe(true);
+      const unknown = await backend.openToolCall("nope", 1, "call_1", "call_1");
+      expect(unknown).toEqual({ run: undefined, committed: false, cancelRequested: false });
+    });
+
     it("appends a call's start events with its start mark, and none when it was marked before", async () => {
       const backend = await start();
       const call = { id: "call_1", name: "search", input: { query: "x" } };

@@ -77,7 +77,7 @@ describe("memoryBackend(): a job that throws is given up", () => {
   it("a tool job: its call gets an error result and the run completes", async () => {
     const search = searchTool();
     const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
-    const backend = failing(memoryBackend(), "markCallStarted", "marker store down");
+    const backend = failing(memoryBackend(), "openToolCall", "marker store down");
     const runtime = await runtimes.start([agent], backend);
 
     const result = await (await runtime.submit("support", "cats")).result();

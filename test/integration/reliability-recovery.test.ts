@@ -19,9 +19,9 @@ describe("a worker killed with SIGKILL before the handler ran", { timeout: SLOW_
   it("a fresh worker completes every run; the handler runs at most once", async () => {
     const test = await setUp();
     const doomed = await test.worker("doomed", { block: true });
-    // before-mark: the tool job re-checked the policy and is about to mark the call started.
-    // No mark was written, so the fresh worker's delivery is the call's first start whatever
-    // the tool's recovery: retry, fail and ask all run the handler, once.
+    // before-mark: the tool job is about to read its run and mark the call started. No mark
+    // was written, so the fresh worker's delivery is the call's first start whatever the
+    // tool's recovery: retry, fail and ask all run the handler, once.
     const beforeMark = ["retry_op j1 block:before-mark", "fail_op j2 block:before-mark"];
     beforeMark.push("ask_op j3 block:before-mark");
     // after-mark: the mark is written and the handler has not run. The fresh worker cannot
