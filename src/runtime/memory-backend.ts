@@ -191,17 +191,18 @@ class MemoryBackend implements RunBackend {
     markStarted?: string,
   ): Promise<OpenedToolCall> {
     const stored = this.#records.get(runId);
+    const run =
+      stored === undefined ? undefined : toolCallRun(stored.document, undefined, toolCallId);
     const committed = this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true;
     const cancelRequested = this.#cancels.has(runId);
-    const status = this.#recordOf(runId)?.status;
     const marking =
       markStarted !== undefined &&
-      status !== undefined &&
-      !isTerminal(status) &&
+      run !== undefined &&
+      !isTerminal(run.status) &&
       !committed &&
       !cancelRequested;
     return {
-      run: stored === undefined ? undefined : toolCallRun(stored.document, undefined, toolCallId),
+      run,
       committed,
       cancelRequested,
       ...(marking ? { started: await this.markCallStarted(runId, iteration, markStarted) } : {}),

@@ -916,9 +916,10 @@ class RedisBackend implements RunBackend {
   }
 
   /**
-   * A write that the run's next step must see (`commitRaw`, `markCallInterrupted`): a step job
-   * queued after it is issued is added after it is applied. On one Redis it goes on the queue
-   * connection, ahead of the add; on a cluster the add waits for it.
+   * A write that the run's next jobs must see (`saveRun`, `commitRaw`, `markCallInterrupted`):
+   * a job queued after it is issued is added after it is applied. On one Redis it goes on the
+   * queue connection, ahead of the add; on a cluster the add waits for it and for the run's
+   * writes before it.
    */
   #beforeSteps<T>(runId: string, write: Promise<T>): Promise<T> {
     if (this.#stepsFollowWrites) return write;

@@ -283,9 +283,10 @@ export interface RunBackend {
   rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
   /**
    * Records that this attempt of the call (`callKey`) started its handler; atomic, the first
-   * write wins (a tool job marks with its first read: `openToolCall`'s `markStarted`). False when it was recorded before: an earlier delivery of
-   * the same tool job started the handler and, unless it committed a raw result, crashed or
-   * lost its job in it — the tool's `recovery` decides what happens.
+   * write wins (a tool job marks with its first read: `openToolCall`'s `markStarted`). False
+   * when it was recorded before: an earlier delivery of the same tool job started the handler
+   * and, unless it committed a raw result, crashed or lost its job in it — the tool's
+   * `recovery` decides what happens.
    * `events` (the handler's `tool_start`) are appended to the run's log in the same atomic
    * write when this marks the start, and not at all when the start was marked before.
    */

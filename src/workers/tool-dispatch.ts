@@ -28,8 +28,7 @@ type Outcome = { result: ToolResult } | { waitsForPerson: string } | { cancelled
  * post-processes it. The policy in force now is asked once more right before the handler.
  * The handler's start is marked with the job's first read, before the re-check; a delivery
  * that finds the mark without a committed result recovers a call a crash interrupted, as its
- * tool's `recovery` says. Resolves with the
- * run as the job found it (none when unknown).
+ * tool's `recovery` says. Resolves with the run as the job found it (none when unknown).
  */
 export async function dispatchTool(
   deps: WorkerDeps,
