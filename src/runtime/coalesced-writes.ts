@@ -5,14 +5,16 @@ import type { RedisClient } from "./redis-connection.js";
 const coalescing = new WeakSet<Socket>();
 
 /**
- * Makes the commands `client` sends in one go leave in one socket write: the socket is corked
- * at the first write and uncorked in a microtask queued then, so that every continuation
- * already queued (say, those of the replies that one socket read resolved) writes into the
- * same batch. A continuation that waits on a command's promise, or on anything settled after
- * the command was written, runs after the batch has left the process. Redis still receives the
- * commands in order, on the same connection: nothing changes but the number of system calls,
- * here and on the server (which also reads them, and answers, in one go). Unlike ioredis's
- * `enableAutoPipelining`, commands are not regrouped, so BullMQ's scripts run as they always do.
+ * Makes the commands `client` sends in one turn of the event loop leave in one socket write:
+ * the socket is corked at the first write and uncorked by a `setImmediate` queued then, so that
+ * every callback of the turn writes into the same batch: the continuations of the replies one
+ * socket read resolved, and those of the other connections' reads and of the timers due. A
+ * continuation that waits on a command's reply runs after the batch has left the process, and
+ * so does an immediate queued after the command was written (`afterWritesLeave`). Redis still
+ * receives the commands in order, on the same connection: nothing changes but the number of
+ * system calls, here and on the server (which also reads them, and answers, in one go). Unlike
+ * ioredis's `enableAutoPipelining`, commands are not regrouped, so BullMQ's scripts run as they
+ * always do.
  */
 export function coalesceWrites(client: RedisClient): void {
   if (client instanceof Cluster) {
@@ -41,8 +43,9 @@ function corkPerTick(socket: Socket): void {
     if (!corked && !socket.destroyed) {
       corked = true;
       socket.cork();
-      queueMicrotask(uncork);
+      setImmediate(uncork);
     }
     return write.apply(this, args);
   } as Socket["write"];
 }
+

@@ -300,7 +300,7 @@ async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
  * Saves the run (fenced by the lease) and emits `CHECKPOINT`. A parked or finished run's
  * `approval_required` or `result` event is appended in the same atomic write, after every
  * event emitted before it: no reader sees a result before the state it reports is saved.
- * `behind`: returns once the save is sent, without waiting for it to be applied.
+ * `behind`: returns once the save has left the process, without waiting for it to be applied.
  */
 async function persist(step: Step, options: { behind?: boolean } = {}): Promise<void> {
   const snapshot = step.actor.getSnapshot();
@@ -326,6 +326,9 @@ async function persist(step: Step, options: { behind?: boolean } = {}): Promise<
   done.catch(() => {});
   step.behind.push(done);
   await step.latestSave?.sent;
+  // A backend that batches its writes (Redis: `coalesceWrites`) sends a turn's writes at the
+  // turn's end: by the next turn, the save has left the process.
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -69,14 +69,33 @@ describe("coalesceWrites", () => {
     expect(counts.writes).toBe(3);
   });
 
-  it("has the batch out before a continuation waiting on it runs", async () => {
+  it("sends the commands of separate callbacks of one loop turn in one write", async () => {
+    const client = await connected(true);
+    const counts = countWrites(client);
+    // Two immediates of one turn, as two sockets' reads are two callbacks of one poll phase.
+    const replies = await new Promise<string[]>((resolve, reject) => {
+      let first: Promise<string> | undefined;
+      setImmediate(() => {
+        first = client.ping();
+      });
+      setImmediate(() => {
+        Promise.all([first as Promise<string>, client.echo("second")]).then(resolve, reject);
+      });
+    });
+    expect(replies).toEqual(["PONG", "second"]);
+    expect(counts).toEqual({ writes: 1, chunks: 2 });
+  });
+
+  it("has the batch out by the next turn, before a continuation waiting on it runs", async () => {
     const client = await connected(true);
     const socket = client.stream as Socket;
-    const sent = Promise.resolve(client.ping());
+    const sent = client.ping();
     expect(socket.writableCorked).toBe(1);
     await Promise.resolve();
+    expect(socket.writableCorked).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(socket.writableCorked).toBe(0);
-    await sent;
+    expect(await sent).toBe("PONG");
   });
 
   it("coalesces on a new socket after a reconnect", async () => {
