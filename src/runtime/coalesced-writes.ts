@@ -48,4 +48,3 @@ function corkPerTick(socket: Socket): void {
     return write.apply(this, args);
   } as Socket["write"];
 }
-
