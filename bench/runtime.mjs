@@ -4,9 +4,11 @@
 //
 // Options: --runs N (2000) runs per throughput measurement; the other sizes follow it unless
 // given: --parked N (5 × runs), --latency-runs N (runs / 10, 20–200), --approvals N (parked /
-// 20, 10–500), --warmup N (runs / 10) runs on each group before measuring; --repetitions N (5)
+// 20, 10–500), --warmup N (3 × runs) runs on each group before measuring; --repetitions N (5)
 // interleaved repetitions of each throughput figure;
-// --concurrency N (64) jobs of each queue per worker process.
+// --concurrency N (64) jobs of each queue per worker process; --semi-space-mb N (Node's default)
+// the young generation's semi-space of every worker process, harnessx's and raw BullMQ's alike
+// (`node --max-semi-space-size`, see bench/README.md).
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -48,13 +50,22 @@ const RUNS = option("runs", 2000);
 const PARKED = option("parked", RUNS * 5);
 const LATENCY_RUNS = option("latency-runs", Math.max(20, Math.min(200, Math.round(RUNS / 10))));
 const APPROVALS = option("approvals", Math.max(10, Math.min(500, Math.round(PARKED / 20))));
-// Five: one repetition in three or so runs a third slower on this shared host, for reasons not
-// found (neither a longer warm-up nor a whole repetition not measured removed it).
+// Five: on this shared host a repetition now and then runs a third slower, raw BullMQ included,
+// for reasons not found; with three, one such repetition moved the median.
 const REPETITIONS = option("repetitions", 5);
 const CONCURRENCY = option("concurrency", 64);
 /** Submits (or raw adds) the parent keeps in flight. */
 const SUBMIT_WIDTH = 64;
-const WARMUP_RUNS = option("warmup", Math.max(50, Math.round(RUNS / 10)));
+// Three times the measured runs: a fresh harnessx worker takes about 4,000 runs to reach its
+// steady speed (V8 optimises the engine's code as it goes; in one process, the embedded backend
+// ran 2,000-run chunks at 1.9, 0.8, then 0.7 ms of CPU a run). With a tenth, every group's first
+// repetition came out about a fifth slower than the others.
+const WARMUP_RUNS = option("warmup", RUNS * 3);
+/** Worker processes' `--max-semi-space-size` (MB), when given: Node's default otherwise. */
+const SEMI_SPACE_MB = process.argv.some((each) => each.startsWith("--semi-space-mb"))
+  ? option("semi-space-mb", 16)
+  : undefined;
+const WORKER_FLAGS = SEMI_SPACE_MB === undefined ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
 /** Parked before the heap and memory baselines: fills the queue's retention of finished jobs. */
 const PARKED_WARMUP = Math.max(100, Math.round(PARKED / 10));
 const RAW_PAYLOAD_BYTES = 200;
@@ -87,7 +98,7 @@ const track = (prefix) => {
 };
 
 async function spawn(script, args) {
-  const child = await spawnChild(url(script), args);
+  const child = await spawnChild(url(script), args, { execArgv: WORKER_FLAGS });
   children.add(child);
   return child;
 }
@@ -651,6 +662,8 @@ async function main() {
       repetitions: REPETITIONS,
       concurrencyPerQueuePerProcess: CONCURRENCY,
       submitsInFlight: SUBMIT_WIDTH,
+      warmupRunsPerGroup: WARMUP_RUNS,
+      workerSemiSpaceMb: SEMI_SPACE_MB ?? "node default",
       jobsPerRun: {
         processed: {
           steps: round(perRun.steps, 3),
