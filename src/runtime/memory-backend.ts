@@ -82,6 +82,8 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
 
 class MemoryBackend implements RunBackend {
   readonly kind = "memory" as const;
+  /** Appends and saves apply their events as they are called. */
+  readonly publishesInOrder = true;
   readonly lockDurationMs: number;
   readonly retentionMs: number;
   readonly extensionState: ExtensionStateStore = memoryExtensionStateStore();

@@ -1010,10 +1010,15 @@ class RedisBackend implements RunBackend {
     return (await this.#redis.exists(this.#keys.cancel(runId))) === 1;
   }
 
+  get publishesInOrder(): boolean {
+    return this.#stepsFollowWrites;
+  }
+
   async publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void> {
     const keys = { events: this.#keys.events(runId), run: this.#keys.run(runId) };
     const list = Array.isArray(events) ? (events as readonly RunEvent[]) : [events as RunEvent];
-    await appendEvents(this.#redis, keys, list, { maxLength: this.#maxEvents });
+    // On one Redis, on the saves' connection: a save issued after an append is applied after it.
+    await appendEvents(this.#stepRedis, keys, list, { maxLength: this.#maxEvents });
   }
 
   async *events(runId: string, options: { live?: boolean } = {}): AsyncGenerator<RunEvent> {

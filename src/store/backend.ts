@@ -329,8 +329,18 @@ export interface RunBackend {
   requestCancel(runId: string): Promise<void>;
   cancelRequested(runId: string): Promise<boolean>;
 
-  /** Appends to the run's event log (bounded) and wakes its readers in every process. */
+  /**
+   * Appends to the run's event log (bounded) and wakes its readers in every process. When
+   * `publishesInOrder`, an append is applied before every `saveRun` of the run issued after it,
+   * whether or not its reply has come.
+   */
   publish(runId: string, events: RunEvent | readonly RunEvent[]): Promise<void>;
+  /**
+   * True when a run's appends (`publish`) and saves are applied in the order they are issued
+   * (memory; one Redis, where both go on one connection), so that a save may follow an append
+   * without waiting for its reply. Not on a cluster.
+   */
+  readonly publishesInOrder?: boolean;
   /**
    * The run's events from the start of its log, live, ending after its final `result`; only
    * that result when the run has no log (it finished before logs were kept). `live`: a hint

@@ -7,9 +7,10 @@ export interface EventPublisher {
   /** Waits until every emitted event is in the log; throws the first failure. */
   flush(): Promise<void>;
   /**
-   * Waits for the appends under way, then hands over the events not sent yet (deltas joined)
-   * for the caller to write with its own write (a save), after everything sent; throws the
-   * first failure.
+   * Hands over the events not sent yet (deltas joined) for the caller to write with its own
+   * write (a save), after everything sent: at once when the backend applies a run's appends
+   * and saves in the order issued (`publishesInOrder`), else once the appends under way are
+   * applied. Throws the first failure known by then (a later one, at `flush`).
    */
   take(): Promise<RunEvent[]>;
 }
@@ -67,7 +68,11 @@ export function eventPublisher(backend: RunBackend, runId: string): EventPublish
       await settle();
     },
     async take() {
-      await settle();
+      if (backend.publishesInOrder === true) {
+        if (failure !== undefined) throw failure.error;
+      } else {
+        await settle();
+      }
       clearImmediate(scheduled);
       scheduled = undefined;
       return coalesceDeltas(queued.splice(0));

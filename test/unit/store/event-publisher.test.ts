@@ -77,3 +77,42 @@ describe("eventPublisher", () => {
     expect(calls).toBe(1);
   });
 });
+
+describe("eventPublisher take()", () => {
+  it("waits until every queued event is appended when the backend does not keep order", async () => {
+    const { backend, appends, releaseAll } = recordingBackend();
+    const publisher = eventPublisher(backend, "run");
+    publisher.emit(text("a"));
+    publisher.emit(text("b"));
+    let taken: RunEvent[] | undefined;
+    const taking = publisher.take().then((events) => {
+      taken = events;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(taken).toBeUndefined();
+
+    releaseAll();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(taken).toBeUndefined();
+    releaseAll();
+    await taking;
+    expect(appends).toEqual([[text("a")], [text("b")]]);
+    expect(taken).toEqual([]);
+  });
+
+  it("hands over at once when the backend applies appends and saves in the order issued", async () => {
+    const { backend, appends } = recordingBackend();
+    const ordered = Object.assign(Object.create(backend) as RunBackend, {
+      publish: backend.publish,
+      publishesInOrder: true,
+    });
+    const publisher = eventPublisher(ordered, "run");
+    publisher.emit(text("a"));
+    publisher.emit(text("b"));
+    publisher.emit(toolStart);
+
+    // The first append's reply never comes, and take() does not wait for it.
+    expect(await publisher.take()).toEqual([text("b"), toolStart]);
+    expect(appends).toEqual([[text("a")]]);
+  });
+});
