@@ -54,6 +54,8 @@ export interface BackendFactory {
   create(): RunBackend;
   /** Deletes what the test's backends stored. */
   cleanup(): Promise<void>;
+  /** False where a run's appends and saves take connections of their own (a cluster). */
+  publishesInOrder?: boolean;
   /**
    * Rewrites a stored field of a run (of the last backend created), as a stray write, a bad
    * restore or an intruder would: only storage that can be edited from outside has it.
@@ -898,6 +900,26 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect(await backend.markCallStarted("done", 1, "call_1")).toBe(true);
       const unknown = await backend.openToolCall("nope", 1, "call_1", "call_1");
       expect(unknown).toEqual({ run: undefined, committed: false, cancelRequested: false });
+    });
+
+    it("applies a run's appends before the saves issued after them when it publishes in order", async () => {
+      const backend = await start();
+      expect(backend.publishesInOrder === true).toBe(factory.publishesInOrder ?? true);
+      if (backend.publishesInOrder !== true) return;
+      await backend.createRun(record("run", "queued", 1));
+      const lease = await backend.acquireLease("run");
+      if (!lease.acquired) throw new Error("expected the lease");
+      const deltas: RunEvent[] = Array.from({ length: 20 }, (_, index) => ({
+        type: "text_delta",
+        text: `${index} `,
+      }));
+      const saved: RunEvent = { type: "tool_start", toolCall: { id: "c", name: "t", input: {} } };
+      // Each issued before the replies of the ones before it: nothing waits in between.
+      const appends = deltas.map((delta) => backend.publish("run", delta));
+      const save = backend.saveRun("run", lease.token, record("run", "running", 1), [saved]);
+      await Promise.all([...appends, save]);
+
+      expect((await backend.readEvents("run", 0, 50)).events).toEqual([...deltas, saved]);
     });
 
     it("appends a call's start events with its start mark, and none when it was marked before", async () => {

@@ -52,6 +52,7 @@ beforeAll(async () => {
 describeBackendContract("redisBackend() on a Redis Cluster", {
   create: () => backendOn(freshPrefix()),
   cleanup,
+  publishesInOrder: false,
   editStored: async (runId, field, edit) => {
     const client = await clusterClient();
     try {
