@@ -100,6 +100,25 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     expect(await test.count("handler", query)).toBe(1);
   });
 
+  it("killed by response middleware at once: the response had left the process, the model is not asked again", async () => {
+    const test = await setUp();
+    const doomed = await test.worker("doomed", { block: true });
+    const query = "retry_op a4 crash:after-llm";
+    const handle = await test.runtime.submit("reliable", query);
+    // The middleware kills the worker in the turn its save was issued in: had the save waited
+    // for the turn's end to leave, it would have died with the process.
+    expect(await doomed.exited()).toMatch(/signal SIGKILL/);
+    expect((await handle.record()).phase).toBe("afterLlm");
+
+    await test.worker("fresh");
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    expect(result.output).toBe(answer(query));
+    expect(await test.count("model", query)).toBe(2);
+    expect(await test.count("handler", query)).toBe(1);
+  });
+
   it("after the raw result is committed: post-processing runs, the handler does not run again", async () => {
     const test = await setUp();
     const doomed = await test.worker("doomed", { block: true });
