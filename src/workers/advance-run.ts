@@ -288,21 +288,27 @@ function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["stat
  * After the machine left phase `left`: saves the run if it now stands at an effect boundary.
  * Nothing waits for the save after a provider response or after tool results entered the
  * conversation: what follows either up to the next save is middleware and the provider call,
- * which a crash may repeat, and the next save is applied after it.
+ * which a crash may repeat, and the next save is applied after it. A provider response is
+ * out of the process before `afterLlmCall` runs (a middleware that kills the process does not
+ * cost a second model call); the results' save may leave with the writes that follow it.
  */
 async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
   const entered = step.actor.getSnapshot().value as Phase | FinalPhase;
   if (!isEffectBoundary(entered, left)) return;
-  await persist(step, { behind: entered === "compose" || entered === "afterLlm" });
+  if (entered === "afterLlm") await persist(step, { behind: "left" });
+  else if (entered === "compose") await persist(step, { behind: "sent" });
+  else await persist(step);
 }
 
 /**
  * Saves the run (fenced by the lease) and emits `CHECKPOINT`. A parked or finished run's
  * `approval_required` or `result` event is appended in the same atomic write, after every
  * event emitted before it: no reader sees a result before the state it reports is saved.
- * `behind`: returns once the save has left the process, without waiting for it to be applied.
+ * `behind`: returns without waiting for the save to be applied, once it is sent (`"sent"`: it
+ * may still sit in the connection's batch for this turn) or once it has left the process
+ * (`"left"`).
  */
-async function persist(step: Step, options: { behind?: boolean } = {}): Promise<void> {
+async function persist(step: Step, options: { behind?: "sent" | "left" } = {}): Promise<void> {
   const snapshot = step.actor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
@@ -321,11 +327,12 @@ async function persist(step: Step, options: { behind?: boolean } = {}): Promise<
   step.record = record;
   step.raw = undefined;
   const done = save(step, { record, phase, status }, checkpoint);
-  if (options.behind !== true) return done;
+  if (options.behind === undefined) return done;
   // Its failure reaches the step's end (and fences the saves after it).
   done.catch(() => {});
   step.behind.push(done);
   await step.latestSave?.sent;
+  if (options.behind === "sent") return;
   // A backend that batches its writes (Redis: `coalesceWrites`) sends a turn's writes at the
   // turn's end: by the next turn, the save has left the process.
   await new Promise((resolve) => setImmediate(resolve));
