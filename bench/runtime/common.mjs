@@ -150,10 +150,6 @@ export async function counter(redis, key) {
 }
 
 /**
- * A child process speaking a small request/reply protocol over IPC: `request(type, body)`
- * sends `{ type, ...body }` and resolves with the child's next message of the same type.
- */
-/**
  * Extra Node flags for every child process, from `HARNESSX_BENCH_CHILD_FLAGS` (space-separated):
  * e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`, which NODE_OPTIONS does not take.
  */
@@ -161,6 +157,10 @@ function childFlags() {
   return (process.env.HARNESSX_BENCH_CHILD_FLAGS ?? "").split(" ").filter(Boolean);
 }
 
+/**
+ * A child process speaking a small request/reply protocol over IPC: `request(type, body)`
+ * sends `{ type, ...body }` and resolves with the child's next message of the same type.
+ */
 export async function spawnChild(script, args = [], { expectReady = true, execArgv = [] } = {}) {
   const child = fork(fileURLToPath(script), args, {
     execArgv: ["--expose-gc", ...execArgv, ...childFlags()],

@@ -6,7 +6,7 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import type { RunResult } from "../../src/index.js";
+import type { RunHandle, RunResult } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
 import { counterKey } from "../fixtures/reliability-agents.js";
 import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
@@ -14,6 +14,25 @@ import { until } from "../fixtures/until.js";
 import { toolResults } from "../support/messages.js";
 
 const { setUp, cleanups } = useReliability();
+
+/**
+ * After a crash behind the saved provider response: a fresh worker completes the run, with the
+ * model asked once for the tool call (saved, not asked again) and once for the answer, and the
+ * handler run once.
+ */
+async function completesWithoutAskingAgain(
+  test: Awaited<ReturnType<typeof setUp>>,
+  handle: RunHandle,
+  query: string,
+): Promise<void> {
+  await test.worker("fresh");
+  const result = await handle.result();
+
+  expect(result.status).toBe("completed");
+  expect(result.output).toBe(answer(query));
+  expect(await test.count("model", query)).toBe(2);
+  expect(await test.count("handler", query)).toBe(1);
+}
 
 describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
   timeout: SLOW_TEST_MS,
@@ -90,14 +109,7 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     expect(await test.count("model", query)).toBe(1);
 
     await doomed.kill();
-    await test.worker("fresh");
-    const result = await handle.result();
-
-    expect(result.status).toBe("completed");
-    expect(result.output).toBe(answer(query));
-    // Once for the tool call (saved, not asked again after the crash), once for the answer.
-    expect(await test.count("model", query)).toBe(2);
-    expect(await test.count("handler", query)).toBe(1);
+    await completesWithoutAskingAgain(test, handle, query);
   });
 
   it("killed by response middleware at once: the response had left the process, the model is not asked again", async () => {
@@ -110,13 +122,7 @@ describe("a worker killed with SIGKILL, recovered by a fresh worker process", {
     expect(await doomed.exited()).toMatch(/signal SIGKILL/);
     expect((await handle.record()).phase).toBe("afterLlm");
 
-    await test.worker("fresh");
-    const result = await handle.result();
-
-    expect(result.status).toBe("completed");
-    expect(result.output).toBe(answer(query));
-    expect(await test.count("model", query)).toBe(2);
-    expect(await test.count("handler", query)).toBe(1);
+    await completesWithoutAskingAgain(test, handle, query);
   });
 
   it("after the raw result is committed: post-processing runs, the handler does not run again", async () => {
