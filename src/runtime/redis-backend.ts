@@ -24,6 +24,7 @@ import { queueConcurrency } from "../store/backend.js";
 import type { StoredCheckpoint } from "../store/checkpoint.js";
 import { decodeCheckpoint, encodeCheckpoint } from "../store/checkpoint-codec.js";
 import { BackendError, LeaseLostError } from "../store/errors.js";
+import { fastThrowingParser } from "../store/fast-parse.js";
 import type { ModelLimiter } from "../store/model-limiter.js";
 import { decodeStored } from "../store/record-codec.js";
 import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
@@ -271,18 +272,20 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
 const STARTED = "started";
 const INTERRUPTED = "interrupted:";
 
-const LeaseReply = z.union([
-  z.tuple([z.literal(0), z.number()]),
-  z.tuple([
-    z.literal(1),
-    z.number(),
-    z.number(),
-    z.string(),
-    z.array(z.string()),
-    z.array(z.string()),
-    z.string(),
+const parseLeaseReply = fastThrowingParser(
+  z.union([
+    z.tuple([z.literal(0), z.number()]),
+    z.tuple([
+      z.literal(1),
+      z.number(),
+      z.number(),
+      z.string(),
+      z.array(z.string()),
+      z.array(z.string()),
+      z.string(),
+    ]),
   ]),
-]);
+);
 
 /** Run `runId`'s stored summary (JSON; "" or null when it has none), parsed. */
 function storedSummary(runId: string, json: string | null | undefined): RunSummary | undefined {
@@ -291,19 +294,17 @@ function storedSummary(runId: string, json: string | null | undefined): RunSumma
 }
 const Replies = z.array(z.string());
 /** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
-const OpenToolCallReply = z.tuple([
-  z.string(),
-  z.string(),
-  z.number(),
-  z.number(),
-  z.union([z.number(), z.string()]),
-]);
+const parseOpenToolCallReply = fastThrowingParser(
+  z.tuple([z.string(), z.string(), z.number(), z.number(), z.union([z.number(), z.string()])]),
+);
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
-const SaveReply = z.union([
-  z.literal(-1),
-  z.literal(-2),
-  z.tuple([z.literal(1), z.number(), z.number(), z.array(z.string())]),
-]);
+const parseSaveReply = fastThrowingParser(
+  z.union([
+    z.literal(-1),
+    z.literal(-2),
+    z.tuple([z.literal(1), z.number(), z.number(), z.array(z.string())]),
+  ]),
+);
 
 /** Raw results as a flat field/value list from Redis, by call key. */
 function rawResultsOf(runId: string, flat: readonly string[]): Record<string, ToolResult> {
@@ -615,7 +616,7 @@ class RedisBackend implements RunBackend {
   ): Promise<OpenedToolCall> {
     // Unique per call: a reply lost and re-sent by ioredis finds our own mark.
     const mark = markStarted === undefined ? "" : `${STARTED}:${randomUUID()}`;
-    const [document, summary, committed, cancelled, started] = OpenToolCallReply.parse(
+    const [document, summary, committed, cancelled, started] = parseOpenToolCallReply(
       await OPEN_TOOL_CALL.run(
         this.#redis,
         [
@@ -733,7 +734,7 @@ class RedisBackend implements RunBackend {
   }
 
   async acquireLease(runId: string): Promise<LeaseOutcome> {
-    const reply = LeaseReply.parse(
+    const reply = parseLeaseReply(
       await ACQUIRE_LEASE.run(
         this.#redis,
         [
@@ -828,7 +829,7 @@ class RedisBackend implements RunBackend {
       ),
     );
     const [saved] = await Promise.all([saving, ...thenTools.map((job) => this.enqueueTool(job))]);
-    const reply = SaveReply.parse(saved);
+    const reply = parseSaveReply(saved);
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
       throw new BackendError(

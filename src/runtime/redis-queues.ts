@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { loggableError } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
+import { fastSafeParser } from "../store/fast-parse.js";
 import { describeIssues } from "../tools/validate.js";
 import type { RedisClient } from "./redis-connection.js";
 
@@ -45,10 +46,11 @@ export function createWorker<T>(
   process: (payload: T, delivery: JobDelivery) => Promise<unknown>,
   settings: QueueSettings & { concurrency: number; logger: Logger; workerName: string },
 ): Worker {
+  const parse = fastSafeParser(schema);
   const worker = new Worker(
     name,
     async (job: Job) => {
-      const parsed = schema.safeParse(job.data);
+      const parsed = parse(job.data);
       if (!parsed.success) {
         throw new UnrecoverableError(
           `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
@@ -79,7 +81,7 @@ export function createWorker<T>(
     if (job === undefined || !failedForGood(job, error)) return;
     // Its retries or re-deliveries ran out (a worker that dies on it every time ends here):
     // the processor settles what the job left unfinished, so that its run does not stay stuck.
-    const parsed = schema.safeParse(job.data);
+    const parsed = parse(job.data);
     if (!parsed.success) return; // a malformed payload: nothing to settle
     process(parsed.data, { redelivered: true, gaveUp: error.message }).catch((failure: unknown) =>
       settings.logger.error(

@@ -34,6 +34,8 @@ interface Internals {
       keyType?: Schema;
       valueType?: Schema;
       values?: readonly unknown[];
+      items?: readonly Schema[];
+      rest?: Schema | null;
       discriminator?: string;
       entries?: Record<string, unknown>;
     };
@@ -128,6 +130,15 @@ export function fastSafeParser<T>(
   };
 }
 
+/** `schema.parse` with `fastParser` in front: zod parses (and throws) only where unsure. */
+export function fastThrowingParser<T>(schema: z.ZodType<T>): (value: unknown) => T {
+  const fast = fastParser(schema);
+  return (value) => {
+    const parsed = fast(value);
+    return parsed === UNSURE ? schema.parse(value) : parsed;
+  };
+}
+
 function parserOf(schema: Schema): Parse {
   const known = parsers.get(schema);
   if (known !== undefined) return known;
@@ -183,6 +194,8 @@ function build(schema: Schema): Parse {
     }
     case "array":
       return arrayParser(def);
+    case "tuple":
+      return tupleParser(def);
     case "record":
       return recordParser(def);
     case "object":
@@ -202,17 +215,56 @@ function valuesOf(schema: Schema | undefined): unknown[] | undefined {
 }
 
 /**
- * A union of literals and enums (a status): one set of values. Any other union is left to zod,
- * since an option the fast parser is unsure of may still be the one zod takes.
+ * A union: the first option not ruled out for the value (`rulesOut`) decides, as zod takes
+ * the first option that parses. When that option's fast parser is unsure, so is the union:
+ * zod may still take it, or a later option.
  */
 function unionParser(def: Internals["_zod"]["def"]): Parse {
-  const allowed = new Set<unknown>();
-  for (const option of def.options ?? []) {
-    const values = valuesOf(option);
-    if (values === undefined) return refuse;
-    for (const value of values) allowed.add(value);
+  const options = (def.options ?? []).map((option) => ({
+    rulesOut: ruledOutBy(option),
+    parse: parserOf(option),
+  }));
+  return (value) => {
+    for (const { rulesOut, parse } of options) {
+      if (!rulesOut(value)) return parse(value);
+    }
+    return UNSURE;
+  };
+}
+
+/**
+ * A test that is true only of values `schema` surely refuses, by their JavaScript type (or,
+ * for a literal or an enum, by value; for a tuple, by its length and items); false when unsure.
+ */
+function ruledOutBy(schema: Schema): (value: unknown) => boolean {
+  const { def } = internals(schema);
+  const values = valuesOf(schema);
+  if (values !== undefined) {
+    const allowed = new Set(values);
+    return (value) => !allowed.has(value);
   }
-  return (value) => (allowed.has(value) ? value : UNSURE);
+  switch (def.type) {
+    case "string":
+    case "number":
+    case "boolean":
+      return (value) => typeof value !== def.type;
+    case "array":
+      return (value) => !Array.isArray(value);
+    case "tuple": {
+      const items = def.items ?? [];
+      // With rest or optional items, other lengths parse too: only the type rules out then.
+      if (def.rest != null || items.some((item) => internals(item).optin !== undefined)) {
+        return (value) => !Array.isArray(value);
+      }
+      const itemsRuleOut = items.map((item) => ruledOutBy(item));
+      return (value) =>
+        !Array.isArray(value) ||
+        value.length !== items.length ||
+        itemsRuleOut.some((rulesOut, at) => rulesOut((value as unknown[])[at]));
+    }
+    default:
+      return () => false;
+  }
 }
 
 /** A discriminated union: the one option its discriminator names, as zod picks it. */
@@ -254,6 +306,30 @@ function arrayParser(def: Internals["_zod"]["def"]): Parse {
       } else copy?.push(item);
     }
     return copy ?? items;
+  };
+}
+
+/** A tuple without rest items: exactly as many items as the schema has, each parsed. */
+function tupleParser(def: Internals["_zod"]["def"]): Parse {
+  if (def.checks?.length || def.rest != null || def.items === undefined) return refuse;
+  // An optional item makes a shorter tuple valid, with its own output rules: left to zod.
+  if (def.items.some((item) => internals(item).optin !== undefined)) return refuse;
+  const items = def.items.map((item) => parserOf(item));
+  return (value) => {
+    if (!Array.isArray(value) || value.length !== items.length) return UNSURE;
+    const given = value as unknown[];
+    let copy: unknown[] | undefined;
+    for (let at = 0; at < items.length; at++) {
+      const item: unknown = given[at];
+      if (item === undefined) return UNSURE;
+      const parsed = (items[at] as Parse)(item);
+      if (parsed === UNSURE) return UNSURE;
+      if (parsed !== item) {
+        copy ??= given.slice(0, at);
+        copy.push(parsed);
+      } else copy?.push(item);
+    }
+    return copy ?? given;
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallState } from "../machines/run-machine.js";
 import { describeIssues } from "../tools/validate.js";
+import { fastSafeParser } from "./fast-parse.js";
 import { assertReadableVersion, corrupt } from "./record-codec.js";
 import { CallStateView, RunRecord, type RunRecordStatus } from "./schemas.js";
 import { completeDocument, parseDocument } from "./stored-record.js";
@@ -53,6 +54,7 @@ const ToolCallRunShape = RunRecord.pick({
     })
     .nullable(),
 });
+const parseShape = fastSafeParser(ToolCallRunShape);
 
 /**
  * The tool job's view of a stored run (`document`, with the `summary` stored beside it) for
@@ -80,7 +82,7 @@ export function toolCallRun(
           },
         }
       : stored;
-  const shape = ToolCallRunShape.safeParse(withIds);
+  const shape = parseShape(withIds);
   const runId = typeof stored.runId === "string" ? stored.runId : "?";
   if (!shape.success) {
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(shape.error.issues));

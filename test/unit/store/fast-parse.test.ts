@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import { fastParser, UNSURE } from "../../../src/store/fast-parse.js";
+import { z } from "zod";
+import { fastParser, fastThrowingParser, UNSURE } from "../../../src/store/fast-parse.js";
 import { PersistedSnapshot, RunRecord, SnapshotContextView } from "../../../src/store/schemas.js";
 import { joinRecord } from "../../../src/store/stored-record.js";
 import { RunSummary } from "../../../src/store/summary.js";
@@ -132,5 +132,51 @@ describe("fastParser", () => {
     const parsed = fastParser(RunRecord)(reversed);
     expect(JSON.stringify(parsed)).toBe(JSON.stringify(RunRecord.parse(reversed)));
     expect(fastParser(RunRecord)({ ...record, extra: 1 })).toBe(UNSURE);
+  });
+
+  // Shaped like the Redis scripts' replies the runtime reads on every step.
+  const Reply = z.union([
+    z.literal(-1),
+    z.literal(-2),
+    z.tuple([z.literal(0), z.number()]),
+    z.tuple([z.literal(1), z.number(), z.string(), z.array(z.string())]),
+    z.tuple([z.union([z.number(), z.string()]), z.string().min(1)]),
+  ]);
+  const replies = [
+    -1,
+    -2,
+    [0, 12],
+    [1, 3, "doc", ["a", "b"]],
+    [1, 3, "", []],
+    ["x", "y"],
+    [7, "y"],
+  ];
+
+  it("takes tuples and unions of distinct kinds itself, as zod parses them", () => {
+    for (const reply of replies) expect(fastParser(Reply)(reply)).toBe(reply);
+    expect(fastParser(Reply)([1, 3, "doc", ["a", 2]])).toBe(UNSURE);
+    expect(fastParser(Reply)([0, 12, 13])).toBe(UNSURE);
+    expect(fastParser(Reply)(3)).toBe(UNSURE);
+  });
+
+  it("agrees with zod on every small change of a reply", () => {
+    for (const reply of replies) {
+      for (const variant of variants(reply)) expect(agreesWithZod(Reply, variant)).toBe(true);
+    }
+  });
+
+  it("leaves a union option it cannot rule out to zod, and tuples with optional items", () => {
+    // An object option comes first: zod may take it for any value, so the fast path never decides.
+    const ObjectFirst = z.union([z.object({ a: z.number() }).or(z.array(z.number())), z.number()]);
+    expect(fastParser(ObjectFirst)(1)).toBe(UNSURE);
+    const Optional = z.tuple([z.number(), z.string().optional()]);
+    expect(fastParser(Optional)([1])).toBe(UNSURE);
+    expect(fastParser(Optional)([1, "a"])).toBe(UNSURE);
+  });
+
+  it("throws zod's error, as parse does, for a value zod refuses", () => {
+    const parse = fastThrowingParser(Reply);
+    expect(parse([0, 12])).toEqual([0, 12]);
+    expect(() => parse([0, ""])).toThrow(z.ZodError);
   });
 });
