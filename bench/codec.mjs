@@ -48,7 +48,7 @@ const [
   { checkpointOf },
   { encodeCheckpoint },
   { contextView },
-  { indexHead },
+  { indexFields },
 ] = await Promise.all([
   load("index.js"),
   load("testing.js"),
@@ -167,7 +167,7 @@ function encodeSave({ record, storedMessages, raw }) {
   const checkpoint = checkpointOf(record, storedMessages, raw);
   const summary = summarize(record);
   const summaryJson = encodeSummary(summary);
-  const head = indexHead(summary);
+  const head = indexFields(summary);
   const messages = conversationOf(record)
     .slice(storedMessages)
     .map((message) => JSON.stringify(message));
@@ -199,7 +199,12 @@ function storedStates(created, saves) {
   const states = saves.map((save) => {
     const encoded = encodeSave({ ...save, record: fresh(save.record) });
     conversation.push(...encoded.messages);
-    for (const part of [encoded.document, encoded.summaryJson, encoded.head, encoded.checkpoint]) {
+    for (const part of [
+      encoded.document,
+      encoded.summaryJson,
+      ...encoded.head,
+      encoded.checkpoint,
+    ]) {
       digest.update(part).update("\0");
     }
     return {

@@ -6,9 +6,10 @@
 // given: --parked N (5 × runs), --latency-runs N (runs / 10, 20–200), --approvals N (parked /
 // 20, 10–500), --warmup N (3 × runs) runs on each group before measuring; --repetitions N (5)
 // interleaved repetitions of each throughput figure;
-// --concurrency N (64) jobs of each queue per worker process; --semi-space-mb N (Node's default)
-// the young generation's semi-space of every worker process, harnessx's and raw BullMQ's alike
-// (`node --max-semi-space-size`, see bench/README.md).
+// --concurrency N (64) jobs of each queue per worker process; --semi-space-mb N (what
+// `harnessx worker` runs with, 32; 0: Node's default) the young generation's semi-space of every
+// worker process, harnessx's and raw BullMQ's alike (`node --max-semi-space-size`, see
+// bench/README.md).
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -17,6 +18,7 @@ import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Queue, QueueEvents } from "bullmq";
 import { pino } from "pino";
+import { WORKER_SEMI_SPACE_MB } from "../dist/cli/young-generation.js";
 import { AgentRuntime, redisBackend } from "../dist/index.js";
 import {
   benchAgents,
@@ -61,11 +63,14 @@ const SUBMIT_WIDTH = 64;
 // ran 2,000-run chunks at 1.9, 0.8, then 0.7 ms of CPU a run). With a tenth, every group's first
 // repetition came out about a fifth slower than the others.
 const WARMUP_RUNS = option("warmup", RUNS * 3);
-/** Worker processes' `--max-semi-space-size` (MB), when given: Node's default otherwise. */
+/**
+ * Worker processes' `--max-semi-space-size` (MB), harnessx's and raw BullMQ's alike: by default
+ * the one `harnessx worker` runs with; `--semi-space-mb 0`, Node's default.
+ */
 const SEMI_SPACE_MB = process.argv.some((each) => each.startsWith("--semi-space-mb"))
-  ? option("semi-space-mb", 16)
-  : undefined;
-const WORKER_FLAGS = SEMI_SPACE_MB === undefined ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+  ? option("semi-space-mb", WORKER_SEMI_SPACE_MB, { min: 0 })
+  : WORKER_SEMI_SPACE_MB;
+const WORKER_FLAGS = SEMI_SPACE_MB === 0 ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
 /** Parked before the heap and memory baselines: fills the queue's retention of finished jobs. */
 const PARKED_WARMUP = Math.max(100, Math.round(PARKED / 10));
 const RAW_PAYLOAD_BYTES = 200;
@@ -97,8 +102,9 @@ const track = (prefix) => {
   return prefix;
 };
 
-async function spawn(script, args) {
-  const child = await spawnChild(url(script), args, { execArgv: WORKER_FLAGS });
+/** A child process; `execArgv`: its node flags (a worker process's, by default). */
+async function spawn(script, args, execArgv = WORKER_FLAGS) {
+  const child = await spawnChild(url(script), args, { execArgv });
   children.add(child);
   return child;
 }
@@ -593,7 +599,8 @@ async function main() {
   // one process on its own, and interleaved with them it read what the others left running
   // (1,090–1,180 runs/s; 1,440 apart, the same hour).
   log("embedded backend: warm-up, then its repetitions");
-  const embedded = await spawn("./runtime/embedded.mjs", [String(CONCURRENCY)]);
+  // An application's process, not a `harnessx worker`: Node's default heap.
+  const embedded = await spawn("./runtime/embedded.mjs", [String(CONCURRENCY)], []);
   await embeddedThroughput(embedded, WARMUP_RUNS);
   for (let repetition = 0; repetition < REPETITIONS; repetition++) {
     const sample = await embeddedThroughput(embedded, RUNS);
@@ -663,7 +670,7 @@ async function main() {
       concurrencyPerQueuePerProcess: CONCURRENCY,
       submitsInFlight: SUBMIT_WIDTH,
       warmupRunsPerGroup: WARMUP_RUNS,
-      workerSemiSpaceMb: SEMI_SPACE_MB ?? "node default",
+      workerSemiSpaceMb: SEMI_SPACE_MB === 0 ? "node default" : SEMI_SPACE_MB,
       jobsPerRun: {
         processed: {
           steps: round(perRun.steps, 3),

@@ -23,8 +23,8 @@ export const RAW_JOB_OPTIONS = Object.freeze({
 
 export const log = (line) => process.stderr.write(`[bench:runtime] ${line}\n`);
 
-/** `--name N` or `--name=N`, a positive integer. */
-export function option(name, fallback) {
+/** `--name N` or `--name=N`, an integer of at least `min` (1 unless given). */
+export function option(name, fallback, { min = 1 } = {}) {
   const args = process.argv.slice(2);
   let raw;
   for (let index = 0; index < args.length; index++) {
@@ -32,8 +32,8 @@ export function option(name, fallback) {
     else if (args[index].startsWith(`--${name}=`)) raw = args[index].slice(name.length + 3);
   }
   const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new Error(`--${name} must be a positive integer (got ${raw}).`);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`--${name} must be an integer of at least ${min} (got ${raw}).`);
   }
   return value;
 }

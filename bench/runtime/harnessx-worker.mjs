@@ -1,5 +1,7 @@
 // A harnessx worker process, as `harnessx worker` would run one: the benchmark's agents built
-// from dist, an AgentRuntime on redisBackend with workers. Started by bench/runtime.mjs.
+// from dist, an AgentRuntime on redisBackend with workers. Started by bench/runtime.mjs, with
+// the young generation `harnessx worker` runs with (src/cli/young-generation.ts) unless told
+// otherwise.
 //
 //   node bench/runtime/harnessx-worker.mjs <prefix> <concurrency>
 //

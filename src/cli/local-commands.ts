@@ -108,12 +108,19 @@ export function registerWorker(program: Command): Command {
       "--agents <module>",
       "a module exporting `agents` (or a default): Agent[] or a function returning them",
     )
-    .option("--concurrency <n>", "jobs of each queue at once (default: 16)", positiveInteger)
+    .option(
+      "--concurrency <n>",
+      "jobs of each queue at once (default: 256 steps, 32 tool jobs)",
+      positiveInteger,
+    )
     .action(async (flags: WorkerFlags) => {
+      const redis = redisUrlOf(flags, "worker");
+      const { relaunchWithSemiSpace, semiSpaceFlag } = await import("./young-generation.js");
+      if (semiSpaceFlag() === undefined) throw new ExitWith(await relaunchWithSemiSpace());
       const { runWorker } = await import("./worker.js");
       const report = await runWorker({
         agents: flags.agents,
-        redis: redisUrlOf(flags, "worker"),
+        redis,
         ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
         ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       });

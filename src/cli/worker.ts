@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../core/errors.js";
@@ -5,6 +6,7 @@ import { Agent } from "../engine/agent.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { redisBackend } from "../runtime/redis-backend.js";
 import { stderrLogger } from "./cli-support.js";
+import { semiSpaceFlag, stopsWithParent } from "./young-generation.js";
 
 export interface WorkerOptions {
   /** A module whose `default` or `agents` export is Agent[] (or a function returning them). */
@@ -22,7 +24,9 @@ export interface WorkerOptions {
 
 /** Loads the agents a worker serves from a user module. */
 export async function loadAgents(path: string): Promise<Agent[]> {
-  const module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+  const file = resolve(path);
+  if (!existsSync(file)) throw new ConfigError(`The agents module ${path} does not exist.`);
+  const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   let exported = module.agents ?? module.default;
   if (typeof exported === "function") exported = await (exported as () => unknown)();
   const agents = Array.isArray(exported) ? exported : [exported];
@@ -74,11 +78,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
   const redis = withoutPassword(options.redis);
   logger.info({ agents: names, redis }, "worker starting");
   await runtime.start();
-  logger.info({ agents: names, redis }, "worker started");
+  logger.info({ agents: names, redis, semiSpaceMb: semiSpaceFlag() ?? null }, "worker started");
 
   const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
     process.once("SIGINT", resolveSignal);
     process.once("SIGTERM", resolveSignal);
+    // Relaunched with the worker's young generation: a parent gone is a SIGTERM.
+    stopsWithParent(() => resolveSignal("SIGTERM"));
   });
   logger.info({ signal, shutdownMs }, "worker stopping");
   // A second signal while jobs finish: stop at once (their runs are recovered elsewhere).

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { WORKER_SEMI_SPACE_MB } from "../../src/cli/young-generation.js";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
 import { demoSupportAgent } from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
@@ -13,7 +14,10 @@ const silent = pino({ level: "silent" });
  * Starts `harnessx worker --json` from the built package; resolves once it logs (on stderr) that
  * it started. `stdout()` is what it printed on stdout so far.
  */
-async function startWorker(prefix: string): Promise<{ child: ChildProcess; stdout: () => string }> {
+async function startWorker(
+  prefix: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; started: Started }> {
   const child = spawn(
     process.execPath,
     ["dist/cli/main.js", "worker", "--agents", "examples/distributed/agents.mjs"].concat([
@@ -25,25 +29,41 @@ async function startWorker(prefix: string): Promise<{ child: ChildProcess; stdou
       "4",
       "--json",
     ]),
-    { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";
+  let log = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
   });
-  await new Promise<void>((resolve, reject) => {
-    let log = "";
+  const started = await new Promise<Started>((resolve, reject) => {
     child.once("exit", (code) =>
       reject(new Error(`worker exited (${String(code)}):\n${log}\n${stdout}`)),
     );
     // Its log is on stderr: stdout is for --json.
     child.stderr?.on("data", (chunk: Buffer) => {
       log += chunk.toString();
-      if (log.includes('"msg":"worker started"')) resolve();
+      const line = log.split("\n").find((each) => each.includes('"msg":"worker started"'));
+      if (line !== undefined) resolve(JSON.parse(line) as Started);
     });
   });
-  return { child, stdout: () => stdout };
+  return { child, stdout: () => stdout, stderr: () => log, started };
 }
+
+/** The worker's "worker started" log line. */
+interface Started {
+  pid: number;
+  semiSpaceMb: number | null;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe("harnessx worker (a separate process)", () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -55,14 +75,8 @@ describe("harnessx worker (a separate process)", () => {
     await requireRedis();
     const prefix = uniquePrefix();
     cleanups.push(() => deletePrefix(prefix));
-    const { child: worker, stdout } = await startWorker(prefix);
-    cleanups.push(async () => {
-      if (worker.exitCode === null && worker.signalCode === null) {
-        const exited = once(worker, "exit");
-        worker.kill("SIGKILL");
-        await exited;
-      }
-    });
+    const { child: worker, stdout, started } = await startWorker(prefix);
+    cleanups.push(() => stop(worker));
 
     const submitter = new AgentRuntime({
       agents: [demoSupportAgent({ logger: silent })],
@@ -88,6 +102,10 @@ describe("harnessx worker (a separate process)", () => {
     await submitter.approve(refund.runId, parked.pending[0]?.toolCallId ?? "", { by: "test" });
     expect((await refund.result()).output).toBe("Done: Refunded order 7.");
 
+    // It runs in a process of its own with the worker's young generation.
+    expect(started.semiSpaceMb).toBe(WORKER_SEMI_SPACE_MB);
+    expect(started.pid).not.toBe(worker.pid);
+
     // "close": its stdout is read to the end.
     const exited = once(worker, "close");
     worker.kill("SIGTERM");
@@ -96,4 +114,41 @@ describe("harnessx worker (a separate process)", () => {
     // Nothing but its --json report on stdout: the log went to stderr.
     expect(JSON.parse(stdout())).toEqual({ agents: ["support"], signal: "SIGTERM" });
   });
+
+  it("keeps the semi-space its node flags set, without a second process", async () => {
+    await requireRedis();
+    const prefix = uniquePrefix();
+    cleanups.push(() => deletePrefix(prefix));
+    const env = { ...process.env, NODE_OPTIONS: "--max-semi-space-size=16" };
+    const { child: worker, started } = await startWorker(prefix, env);
+    cleanups.push(() => stop(worker));
+    expect(started).toMatchObject({ pid: worker.pid, semiSpaceMb: 16 });
+  });
+
+  it("stops its worker process when it is killed itself", async () => {
+    await requireRedis();
+    const prefix = uniquePrefix();
+    cleanups.push(() => deletePrefix(prefix));
+    const { child: launcher, stderr, started } = await startWorker(prefix);
+    cleanups.push(async () => {
+      await stop(launcher);
+      if (alive(started.pid)) process.kill(started.pid, "SIGKILL");
+    });
+    expect(started.pid).not.toBe(launcher.pid);
+
+    const killed = once(launcher, "exit");
+    launcher.kill("SIGKILL");
+    await killed;
+    // The worker is told by its closed IPC channel: it stops as on SIGTERM, then exits.
+    while (alive(started.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stderr()).toContain('"msg":"worker stopped"');
+  });
 });
+
+/** Kills `child` unless it has exited, and waits for its exit. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}
