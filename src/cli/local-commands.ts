@@ -103,7 +103,9 @@ interface WorkerFlags extends RedisFlags {
 /** `worker`: advances durable runs from Redis until SIGINT/SIGTERM. */
 export function registerWorker(program: Command): Command {
   return withJson(withRedisOptions(program.command("worker")))
-    .description("advance durable runs from Redis until SIGINT/SIGTERM (logs on stderr)")
+    .description(
+      "advance durable runs from Redis until SIGINT/SIGTERM (logs on stderr), in a child process with a 32 MB young generation unless NODE_OPTIONS sets one",
+    )
     .requiredOption(
       "--agents <module>",
       "a module exporting `agents` (or a default): Agent[] or a function returning them",
@@ -115,8 +117,8 @@ export function registerWorker(program: Command): Command {
     )
     .action(async (flags: WorkerFlags) => {
       const redis = redisUrlOf(flags, "worker");
-      const { relaunchWithSemiSpace, semiSpaceFlag } = await import("./young-generation.js");
-      if (semiSpaceFlag() === undefined) throw new ExitWith(await relaunchWithSemiSpace());
+      const { relaunchWithSemiSpace, wantsRelaunch } = await import("./young-generation.js");
+      if (wantsRelaunch()) throw new ExitWith(await relaunchWithSemiSpace());
       const { runWorker } = await import("./worker.js");
       const report = await runWorker({
         agents: flags.agents,

@@ -15,6 +15,15 @@ const FLAG = "--max-semi-space-size";
 const RELAUNCHED = "HARNESSX_RELAUNCHED_WORKER";
 
 /**
+ * True when `harnessx worker` should start itself again with the worker's semi-space: no node
+ * flag or `NODE_OPTIONS` sets one, and the platform passes SIGINT and SIGTERM on as signals
+ * (Windows ends a child on `kill` at once, so a worker there keeps this process).
+ */
+export function wantsRelaunch(platform: NodeJS.Platform = process.platform): boolean {
+  return platform !== "win32" && semiSpaceFlag() === undefined;
+}
+
+/**
  * The semi-space size (MB) the process's node flags or `NODE_OPTIONS` set, the last one given
  * (V8 takes `_` for `-` in a flag's name, and the size after `=` or as the next word);
  * undefined when none does.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { semiSpaceFlag } from "../../../src/cli/young-generation.js";
+import { semiSpaceFlag, wantsRelaunch } from "../../../src/cli/young-generation.js";
 
 describe("semiSpaceFlag", () => {
   it("reads the semi-space a node flag sets, in V8's spellings", () => {
@@ -17,5 +17,11 @@ describe("semiSpaceFlag", () => {
     expect(semiSpaceFlag([], "")).toBeUndefined();
     expect(semiSpaceFlag(["--import", "tsx", "--max-old-space-size=4096"], "  ")).toBeUndefined();
     expect(semiSpaceFlag([], "--min-semi-space-size=4")).toBeUndefined();
+  });
+});
+
+describe("wantsRelaunch", () => {
+  it("never on Windows, where a child cannot be stopped gracefully by a passed-on signal", () => {
+    expect(wantsRelaunch("win32")).toBe(false);
   });
 });
