@@ -6,7 +6,7 @@ import { Agent } from "../engine/agent.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { redisBackend } from "../runtime/redis-backend.js";
 import { stderrLogger } from "./cli-support.js";
-import { semiSpaceFlag, stopsWithParent } from "./young-generation.js";
+import { semiSpaceFlag, whenParentDies } from "./young-generation.js";
 
 export interface WorkerOptions {
   /** A module whose `default` or `agents` export is Agent[] (or a function returning them). */
@@ -61,6 +61,9 @@ function withoutPassword(url: string): string {
  * stops taking jobs and waits for those in flight. It logs (pino, JSON lines) on stderr.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
+  // Relaunched with the worker's young generation (young-generation.ts): a parent gone, even
+  // while this one starts, is a SIGTERM.
+  const orphaned = whenParentDies().then((): NodeJS.Signals => "SIGTERM");
   const shutdownMs = options.shutdownMs ?? shutdownFromEnvironment();
   const logger = stderrLogger("harnessx-worker", "info");
   const agents = await loadAgents(options.agents);
@@ -80,12 +83,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
   await runtime.start();
   logger.info({ agents: names, redis, semiSpaceMb: semiSpaceFlag() ?? null }, "worker started");
 
-  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
-    process.once("SIGINT", resolveSignal);
-    process.once("SIGTERM", resolveSignal);
-    // Relaunched with the worker's young generation: a parent gone is a SIGTERM.
-    stopsWithParent(() => resolveSignal("SIGTERM"));
-  });
+  const signal = await Promise.race([
+    orphaned,
+    new Promise<NodeJS.Signals>((resolveSignal) => {
+      process.once("SIGINT", resolveSignal);
+      process.once("SIGTERM", resolveSignal);
+    }),
+  ]);
   logger.info({ signal, shutdownMs }, "worker stopping");
   // A second signal while jobs finish: stop at once (their runs are recovered elsewhere).
   const again = (second: NodeJS.Signals) => {

@@ -46,7 +46,7 @@ export function semiSpaceFlag(
  * and resolves with the child's exit code (128 + the signal's number when a signal ended it).
  * The child runs in a process group of its own, so that a signal reaches it once: SIGINT and
  * SIGTERM sent to this process (a terminal's Ctrl-C, `docker stop`, `kill`) are passed on to
- * it. Should this process die, the child stops as on SIGTERM (`stopsWithParent`).
+ * it. Should this process die, the child stops as on SIGTERM (`whenParentDies`).
  */
 export function relaunchWithSemiSpace(megabytes: number = WORKER_SEMI_SPACE_MB): Promise<number> {
   const [, script, ...args] = process.argv;
@@ -72,14 +72,18 @@ export function relaunchWithSemiSpace(megabytes: number = WORKER_SEMI_SPACE_MB):
 }
 
 /**
- * In a process `relaunchWithSemiSpace` started: calls `stop` once if the parent dies (its IPC
- * channel closes), and lets the process exit without the channel. Does nothing elsewhere.
+ * In a process `relaunchWithSemiSpace` started: resolves once the parent has died (its IPC
+ * channel closed, before this was called too), and lets the process exit without the channel.
+ * Elsewhere it never resolves. Call it once, early: it takes the relaunch mark out of the
+ * environment, so that processes this one starts do not inherit it.
  */
-export function stopsWithParent(stop: () => void): void {
+export function whenParentDies(): Promise<void> {
   const relaunched = process.env[RELAUNCHED] === "1";
   delete process.env[RELAUNCHED];
-  const channel = process.channel;
-  if (!relaunched || channel === undefined) return;
-  channel.unref();
-  process.once("disconnect", stop);
+  if (!relaunched) return new Promise<void>(() => {});
+  if (!process.connected) return Promise.resolve();
+  process.channel?.unref();
+  return new Promise<void>((resolve) => {
+    process.once("disconnect", () => resolve());
+  });
 }
