@@ -211,11 +211,18 @@ const rawJobId = () => `raw-${randomUUID()}-${randomUUID()}`;
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
+/** The CPU (user + system µs, `process.cpuUsage()`) the group's worker processes spent so far. */
+async function workersCpuMicros(workers) {
+  const replies = await Promise.all(workers.map((worker) => worker.request("cpu")));
+  return replies.reduce((sum, { cpu }) => sum + cpu.user + cpu.system, 0);
+}
+
 /** `runs` runs submitted from here (SUBMIT_WIDTH in flight) until all are completed. */
 async function harnessxThroughput(group, runs) {
   const { runtime, status } = group;
   const completedBefore = await redis.zcard(status("completed"));
   const countsBefore = await group.jobCounts();
+  const cpuBefore = await workersCpuMicros(group.workers);
   const begin = now();
   await pool(runs, SUBMIT_WIDTH, () => runtime.submit(RUN_AGENT, PROMPT));
   const submittedMs = now() - begin;
@@ -228,6 +235,7 @@ async function harnessxThroughput(group, runs) {
     return completed >= completedBefore + runs;
   }, `${runs} completed runs`);
   const ms = now() - begin;
+  const workerCpuMsPerRun = ((await workersCpuMicros(group.workers)) - cpuBefore) / runs / 1000;
   const countsAfter = await group.jobCounts();
   const delta = (field) => (countsAfter[field] - countsBefore[field]) / runs;
   // Spot-check stored results (the completed count alone could hide a wrong result).
@@ -237,6 +245,7 @@ async function harnessxThroughput(group, runs) {
     ms,
     submittedMs,
     runsPerSecond: (runs / ms) * 1000,
+    workerCpuMsPerRun,
     jobsPerRun: {
       processed: { steps: delta("steps"), tools: delta("tools") },
       added: { steps: delta("stepAdds"), tools: delta("toolAdds") },
@@ -247,6 +256,7 @@ async function harnessxThroughput(group, runs) {
 /** `jobs` independent no-op jobs added from here, spread over the two queues like a run's. */
 async function rawThroughput(group, jobs, toolShare) {
   const target = group.finished() + jobs;
+  const cpuBefore = await workersCpuMicros(group.workers);
   const begin = now();
   await pool(jobs, SUBMIT_WIDTH, (index) => {
     const tool = Math.floor((index + 1) * toolShare) > Math.floor(index * toolShare);
@@ -254,7 +264,8 @@ async function rawThroughput(group, jobs, toolShare) {
     return queue.add("raw", { runId: randomUUID() }, { ...RAW_JOB_OPTIONS, jobId: rawJobId() });
   });
   const end = await group.waitFinished(target);
-  return { ms: end - begin, jobsPerSecond: (jobs / (end - begin)) * 1000 };
+  const workerCpuMsPerJob = ((await workersCpuMicros(group.workers)) - cpuBefore) / jobs / 1000;
+  return { ms: end - begin, jobsPerSecond: (jobs / (end - begin)) * 1000, workerCpuMsPerJob };
 }
 
 /** `runs` chains of no-op jobs (e.g. steps → tools → steps), each job adding its successor. */
@@ -640,6 +651,17 @@ async function main() {
         ),
       ),
       met: harnessx / bound >= TARGETS.throughputShareOfBound,
+      // What the worker processes spent: steadier than rates on a host whose speed drifts,
+      // since a slow spell slows both sides' CPU alike.
+      workerCpuMsPerRun: {
+        harnessx: round(medianOf(`harnessx${processes}`, "workerCpuMsPerRun"), 3),
+        rawJobsOfOneRun: round(medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun, 3),
+        rawOverHarnessx: round(
+          (medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun) /
+            medianOf(`harnessx${processes}`, "workerCpuMsPerRun"),
+          3,
+        ),
+      },
     };
   }
   const harnessxLatencySummary = summarize(latency.harnessx);
