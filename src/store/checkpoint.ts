@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { recordById } from "../core/id-record.js";
 import { type Message, StopReason, type ToolResult, Usage } from "../core/values.js";
+import type { RunContext } from "../machines/run-machine.js";
 import { fastSafeParser } from "./fast-parse.js";
+import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 
 // What a durable run's timeline keeps of each save, appended by the save itself (one small
@@ -55,6 +57,9 @@ const SavedContext = z.looseObject({
 // Only read: the context's keys may be in any order.
 const parseSavedContext = fastSafeParser(SavedContext, { anyOrder: true });
 
+/** A context this process's machine made, as `parseSavedContext` gives one (no parse needed). */
+const liveSaved = (context: RunContext) => ({ success: true as const, data: context });
+
 /**
  * The timeline entry of a save of `record`. `storedMessages`: how many of its messages were
  * stored before this save; `raw`: the handlers' raw outcomes that this save's step handed to
@@ -65,7 +70,9 @@ export function checkpointOf(
   storedMessages: number,
   raw?: Readonly<Record<string, ToolResult>>,
 ): StoredCheckpoint {
-  const context = parseSavedContext(record.snapshot?.context);
+  const live = liveContext(record.snapshot?.context);
+  const context =
+    live === undefined ? parseSavedContext(record.snapshot?.context) : liveSaved(live);
   const checkpoint: StoredCheckpoint = {
     at: record.updatedAt,
     phase: record.phase,

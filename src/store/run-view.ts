@@ -1,5 +1,7 @@
+import type { RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
 import { fastSafeParser } from "./fast-parse.js";
+import { liveContext } from "./live-context.js";
 import { type RunRecord, SnapshotContextView } from "./schemas.js";
 
 // Views already parsed, by the context object they were parsed from: a loaded record's context
@@ -9,11 +11,15 @@ const views = new WeakMap<object, SnapshotContextView>();
 // A view is read, never stored: its keys may be in the context's order.
 const parseView = fastSafeParser(SnapshotContextView, { anyOrder: true });
 
+/** A context the run machine made, as its view: a shallow copy, no parse. */
+const liveView = (context: RunContext): SnapshotContextView => ({ ...context });
+
 /** What runtime code reads of a stored run's machine context: its iteration and calls. */
 export function contextView(record: RunRecord): SnapshotContextView | undefined {
   if (record.snapshot === null) return undefined;
   const context = record.snapshot.context;
-  const known = views.get(context);
+  const live = liveContext(context);
+  const known = views.get(context) ?? (live === undefined ? undefined : liveView(live));
   if (known !== undefined) return known;
   const parsed = parseView(context);
   if (!parsed.success) {

@@ -3,6 +3,7 @@ import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/v
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
 import { fastSafeParser } from "./fast-parse.js";
+import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
@@ -83,12 +84,18 @@ const ContextProgress = z.looseObject({
  */
 const progressOf = fastSafeParser(ContextProgress, { anyOrder: true });
 
+/** `progressOf`, without a parse for a context this process's run machine made. */
+function progressOfContext(context: unknown) {
+  const live = liveContext(context);
+  return live === undefined ? progressOf(context) : { success: true as const, data: live };
+}
+
 /** The summary of a record: from its result once it has one, else from its snapshot. */
 export function summarize(record: RunRecord): RunSummary {
   // A run not started (no snapshot yet: every new run) has no progress to read.
   const progress =
     record.result === null && record.snapshot !== null
-      ? progressOf(record.snapshot.context)
+      ? progressOfContext(record.snapshot.context)
       : undefined;
   return {
     runId: record.runId,

@@ -25,6 +25,7 @@ import type { OpenedRun } from "../store/backend.js";
 import { checkpointOf, type StoredCheckpoint } from "../store/checkpoint.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
+import { markLiveContext } from "../store/live-context.js";
 import { callKey } from "../store/run-view.js";
 import {
   isTerminal,
@@ -312,6 +313,7 @@ async function persist(step: Step, options: { behind?: "sent" | "left" } = {}): 
   const snapshot = step.actor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
+  markLiveContext(snapshot.context);
   const record: RunRecord = {
     ...step.record,
     status,
