@@ -633,6 +633,8 @@ async function main() {
     const rawJobsPerSecond = medianOf(`raw${processes}`, "jobsPerSecond");
     const bound = rawJobsPerSecond / jobsPerRun;
     const harnessx = medianOf(`harnessx${processes}`, "runsPerSecond");
+    const harnessxCpu = medianOf(`harnessx${processes}`, "workerCpuMsPerRun");
+    const rawCpu = medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun;
     throughput[`${processes === 1 ? "one" : "two"}WorkerProcess${processes === 1 ? "" : "es"}`] = {
       harnessxRunsPerSecond: round(harnessx),
       harnessxRepetitions: samples[`harnessx${processes}`].map((each) => round(each.runsPerSecond)),
@@ -654,13 +656,9 @@ async function main() {
       // What the worker processes spent: steadier than rates on a host whose speed drifts,
       // since a slow spell slows both sides' CPU alike.
       workerCpuMsPerRun: {
-        harnessx: round(medianOf(`harnessx${processes}`, "workerCpuMsPerRun"), 3),
-        rawJobsOfOneRun: round(medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun, 3),
-        rawOverHarnessx: round(
-          (medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun) /
-            medianOf(`harnessx${processes}`, "workerCpuMsPerRun"),
-          3,
-        ),
+        harnessx: round(harnessxCpu, 3),
+        rawJobsOfOneRun: round(rawCpu, 3),
+        rawOverHarnessx: round(rawCpu / harnessxCpu, 3),
       },
     };
   }

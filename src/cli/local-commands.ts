@@ -3,6 +3,7 @@ import { ExitWith, positiveInteger, printJson, UsageError, withJson } from "./cl
 import { portNumber } from "./dashboard-commands.js";
 import { ProviderFlagError, providerFromFlags } from "./model-option.js";
 import { type RedisFlags, redisUrlOf, withRedisOptions } from "./redis-runtime.js";
+import { relaunchWithSemiSpace, WORKER_SEMI_SPACE_MB, wantsRelaunch } from "./young-generation.js";
 
 // `demo`, `tour`, `worker` and `replay`: the commands that need no stored runs to read. Each
 // loads its module when it runs, so a command starts without loading the others' (the tour
@@ -104,7 +105,7 @@ interface WorkerFlags extends RedisFlags {
 export function registerWorker(program: Command): Command {
   return withJson(withRedisOptions(program.command("worker")))
     .description(
-      "advance durable runs from Redis until SIGINT/SIGTERM (logs on stderr), in a child process with a 32 MB young generation unless NODE_OPTIONS sets one",
+      `advance durable runs from Redis until SIGINT/SIGTERM (logs on stderr), in a child process with a ${WORKER_SEMI_SPACE_MB} MB young generation unless NODE_OPTIONS sets one`,
     )
     .requiredOption(
       "--agents <module>",
@@ -117,7 +118,6 @@ export function registerWorker(program: Command): Command {
     )
     .action(async (flags: WorkerFlags) => {
       const redis = redisUrlOf(flags, "worker");
-      const { relaunchWithSemiSpace, wantsRelaunch } = await import("./young-generation.js");
       if (wantsRelaunch()) throw new ExitWith(await relaunchWithSemiSpace());
       const { runWorker } = await import("./worker.js");
       const report = await runWorker({

@@ -18,9 +18,10 @@ const liveView = (context: RunContext): SnapshotContextView => ({ ...context });
 export function contextView(record: RunRecord): SnapshotContextView | undefined {
   if (record.snapshot === null) return undefined;
   const context = record.snapshot.context;
-  const live = liveContext(context);
-  const known = views.get(context) ?? (live === undefined ? undefined : liveView(live));
+  const known = views.get(context);
   if (known !== undefined) return known;
+  const live = liveContext(context);
+  if (live !== undefined) return liveView(live);
   const parsed = parseView(context);
   if (!parsed.success) {
     throw new BackendError(`The stored snapshot of run "${record.runId}" does not parse.`, {
