@@ -21,12 +21,13 @@ const isDelta = (event: RunEvent): event is Delta =>
   event.type === "text_delta" || event.type === "thinking_delta";
 
 /**
- * Turns the engine's synchronous `emit` into ordered appends to a run's event log, live: a
- * delta goes out at once (it streams); any other event once the code that emitted it yields
- * to the event loop, so that a save right after it (`take`) carries it in its own write.
- * Events emitted while an append is under way go out together with the next one, consecutive
- * deltas of one kind joined into one event, so a fast stream costs a few appends and a few
- * log entries instead of one per token.
+ * Turns the engine's synchronous `emit` into ordered appends to a run's event log, live: the
+ * events of one turn of the event loop go out together once the code that emitted them yields
+ * to it (deltas too: a stream's chunks that one socket read brought come in one turn), so that
+ * a save right after them (`take`) carries them in its own write, as the save after a
+ * provider's response carries its last deltas. Events emitted while an append is under way go
+ * out together with the next one, consecutive deltas of one kind joined into one event, so a
+ * fast stream costs a few appends and a few log entries instead of one per token.
  */
 export function eventPublisher(backend: RunBackend, runId: string): EventPublisher {
   const queued: RunEvent[] = [];
@@ -59,9 +60,7 @@ export function eventPublisher(backend: RunBackend, runId: string): EventPublish
     emit(event) {
       if (failure !== undefined) return;
       queued.push(event);
-      if (sending !== undefined) return;
-      if (isDelta(event)) send();
-      else scheduled ??= setImmediate(send);
+      if (sending === undefined) scheduled ??= setImmediate(send);
     },
     async flush() {
       if (scheduled !== undefined) send();

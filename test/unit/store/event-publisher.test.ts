@@ -41,20 +41,26 @@ describe("coalesceDeltas", () => {
 });
 
 describe("eventPublisher", () => {
-  it("sends the first event at once and joins the deltas emitted while it is under way", async () => {
+  it("sends a turn's events together once it yields, and joins those emitted while an append is under way", async () => {
     const { backend, appends, releaseAll } = recordingBackend();
     const publisher = eventPublisher(backend, "run");
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-    publisher.emit(text("Hel"));
+    publisher.emit(text("He"));
+    publisher.emit(text("l"));
+    expect(appends).toEqual([]);
+    await nextTurn();
     expect(appends).toEqual([[text("Hel")]]);
+
     publisher.emit(text("lo"));
     publisher.emit(text(", "));
     publisher.emit(toolStart);
     publisher.emit(text("world"));
+    await nextTurn();
+    expect(appends).toHaveLength(1);
     releaseAll();
     const flushed = publisher.flush();
-    await Promise.resolve();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await nextTurn();
     releaseAll();
     await flushed;
 
@@ -83,6 +89,7 @@ describe("eventPublisher take()", () => {
     const { backend, appends, releaseAll } = recordingBackend();
     const publisher = eventPublisher(backend, "run");
     publisher.emit(text("a"));
+    await new Promise((resolve) => setImmediate(resolve));
     publisher.emit(text("b"));
     let taken: RunEvent[] | undefined;
     const taking = publisher.take().then((events) => {
@@ -108,10 +115,12 @@ describe("eventPublisher take()", () => {
     });
     const publisher = eventPublisher(ordered, "run");
     publisher.emit(text("a"));
+    await new Promise((resolve) => setImmediate(resolve));
     publisher.emit(text("b"));
     publisher.emit(toolStart);
 
     // The first append's reply never comes, and take() does not wait for it.
+    expect(appends).toEqual([[text("a")]]);
     expect(await publisher.take()).toEqual([text("b"), toolStart]);
     expect(appends).toEqual([[text("a")]]);
   });
