@@ -323,7 +323,13 @@ class MemoryBackend implements RunBackend {
     return { wake };
   }
 
-  async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
+  async commitRaw(
+    runId: string,
+    iteration: number,
+    result: ToolResult,
+    events: readonly RunEvent[] = [],
+  ): Promise<boolean> {
+    for (const event of events) this.#events.publish(runId, event);
     const key = roundKey(runId, iteration);
     const committed = this.#raw.get(key) ?? new Map<string, ToolResult>();
     this.#raw.set(key, committed);

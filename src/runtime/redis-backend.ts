@@ -91,6 +91,7 @@ import type { QueueSettings } from "./redis-queues.js";
 import { redisExtensionStateStore, redisRecorderSink } from "./redis-run-extras.js";
 import {
   ACQUIRE_LEASE,
+  COMMIT_RAW,
   LuaScript,
   MARK_STARTED,
   OPEN_TOOL_CALL,
@@ -854,14 +855,24 @@ class RedisBackend implements RunBackend {
     return { wake: woken === 1 };
   }
 
-  async commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean> {
+  async commitRaw(
+    runId: string,
+    iteration: number,
+    result: ToolResult,
+    events: readonly RunEvent[] = [],
+  ): Promise<boolean> {
+    const rawKey = this.#keys.raw(runId, iteration);
+    const field = callField(result.toolCallId);
+    const json = JSON.stringify(result);
     const won = await this.#beforeSteps(
       runId,
-      this.#stepRedis.hsetnx(
-        this.#keys.raw(runId, iteration),
-        callField(result.toolCallId),
-        JSON.stringify(result),
-      ),
+      events.length === 0
+        ? this.#stepRedis.hsetnx(rawKey, field, json)
+        : COMMIT_RAW.run(
+            this.#stepRedis,
+            [rawKey, this.#keys.events(runId), this.#keys.run(runId)],
+            [field, json, this.#maxEvents, ...events.map((event) => JSON.stringify(event))],
+          ),
     );
     return won === 1;
   }

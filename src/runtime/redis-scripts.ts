@@ -344,6 +344,20 @@ return {stored[1] or "", stored[2] or "", committed, cancelled, started}
 `);
 
 /**
+ * Commits a handler's raw result unless one is committed (the first write wins), and appends
+ * the events its tool job emitted and has not sent yet (its `tool_start`, …) to the run's
+ * log, in one atomic write: whether or not the commit wins, as a separate append would.
+ * KEYS: raw (the job's iteration), events, run. ARGV: the call's field, the result's JSON,
+ * max events, then each event's JSON. Returns 1 when this committed, else 0.
+ */
+export const COMMIT_RAW = new LuaScript(`
+${pushArgvLua}
+local won = redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2])
+${appendEventsLua("KEYS[2]", "KEYS[3]", "ARGV[3]", 4, 'redis.call("HGET", KEYS[3], "etrim")')}
+return won
+`);
+
+/**
  * Marks a call attempt's handler started unless it was marked before, and then appends the
  * events (its `tool_start`) to the run's log, in one atomic write. KEYS: in-flight hash,
  * events, run. ARGV: the call's field, the mark (unique per attempt), max events, then each

@@ -278,8 +278,15 @@ export interface RunBackend {
    * Commits a handler's raw outcome; idempotent, the first write wins. True when this one won.
    * A step of the run queued (`enqueueStep`) once this is called sees the commit, even when it
    * is queued before this resolves: the two may share a round trip.
+   * `events` (what the call's tool job emitted and has not sent yet) are appended to the run's
+   * log in the same atomic write, whether or not the commit wins.
    */
-  commitRaw(runId: string, iteration: number, result: ToolResult): Promise<boolean>;
+  commitRaw(
+    runId: string,
+    iteration: number,
+    result: ToolResult,
+    events?: readonly RunEvent[],
+  ): Promise<boolean>;
   rawResults(runId: string, iteration: number): Promise<Record<string, ToolResult>>;
   /**
    * Records that this attempt of the call (`callKey`) started its handler; atomic, the first

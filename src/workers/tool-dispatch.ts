@@ -85,13 +85,15 @@ export async function dispatchTool(
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
-    // The events not sent yet are appended as the outcome is written, and the run's next step
-    // is queued with them: issued together, they share the round trip (a backend applies a
-    // commit before a step queued after it is issued, `RunBackend.commitRaw`).
+    // The events not sent yet are appended as the outcome is written (a commit carries them in
+    // its own write), and the run's next step is queued with them: issued together, they share
+    // the round trip (a backend applies a commit before a step queued after it is issued,
+    // `RunBackend.commitRaw`).
     const pending = await publisher.take();
-    const published = pending.length === 0 ? undefined : backend.publish(runId, pending);
+    const publish = () => (pending.length === 0 ? undefined : backend.publish(runId, pending));
     const next = () => backend.enqueueStep(runId, { ...priority, agent: run.agent });
     if ("waitsForPerson" in outcome) {
+      const published = publish();
       const marked = backend.markCallInterrupted(
         runId,
         iteration,
@@ -100,19 +102,17 @@ export async function dispatchTool(
       );
       await settledWith(published, settledWith(marked, next()));
     } else if ("cancelled" in outcome) {
-      await settledWith(published, next());
+      await settledWith(publish(), next());
       deps.logger.debug({ runId, toolCallId }, "the run was cancelled while its handler ran");
     } else if (
-      !(await settledWith(
-        published,
-        committedThen(
-          backend.commitRaw(
-            runId,
-            iteration,
-            capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
-          ),
-          next,
+      !(await committedThen(
+        backend.commitRaw(
+          runId,
+          iteration,
+          capToolResult(outcome.result, deps.limits?.maxToolResultBytes ?? DEFAULT_MAX_BYTES),
+          pending,
         ),
+        next,
       ))
     ) {
       // First commit wins: another delivery (this job taken over while its handler ran here)

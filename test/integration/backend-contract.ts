@@ -933,6 +933,24 @@ function describePrimitives(name: string, factory: BackendFactory): void {
       expect((await backend.readEvents("run", 0, 10)).events).toEqual(started);
     });
 
+    it("appends a tool job's events with its commit, whether or not the commit wins", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "running", 1));
+      const call = { id: "call_1", name: "search", input: { query: "x" } };
+      const first: RunEvent[] = [{ type: "tool_start", toolCall: call }];
+      const again: RunEvent[] = [{ type: "tool_start", toolCall: { ...call, input: {} } }];
+      const result = { toolCallId: "call_1", content: "found", isError: false };
+      expect(await backend.commitRaw("run", 1, result, first)).toBe(true);
+      expect(await backend.commitRaw("run", 1, { ...result, content: "late" }, again)).toBe(false);
+      expect(await backend.commitRaw("run", 1, { ...result, toolCallId: "call_2" })).toBe(true);
+
+      expect(await backend.rawResults("run", 1)).toEqual({
+        call_1: result,
+        call_2: { ...result, toolCallId: "call_2" },
+      });
+      expect((await backend.readEvents("run", 0, 10)).events).toEqual([...first, ...again]);
+    });
+
     it("keeps decisions per call attempt", async () => {
       const backend = await start();
       const allow = { id: "d-1", decision: "allow" as const, decidedAt: 1 };
