@@ -72,7 +72,7 @@ function runtimeScript(kind, keys, argv, lastArg) {
   if (kind === "run" && keys === 4) return "openToolCall";
   if (kind === "inflight" && keys === 3) return "markCallStarted";
   if (kind === "cancel") return "requestCancel";
-  if (kind === "raw" && keys === 3) return "commitRaw (with events)";
+  if (kind === "raw" && keys === 3) return "commitRaw";
   // READ_EVENTS takes a position and a count; APPEND_EVENTS a bound and the events (JSON).
   if (kind === "events") {
     return argv === 2 && !String(lastArg).startsWith("{") ? "readEvents" : "appendEvents";

@@ -861,18 +861,18 @@ class RedisBackend implements RunBackend {
     result: ToolResult,
     events: readonly RunEvent[] = [],
   ): Promise<boolean> {
-    const rawKey = this.#keys.raw(runId, iteration);
-    const field = callField(result.toolCallId);
-    const json = JSON.stringify(result);
     const won = await this.#beforeSteps(
       runId,
-      events.length === 0
-        ? this.#stepRedis.hsetnx(rawKey, field, json)
-        : COMMIT_RAW.run(
-            this.#stepRedis,
-            [rawKey, this.#keys.events(runId), this.#keys.run(runId)],
-            [field, json, this.#maxEvents, ...events.map((event) => JSON.stringify(event))],
-          ),
+      COMMIT_RAW.run(
+        this.#stepRedis,
+        [this.#keys.raw(runId, iteration), this.#keys.events(runId), this.#keys.run(runId)],
+        [
+          callField(result.toolCallId),
+          JSON.stringify(result),
+          this.#maxEvents,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
     );
     return won === 1;
   }
