@@ -31,6 +31,7 @@ import {
 import {
   connect,
   counter,
+  cpuSeconds,
   deletePrefix,
   log,
   median,
@@ -217,12 +218,55 @@ async function workersCpuMicros(workers) {
   return replies.reduce((sum, { cpu }) => sum + cpu.user + cpu.system, 0);
 }
 
+/**
+ * The CPU (µs) every process of the measurement spent so far, by process: the group's workers,
+ * redis-server (`INFO cpu`: server-wide, and no other client uses it meanwhile) and this
+ * submitting process. On a host with fewer cores than busy processes, throughput is this sum's
+ * reciprocal: `cpuMsPerRun` shows where a run's cost lies.
+ */
+async function processesCpuMicros(workers) {
+  const [worker, redisSeconds] = await Promise.all([workersCpuMicros(workers), cpuSeconds(redis)]);
+  const { user, system } = process.cpuUsage();
+  return { worker, redisServer: redisSeconds * 1e6, submitter: user + system };
+}
+
+/** `after - before` (µs, by process, as `processesCpuMicros` gives them) per unit, in ms. */
+function cpuMsPer(before, after, units) {
+  const each = (key) => (after[key] - before[key]) / units / 1000;
+  const split = {
+    worker: each("worker"),
+    redisServer: each("redisServer"),
+    submitter: each("submitter"),
+  };
+  return { ...split, total: split.worker + split.redisServer + split.submitter };
+}
+
+/**
+ * Medians by process of harnessx's CPU per run and raw BullMQ's for a run's jobs
+ * (`jobsPerRun` of them), with the ratio of the totals.
+ */
+function cpuMsPerRunFigures(harnessxSamples, rawSamples, jobsPerRun) {
+  const medians = (samples, scale) =>
+    Object.fromEntries(
+      Object.keys(samples[0]).map((key) => [key, median(samples.map((each) => each[key])) * scale]),
+    );
+  const harnessx = medians(harnessxSamples, 1);
+  const raw = medians(rawSamples, jobsPerRun);
+  const rounded = (figures) =>
+    Object.fromEntries(Object.entries(figures).map(([key, value]) => [key, round(value, 3)]));
+  return {
+    harnessx: rounded(harnessx),
+    rawJobsOfOneRun: rounded(raw),
+    totalRawOverHarnessx: round(raw.total / harnessx.total, 3),
+  };
+}
+
 /** `runs` runs submitted from here (SUBMIT_WIDTH in flight) until all are completed. */
 async function harnessxThroughput(group, runs) {
   const { runtime, status } = group;
   const completedBefore = await redis.zcard(status("completed"));
   const countsBefore = await group.jobCounts();
-  const cpuBefore = await workersCpuMicros(group.workers);
+  const cpuBefore = await processesCpuMicros(group.workers);
   const begin = now();
   await pool(runs, SUBMIT_WIDTH, () => runtime.submit(RUN_AGENT, PROMPT));
   const submittedMs = now() - begin;
@@ -235,7 +279,7 @@ async function harnessxThroughput(group, runs) {
     return completed >= completedBefore + runs;
   }, `${runs} completed runs`);
   const ms = now() - begin;
-  const workerCpuMsPerRun = ((await workersCpuMicros(group.workers)) - cpuBefore) / runs / 1000;
+  const cpuMsPerRun = cpuMsPer(cpuBefore, await processesCpuMicros(group.workers), runs);
   const countsAfter = await group.jobCounts();
   const delta = (field) => (countsAfter[field] - countsBefore[field]) / runs;
   // Spot-check stored results (the completed count alone could hide a wrong result).
@@ -245,7 +289,8 @@ async function harnessxThroughput(group, runs) {
     ms,
     submittedMs,
     runsPerSecond: (runs / ms) * 1000,
-    workerCpuMsPerRun,
+    workerCpuMsPerRun: cpuMsPerRun.worker,
+    cpuMsPerRun,
     jobsPerRun: {
       processed: { steps: delta("steps"), tools: delta("tools") },
       added: { steps: delta("stepAdds"), tools: delta("toolAdds") },
@@ -256,7 +301,7 @@ async function harnessxThroughput(group, runs) {
 /** `jobs` independent no-op jobs added from here, spread over the two queues like a run's. */
 async function rawThroughput(group, jobs, toolShare) {
   const target = group.finished() + jobs;
-  const cpuBefore = await workersCpuMicros(group.workers);
+  const cpuBefore = await processesCpuMicros(group.workers);
   const begin = now();
   await pool(jobs, SUBMIT_WIDTH, (index) => {
     const tool = Math.floor((index + 1) * toolShare) > Math.floor(index * toolShare);
@@ -264,8 +309,13 @@ async function rawThroughput(group, jobs, toolShare) {
     return queue.add("raw", { runId: randomUUID() }, { ...RAW_JOB_OPTIONS, jobId: rawJobId() });
   });
   const end = await group.waitFinished(target);
-  const workerCpuMsPerJob = ((await workersCpuMicros(group.workers)) - cpuBefore) / jobs / 1000;
-  return { ms: end - begin, jobsPerSecond: (jobs / (end - begin)) * 1000, workerCpuMsPerJob };
+  const cpuMsPerJob = cpuMsPer(cpuBefore, await processesCpuMicros(group.workers), jobs);
+  return {
+    ms: end - begin,
+    jobsPerSecond: (jobs / (end - begin)) * 1000,
+    workerCpuMsPerJob: cpuMsPerJob.worker,
+    cpuMsPerJob,
+  };
 }
 
 /** `runs` chains of no-op jobs (e.g. steps → tools → steps), each job adding its successor. */
@@ -660,6 +710,13 @@ async function main() {
         rawJobsOfOneRun: round(rawCpu, 3),
         rawOverHarnessx: round(rawCpu / harnessxCpu, 3),
       },
+      // What every process spent (workers, redis-server, this submitting process), medians by
+      // process. Where the processes outnumber the cores, shareOfBound follows the totals' ratio.
+      cpuMsPerRun: cpuMsPerRunFigures(
+        samples[`harnessx${processes}`].map((each) => each.cpuMsPerRun),
+        samples[`raw${processes}`].map((each) => each.cpuMsPerJob),
+        jobsPerRun,
+      ),
     };
   }
   const harnessxLatencySummary = summarize(latency.harnessx);
