@@ -221,8 +221,8 @@ async function workersCpuMicros(workers) {
 /**
  * The CPU (µs) every process of the measurement spent so far, by process: the group's workers,
  * redis-server (`INFO cpu`: server-wide, and no other client uses it meanwhile) and this
- * submitting process. On a host with fewer cores than busy processes, throughput is this sum's
- * reciprocal: `cpuMsPerRun` shows where a run's cost lies.
+ * submitting process. On a host with fewer cores than busy processes, throughput roughly
+ * follows this sum's reciprocal: `cpuMsPerRun` shows where a run's cost lies.
  */
 async function processesCpuMicros(workers) {
   const [worker, redisSeconds] = await Promise.all([workersCpuMicros(workers), cpuSeconds(redis)]);
@@ -289,7 +289,6 @@ async function harnessxThroughput(group, runs) {
     ms,
     submittedMs,
     runsPerSecond: (runs / ms) * 1000,
-    workerCpuMsPerRun: cpuMsPerRun.worker,
     cpuMsPerRun,
     jobsPerRun: {
       processed: { steps: delta("steps"), tools: delta("tools") },
@@ -313,7 +312,6 @@ async function rawThroughput(group, jobs, toolShare) {
   return {
     ms: end - begin,
     jobsPerSecond: (jobs / (end - begin)) * 1000,
-    workerCpuMsPerJob: cpuMsPerJob.worker,
     cpuMsPerJob,
   };
 }
@@ -683,8 +681,11 @@ async function main() {
     const rawJobsPerSecond = medianOf(`raw${processes}`, "jobsPerSecond");
     const bound = rawJobsPerSecond / jobsPerRun;
     const harnessx = medianOf(`harnessx${processes}`, "runsPerSecond");
-    const harnessxCpu = medianOf(`harnessx${processes}`, "workerCpuMsPerRun");
-    const rawCpu = medianOf(`raw${processes}`, "workerCpuMsPerJob") * jobsPerRun;
+    const cpu = cpuMsPerRunFigures(
+      samples[`harnessx${processes}`].map((each) => each.cpuMsPerRun),
+      samples[`raw${processes}`].map((each) => each.cpuMsPerJob),
+      jobsPerRun,
+    );
     throughput[`${processes === 1 ? "one" : "two"}WorkerProcess${processes === 1 ? "" : "es"}`] = {
       harnessxRunsPerSecond: round(harnessx),
       harnessxRepetitions: samples[`harnessx${processes}`].map((each) => round(each.runsPerSecond)),
@@ -706,17 +707,13 @@ async function main() {
       // What the worker processes spent: steadier than rates on a host whose speed drifts,
       // since a slow spell slows both sides' CPU alike.
       workerCpuMsPerRun: {
-        harnessx: round(harnessxCpu, 3),
-        rawJobsOfOneRun: round(rawCpu, 3),
-        rawOverHarnessx: round(rawCpu / harnessxCpu, 3),
+        harnessx: cpu.harnessx.worker,
+        rawJobsOfOneRun: cpu.rawJobsOfOneRun.worker,
+        rawOverHarnessx: round(cpu.rawJobsOfOneRun.worker / cpu.harnessx.worker, 3),
       },
       // What every process spent (workers, redis-server, this submitting process), medians by
-      // process. Where the processes outnumber the cores, shareOfBound follows the totals' ratio.
-      cpuMsPerRun: cpuMsPerRunFigures(
-        samples[`harnessx${processes}`].map((each) => each.cpuMsPerRun),
-        samples[`raw${processes}`].map((each) => each.cpuMsPerJob),
-        jobsPerRun,
-      ),
+      // process. Where the processes outnumber the cores, shareOfBound tracks the totals' ratio.
+      cpuMsPerRun: cpu,
     };
   }
   const harnessxLatencySummary = summarize(latency.harnessx);
