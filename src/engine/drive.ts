@@ -1,5 +1,5 @@
 import { type Actor, createActor, type Snapshot } from "xstate";
-import { HarnessError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
+import { InternalError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import { withinRun } from "../extensions/run-scope.js";
 import {
   type Phase,
@@ -61,9 +61,10 @@ export async function drive(
       } catch (error) {
         // Not the run's failure: the step ends here and the run is stepped again later.
         if (error instanceof ProviderCallDeferred) throw error;
+        // A throw no harnessx error names is not the store's failure: it is an internal one.
         const failure = toHarnessError(
           error,
-          (message, stageOptions) => new HarnessError("backend_failed", message, stageOptions),
+          (message, stageOptions) => new InternalError(message, stageOptions),
           phase,
         );
         const cancelled = env.signal.aborted || failure.code === "run_cancelled";
