@@ -19,6 +19,7 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../../src/testing.js";
+import { collect } from "../../support/collect.js";
 import { toolResults } from "../../support/messages.js";
 
 const silent = pino({ level: "silent" });
@@ -36,12 +37,6 @@ function countingTool(name: string) {
     },
   });
   return { tool: definition, received };
-}
-
-async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const collected: RunEvent[] = [];
-  for await (const event of events) collected.push(event);
-  return collected;
 }
 
 function lastResult(events: readonly RunEvent[]): RunResult {

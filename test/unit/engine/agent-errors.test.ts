@@ -11,17 +11,10 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { gate } from "../../support/gate.js";
 
 const makeAgent = (options: AgentOptions): Agent =>
   new Agent({ logger: pino({ level: "silent" }), ...options });
-
-function gate(): { open: () => void; opened: Promise<void> } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
 
 const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {

@@ -18,6 +18,7 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { gate } from "../../support/gate.js";
 
 type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
 
@@ -54,14 +55,6 @@ const textOf = (response: ProviderResponse): string =>
   response.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
 const userText = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
-
-function gate(): { open: () => void; opened: Promise<void> } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
 
 class NormalizeSearch extends Middleware {
   override async beforeToolExecution(call: ToolCall): Promise<ToolCall> {
