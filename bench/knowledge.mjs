@@ -9,7 +9,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
 import { Agent } from "../dist/index.js";
-import { median, now, option, round, summarize } from "./runtime/common.mjs";
+import { median, now, option, round, summarize } from "./lib/stats.mjs";
 
 const log = (line) => process.stderr.write(`[bench:knowledge] ${line}\n`);
 const DOCS = option("docs", 5000);
