@@ -1,6 +1,6 @@
 // Issue 12: knowledge_search over a generated corpus — index build time and search latency.
 // Prints one JSON document to stdout; progress goes to stderr. Run with
-// `npm run --silent bench:knowledge` (it builds first). See bench/README.md, section "Knowledge".
+// `npm run --silent bench:knowledge` (it builds first). See bench/README.md.
 //
 // Options: --docs N (5000) documents; --queries N (1000) timed searches; --repetitions N (3)
 // index builds, each from a fresh agent; --seed N (12) for the generated text.
