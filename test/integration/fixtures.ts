@@ -1,5 +1,3 @@
-// Agents, gates and observers shared by the integration tests. Only the model is scripted.
-import { pino } from "pino";
 import { z } from "zod";
 import {
   Agent,
@@ -18,13 +16,13 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { withOverrides } from "../support/backend-overrides.js";
+import { silent } from "../support/silent.js";
 
 // Defined once in test/support/; re-exported for the tests that take them from here.
 export { collect } from "../support/collect.js";
 export { deferred, gate } from "../support/gate.js";
 export { rejection } from "../support/rejection.js";
-
-export const silent = pino({ level: "silent" });
+export { silent };
 
 const lastMessage = (messages: readonly Message[]): Message | undefined => messages.at(-1);
 

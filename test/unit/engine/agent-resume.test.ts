@@ -21,8 +21,7 @@ import {
 import { type Gate, gate } from "../../support/gate.js";
 import { toolResults } from "../../support/messages.js";
 import { rejection } from "../../support/rejection.js";
-
-const silent = pino({ level: "silent" });
+import { silent } from "../../support/silent.js";
 
 /** A `delete_file` tool whose handler records every input; `gate` holds it until released. */
 function deleteTool(held?: Gate) {

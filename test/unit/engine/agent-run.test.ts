@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -19,10 +18,9 @@ import {
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
 import { gate } from "../../support/gate.js";
+import { silent } from "../../support/silent.js";
 
 type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
-
-const silent = pino({ level: "silent" });
 
 const makeAgent = (options: AgentOptions): Agent => new Agent({ logger: silent, ...options });
 

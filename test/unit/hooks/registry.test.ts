@@ -10,8 +10,8 @@ import {
   type ToolResult,
 } from "../../../src/index.js";
 import { gate } from "../../support/gate.js";
+import { silent } from "../../support/silent.js";
 
-const silent = pino({ level: "silent" });
 const agent = { name: "test-agent" };
 const toolCall: ToolCall = { id: "call-1", name: "search", input: { query: "cats" } };
 const result: ToolResult = { toolCallId: "call-1", content: "Results", isError: false };
