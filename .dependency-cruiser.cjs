@@ -102,7 +102,7 @@ module.exports = {
         "Machines decide, never do (STYLE.md 1): nothing under src/machines/ imports bullmq, ioredis, pino or node:*.",
       severity: "error",
       from: { path: "^src/machines/" },
-      to: { path: "^node_modules/(bullmq|ioredis|pino)/" },
+      to: { path: "(^|/)node_modules/(bullmq|ioredis|pino)/" },
     },
     {
       name: "machines-import-no-node",
@@ -116,14 +116,14 @@ module.exports = {
       comment: "runtime/ is the only room that touches Redis and BullMQ.",
       severity: "error",
       from: { path: "^src/", pathNot: `^src/runtime/|${STORE_BULLMQ_TYPE}` },
-      to: { path: "^node_modules/(bullmq|ioredis)/" },
+      to: { path: "(^|/)node_modules/(bullmq|ioredis)/" },
     },
     {
       name: "only-providers-touch-models",
       comment: "providers/ is the only room that touches a model SDK or an MCP server.",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/providers/" },
-      to: { path: "^node_modules/(openai|@anthropic-ai/sdk|@modelcontextprotocol/sdk|ai)/" },
+      to: { path: "(^|/)node_modules/(openai|@anthropic-ai/sdk|@modelcontextprotocol/sdk|ai)/" },
     },
     {
       name: "dashboard-through-agent-runtime",
