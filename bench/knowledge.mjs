@@ -1,6 +1,6 @@
 // Issue 12: knowledge_search over a generated corpus — index build time and search latency.
 // Prints one JSON document to stdout; progress goes to stderr. Run with
-// `npm run --silent bench:knowledge` (it builds first). See bench/README.md, section "Knowledge".
+// `npm run --silent bench:knowledge` (it builds first). See bench/README.md.
 //
 // Options: --docs N (5000) documents; --queries N (1000) timed searches; --repetitions N (3)
 // index builds, each from a fresh agent; --seed N (12) for the generated text.
@@ -9,7 +9,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
 import { Agent } from "../dist/index.js";
-import { median, now, option, round, summarize } from "./runtime/common.mjs";
+import { median, now, option, round, summarize } from "./lib/stats.mjs";
 
 const log = (line) => process.stderr.write(`[bench:knowledge] ${line}\n`);
 const DOCS = option("docs", 5000);

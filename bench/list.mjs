@@ -8,7 +8,8 @@
 // Redis: REDIS_URL when set, else a private redis-server on a free port (no persistence).
 import { cpus, loadavg } from "node:os";
 import { Redis } from "ioredis";
-import { deletePrefix, option, round, summarize } from "./runtime/common.mjs";
+import { deletePrefix } from "./lib/redis.mjs";
+import { option, round, summarize } from "./lib/stats.mjs";
 import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
 import { storeWith } from "./runtime/stored-runs.mjs";
 

@@ -17,7 +17,8 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../dist/index.js";
-import { deletePrefix, option, round, summarize, uniquePrefix } from "./runtime/common.mjs";
+import { deletePrefix, uniquePrefix } from "./lib/redis.mjs";
+import { option, round, summarize } from "./lib/stats.mjs";
 import { LIVE_AGENT, liveAgent, stamp, stampsOf } from "./runtime/live-agent.mjs";
 import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
 

@@ -10,14 +10,8 @@ import { cpus, loadavg } from "node:os";
 import Anthropic from "@anthropic-ai/sdk";
 import { anthropicProvider, openaiProvider } from "harnessx";
 import OpenAI from "openai";
+import { median, option, round } from "./lib/stats.mjs";
 
-const option = (name, fallback) => {
-  const found = process.argv.find((each) => each.startsWith(`--${name}=`));
-  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`--${name} must be a positive integer.`);
-  return value;
-};
 const ROUNDS = option("rounds", 40);
 const CHUNK = option("chunk", 50);
 const WARMUP = option("warmup", 500);
@@ -260,11 +254,6 @@ const batch = async (call, calls) => {
   for (let index = 0; index < calls; index += 1) await call();
   return ((performance.now() - started) * 1000) / calls;
 };
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
-const round = (value, digits = 1) => Number(value.toFixed(digits));
 
 const results = [];
 for (const each of cases) {
@@ -287,9 +276,9 @@ for (const each of cases) {
   const ratio = median(adapter.map((value, index) => value / direct[index]));
   const result = {
     case: each.name,
-    adapterUsPerCall: round(median(adapter)),
-    sdkDirectUsPerCall: round(median(direct)),
-    overheadUsPerCall: round(median(adapter) - median(direct)),
+    adapterUsPerCall: round(median(adapter), 1),
+    sdkDirectUsPerCall: round(median(direct), 1),
+    overheadUsPerCall: round(median(adapter) - median(direct), 1),
     ratio: round(ratio, 3),
     withinTarget: ratio <= TARGET_RATIO,
   };

@@ -11,10 +11,10 @@
 // Redis: REDIS_URL, else 127.0.0.1:6379.
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { z } from "zod";
-import { Agent, AgentRuntime, FlightRecorder, redisBackend, tool } from "../dist/index.js";
-import { ScriptedProvider, textResponse, toolCallResponse } from "../dist/testing.js";
-import { deletePrefix, option, round, uniquePrefix } from "./runtime/common.mjs";
+import { AgentRuntime, FlightRecorder, redisBackend } from "../dist/index.js";
+import { readerAgent } from "./lib/reader-agent.mjs";
+import { deletePrefix, uniquePrefix } from "./lib/redis.mjs";
+import { median, option, round } from "./lib/stats.mjs";
 
 const SHORT = option("short", 4);
 const LONG = option("long", 40);
@@ -22,37 +22,13 @@ const RUNS = option("runs", 5);
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const log = (line) => process.stderr.write(`[bench:recorder-redis] ${line}\n`);
 
-/** An agent whose model calls `lookup` until the run has made `iterations` provider calls. */
+/** The reader agent (bench/lib/reader-agent.mjs) of this benchmark. */
 function agentFor(name, iterations, recorder) {
-  const lookup = tool({
-    name: "lookup",
-    description: "Returns a fixed page of text.",
-    input: z.object({ page: z.number() }),
-    handler: async ({ page }) => `page ${page}: ${"lorem ipsum dolor sit amet ".repeat(20)}`,
-  });
-  const provider = new ScriptedProvider(
-    [
-      (request) => {
-        const calls = request.messages.filter((message) => message.role === "tool").length;
-        return calls + 1 >= iterations
-          ? textResponse("All pages read.")
-          : toolCallResponse([{ name: "lookup", input: { page: calls + 1 } }]);
-      },
-    ],
-    { loop: true },
-  );
-  return new Agent({
-    provider,
-    tools: [lookup],
-    ...(recorder ? { recorder } : {}),
-    config: { name, maxIterations: iterations, systemPrompt: "You read pages." },
-    logger: pino({ level: "silent" }),
-  });
+  return readerAgent({ name, iterations, recorder, systemPrompt: "You read pages." });
 }
 
 const inputBytes = async (redis) =>
   Number(/total_net_input_bytes:(\d+)/.exec(await redis.info("stats"))?.[1] ?? 0);
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function measure(redis, runtime, prefix, iterations) {
   const sent = { on: [], off: [] };

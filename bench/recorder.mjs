@@ -7,7 +7,7 @@
 import { cpus, loadavg } from "node:os";
 import { FlightRecorder } from "../dist/index.js";
 import { create as createHarnessx } from "./implementations/harnessx.mjs";
-import { median, option, round } from "./runtime/common.mjs";
+import { median, option, round } from "./lib/stats.mjs";
 
 const SHORT = 1;
 const LONG = 10;

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
+import { median, option, round } from "./lib/stats.mjs";
 
 // Heap figures need a forced GC: re-spawn with --expose-gc when it is missing.
 if (typeof globalThis.gc !== "function") {
@@ -28,14 +29,6 @@ const implementations = await Promise.all([
 const { counters, expectedCounts, HOOK_EVENTS, MIDDLEWARE_COUNT, resetCounters } = await import(
   "./workload.mjs"
 );
-
-const option = (name, fallback) => {
-  const found = process.argv.find((each) => each.startsWith(`--${name}=`));
-  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`--${name} must be a positive integer.`);
-  return value;
-};
 
 const SHORT = 1; // tool iterations of the short run
 const LONG = 10; // tool iterations of the long run
@@ -58,14 +51,6 @@ const collect = () => {
   globalThis.gc();
   globalThis.gc();
 };
-
-const median = (values) => {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
-const round = (value, digits = 2) => Number(value.toFixed(digits));
 
 function check(result, toolIterations, implementation) {
   if (result.status !== "completed" || result.iterations !== toolIterations + 1) {

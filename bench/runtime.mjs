@@ -20,6 +20,19 @@ import { Queue, QueueEvents } from "bullmq";
 import { pino } from "pino";
 import { WORKER_SEMI_SPACE_MB } from "../dist/cli/young-generation.js";
 import { AgentRuntime, redisBackend } from "../dist/index.js";
+import { spawnChild } from "./lib/children.mjs";
+import {
+  connect,
+  counter,
+  cpuSeconds,
+  deletePrefix,
+  memoryByKind,
+  QUEUES,
+  REDIS_URL,
+  uniquePrefix,
+  usedMemory,
+} from "./lib/redis.mjs";
+import { median, now, option, pool, round, summarize } from "./lib/stats.mjs";
 import {
   benchAgents,
   checkCompleted,
@@ -28,26 +41,7 @@ import {
   RUN_AGENT,
   TOOL_CALL_ID,
 } from "./runtime/agents.mjs";
-import {
-  connect,
-  counter,
-  cpuSeconds,
-  deletePrefix,
-  log,
-  median,
-  memoryByKind,
-  now,
-  option,
-  pool,
-  QUEUES,
-  RAW_JOB_OPTIONS,
-  REDIS_URL,
-  round,
-  spawnChild,
-  summarize,
-  uniquePrefix,
-  usedMemory,
-} from "./runtime/common.mjs";
+import { log, RAW_JOB_OPTIONS } from "./runtime/common.mjs";
 
 const RUNS = option("runs", 2000);
 const PARKED = option("parked", RUNS * 5);

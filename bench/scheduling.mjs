@@ -22,12 +22,9 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { Agent, AgentRuntime, redisBackend } from "../dist/index.js";
+import { median, option, round } from "./lib/stats.mjs";
 import { redisServer } from "./runtime/redis-server.mjs";
 
-const option = (name, fallback) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : Number(process.argv[at + 1]);
-};
 const RUNS = option("runs", 10_000);
 const LATENCY_MS = option("latency-ms", 1000);
 const WIDE_STEPS = option("wide-steps", 5000);
@@ -45,7 +42,6 @@ const only = (() => {
 })();
 
 const log = (line) => process.stderr.write(`[bench:scheduling] ${line}\n`);
-const round = (value, digits = 2) => Number(value.toFixed(digits));
 const silent = pino({ level: "silent" });
 const workerScript = new URL("./scheduling/worker.mjs", import.meta.url);
 const cleanups = [];
@@ -185,8 +181,6 @@ async function throughput(processes, concurrency) {
     busiestSecondPerProcess: perRun,
   };
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Redis's CPU time so far (ms, user + system): a private server's is the bench's alone. */
 async function redisCpuMs() {

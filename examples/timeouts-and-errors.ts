@@ -1,6 +1,7 @@
 // Timeouts and error codes. A handler past its timeout has its signal aborted and the call gets
 // an error result; the run goes on. A provider call past config.providerTimeoutMs fails the run
-// with a ProviderError whose code is "timeout". Match failures on `error.code`.
+// with a ProviderError whose code is "timeout". Match failures on `error.code`; a thrown error's
+// `fault` says whose it is (caller, model, tool, store or internal).
 import { z } from "zod";
 import {
   Agent,
@@ -71,5 +72,7 @@ const input = [
 try {
   await first.run(input);
 } catch (error) {
-  if (HarnessError.isHarnessError(error)) console.log(`input: ${error.name} code=${error.code}`);
+  if (HarnessError.isHarnessError(error)) {
+    console.log(`input: ${error.name} code=${error.code} fault=${error.fault}`);
+  }
 }

@@ -1,6 +1,5 @@
 // harnessx/testing: fakes for tests and demos. The LLM provider is the only thing harnessx fakes.
 
-export { supportAgent as demoSupportAgent, supportModel as demoSupportModel } from "./cli/fleet.js";
 export {
   FakeFetch,
   type FakeFetchOptions,
@@ -14,3 +13,7 @@ export {
   textResponse,
   toolCallResponse,
 } from "./providers/scripted.js";
+export {
+  supportAgent as demoSupportAgent,
+  supportModel as demoSupportModel,
+} from "./testing/support-agent.js";

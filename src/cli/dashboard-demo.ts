@@ -1,9 +1,9 @@
 import type { Provider } from "../core/provider.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { memoryBackend } from "../runtime/memory-backend.js";
+import { supportAgent } from "../testing/support-agent.js";
 import { progress, stderrLogger } from "./cli-support.js";
 import { type DashboardFlags, serveDashboard } from "./dashboard-commands.js";
-import { supportAgent } from "./fleet.js";
 
 /** Runs the demo leaves waiting for a person: refunds, which the support agent asks about. */
 const WAITING = 3;

@@ -14,7 +14,7 @@ import {
   type ToolCall,
   tool,
 } from "../index.js";
-import { ScriptedProvider, textResponse, toolCallResponse } from "../testing.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../providers/scripted.js";
 
 /** Where the demo writes its lines. */
 export type DemoOutput = (line: string) => void;

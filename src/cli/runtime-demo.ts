@@ -1,9 +1,9 @@
 import type { Provider } from "../core/provider.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { memoryBackend } from "../runtime/memory-backend.js";
+import { supportAgent } from "../testing/support-agent.js";
 import { stderrLogger } from "./cli-support.js";
 import type { DemoOutput } from "./demo.js";
-import { supportAgent } from "./fleet.js";
 
 export interface RuntimeDemoOptions {
   /** @defaultValue console.log */

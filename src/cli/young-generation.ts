@@ -4,7 +4,7 @@ import { constants } from "node:os";
 // A worker allocates many short-lived objects a run (records, snapshots, commands, promises)
 // while dozens of runs are in flight, so with Node's default young generation a scavenge comes
 // every few dozen runs and copies every run still in flight. A larger semi-space lets more of
-// them die young: about a tenth less worker CPU a run (bench/README.md, "Runtime"). V8 sizes
+// them die young: about a tenth less worker CPU a run (docs/perf-history.md, "Runtime"). V8 sizes
 // its heap when the process starts, so the flag only takes effect on a new process.
 
 /** The semi-space (MB) of a `harnessx worker` process, unless its node flags set one. */

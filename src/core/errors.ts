@@ -29,7 +29,93 @@ export type HarnessErrorCode =
   | "sandbox_unavailable"
   | "sandbox_failed"
   | "store_version"
-  | "mcp_failed";
+  | "mcp_failed"
+  | "internal_error";
+
+/**
+ * Who is at fault for an error: `caller` (the code that uses harnessx: its input, options,
+ * middleware, extensions, decisions), `model` (the model provider or what the model asked for),
+ * `tool` (a tool handler, its sandbox or MCP server), `store` (the run store or queue) or
+ * `internal` (harnessx itself: a bug).
+ */
+export type Fault = "caller" | "model" | "tool" | "store" | "internal";
+
+interface CodeTraits {
+  readonly fault: Fault;
+  /** Whether a worker's job that threw it may run again (BullMQ retries it) rather than give up at once. */
+  readonly jobRetries: boolean;
+}
+
+const caller: CodeTraits = { fault: "caller", jobRetries: false };
+const model: CodeTraits = { fault: "model", jobRetries: false };
+const tool: CodeTraits = { fault: "tool", jobRetries: false };
+// A store that failed or did not answer may answer the next try; one that holds data this
+// version cannot read, or lost it, will not.
+const storeTransient: CodeTraits = { fault: "store", jobRetries: true };
+const storeFinal: CodeTraits = { fault: "store", jobRetries: false };
+
+/**
+ * Every code's fault and whether a job that threw it is retried: the one table both are read
+ * from. A code missing here fails the typecheck.
+ */
+const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
+  config_invalid: caller,
+  input_invalid: caller,
+  input_too_large: caller,
+  provider_missing: caller,
+  provider_failed: model,
+  rate_limited: { fault: "model", jobRetries: true },
+  context_too_long: model,
+  auth: caller,
+  bad_request: model,
+  unavailable: { fault: "model", jobRetries: true },
+  timeout: { fault: "model", jobRetries: true },
+  aborted: caller,
+  middleware_failed: caller,
+  middleware_contract: caller,
+  max_iterations: model,
+  run_cancelled: caller,
+  tool_invalid: caller,
+  tool_failed: tool,
+  tool_timeout: tool,
+  approval_invalid: caller,
+  run_not_found: caller,
+  tool_call_not_found: caller,
+  already_decided: caller,
+  approval_tampered: caller,
+  backend_failed: storeTransient,
+  record_corrupt: storeFinal,
+  backend_unavailable: storeTransient,
+  store_lost: storeFinal,
+  extension_failed: caller,
+  replay_diverged: model,
+  sandbox_unavailable: tool,
+  sandbox_failed: tool,
+  store_version: storeFinal,
+  mcp_failed: tool,
+  internal_error: { fault: "internal", jobRetries: false },
+};
+
+const traitsOf = (code: string): CodeTraits | undefined =>
+  Object.hasOwn(CODE_TRAITS, code) ? CODE_TRAITS[code as HarnessErrorCode] : undefined;
+
+/**
+ * Who is at fault for an error with this code; `internal` for a code this version does not
+ * know (say, from a newer copy of the package).
+ */
+export function faultOf(code: string): Fault {
+  return traitsOf(code)?.fault ?? "internal";
+}
+
+/**
+ * Whether a queued job that threw `thrown` may be tried again: read at the worker edge, where
+ * a `false` becomes "do not retry". A harnessx error retries only when its code says so; any
+ * other throw (a socket error, say) may be passing and retries.
+ */
+export function jobMayRetry(thrown: unknown): boolean {
+  if (!HarnessError.isHarnessError(thrown)) return true;
+  return traitsOf(thrown.code)?.jobRetries ?? false;
+}
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */
@@ -49,6 +135,11 @@ export class HarnessError extends Error {
   override name = "HarnessError";
   readonly code: HarnessErrorCode;
   readonly phase: string | undefined;
+
+  /** Who is at fault (see `Fault`); not part of `toJSON()`, which keeps to `RunResult.error`. */
+  get fault(): Fault {
+    return faultOf(this.code);
+  }
 
   constructor(code: HarnessErrorCode, message: string, options: HarnessErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -250,6 +341,17 @@ export function loggableError(thrown: unknown): Error {
     copy.stack = "";
   }
   return copy;
+}
+
+/**
+ * Something failed that no harnessx error names: a bug in harnessx, or a throw from code it
+ * calls that it does not classify. Carries the thrown message alone, never the thrown object.
+ */
+export class InternalError extends HarnessError {
+  override name = "InternalError";
+  constructor(message: string, options?: HarnessErrorOptions) {
+    super("internal_error", message, options);
+  }
 }
 
 /** A run's input is not what `agent.run` accepts: not messages, or not plain JSON data. */

@@ -3,7 +3,6 @@ import { type Logger, pino } from "pino";
 import { systemTimer } from "../core/deadline.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
-import { recordById } from "../core/id-record.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import { REDACTED, SECRET_KEYS } from "../core/secret-keys.js";
@@ -20,26 +19,24 @@ import { createSkills, type SkillsOptions } from "../features/skills/skills.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookPayloads } from "../hooks/payloads.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
-import type { Decision, RunContext } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
 import { traceRun } from "../observability/spans.js";
-import { approvalHash } from "../permissions/input-hash.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
-import { describeIssues } from "../tools/validate.js";
 import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
-import { EventChannel } from "./event-channel.js";
-import { type ApprovalDecision, ParkedRun, parseResumeDecisions } from "./parked-run.js";
+import { checkDecisions, parkRun, parseParked } from "./park-run.js";
+import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
 import { toMessages } from "./run-input.js";
-import { decisionApplies, finishRun, startRun } from "./run-lifecycle.js";
-import { pendingOf, statusOf, toRunResult } from "./run-result.js";
+import { finishRun, startRun } from "./run-lifecycle.js";
+import { statusOf, toRunResult } from "./run-result.js";
+import { streamRun } from "./stream-run.js";
 
 export interface AgentOptions {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
@@ -237,7 +234,7 @@ export class Agent implements AsyncDisposable {
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
   runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent> {
-    return this.#stream(
+    return streamRun(
       (emit, signal) => this.#begin(input, { ...options, signal }, emit),
       options.signal,
     );
@@ -250,7 +247,7 @@ export class Agent implements AsyncDisposable {
 
   /** `resume`, yielding `RunEvent`s as they happen. */
   resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent> {
-    return this.#stream(
+    return streamRun(
       (emit, signal) => this.#resume(run, { ...options, signal }, emit),
       options.signal,
     );
@@ -352,7 +349,14 @@ export class Agent implements AsyncDisposable {
     );
     const snapshot = actor.getSnapshot();
     const context = snapshot.context;
-    const parked = snapshot.value === "awaitingApproval" ? this.#park(context, actor) : undefined;
+    const parked =
+      snapshot.value === "awaitingApproval"
+        ? parkRun(context, actor, {
+            name: this.name,
+            now: this.#deps.clock.now(),
+            approvalKey: this.#approvalKey,
+          })
+        : undefined;
     actor.stop();
     if (parked !== undefined) {
       const result = toRunResult(context, "awaiting_approval");
@@ -369,52 +373,6 @@ export class Agent implements AsyncDisposable {
     const result = toRunResult(context, status);
     await finishRun(env, result);
     return result;
-  }
-
-  #park(context: RunContext, actor: RunActor): ParkedRun {
-    return {
-      schemaVersion: 1,
-      agent: this.name,
-      runId: context.runId,
-      sessionId: context.sessionId,
-      parkedAt: this.#deps.clock.now(),
-      pending: context.calls
-        .filter((each) => each.status === "asked")
-        .map((each, index) => ({
-          ...(pendingOf(context)[index] as NonNullable<ReturnType<typeof pendingOf>[number]>),
-          inputHash: each.inputHash ?? approvalHash(context.runId, each.call, this.#approvalKey),
-        })),
-      snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
-    };
-  }
-
-  #stream(
-    start: (emit: (event: RunEvent) => void, signal: AbortSignal) => Promise<RunResult>,
-    outer: AbortSignal | undefined,
-  ): AsyncIterable<RunEvent> {
-    const channel = new EventChannel<RunEvent>();
-    const stop = new AbortController();
-    const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
-    return {
-      async *[Symbol.asyncIterator]() {
-        const finished = start((event) => channel.push(event), signal).then(
-          (result) => channel.push({ type: "result", result }),
-          (error: unknown) => {
-            channel.close();
-            throw error;
-          },
-        );
-        finished.finally(() => channel.close()).catch(() => {});
-        try {
-          yield* channel;
-          await finished;
-        } finally {
-          // A consumer that stops reading cancels the run.
-          stop.abort();
-          await finished.catch(() => {});
-        }
-      },
-    };
   }
 
   /** The environment a run's stages see, with the middleware and hooks in force now. @internal */
@@ -467,76 +425,3 @@ const withOwnSignal = <O extends { signal?: AbortSignal }>(options: O): O =>
   options.signal === undefined
     ? options
     : { ...options, signal: AbortSignal.any([options.signal]) };
-
-function parseParked(run: unknown): ParkedRun {
-  const parsed = ParkedRun.safeParse(run);
-  if (!parsed.success) {
-    throw new ApprovalError(
-      "approval_invalid",
-      `Not a parked run: ${describeIssues(parsed.error.issues)}`,
-    );
-  }
-  return parsed.data;
-}
-
-/** Validates decisions against what waits; throws before anything changes. */
-function checkDecisions(
-  parked: ParkedRun,
-  raw: Readonly<Record<string, ApprovalDecision>>,
-  key: string | undefined,
-): Record<string, Decision> {
-  const parsed = parseResumeDecisions(raw);
-  if (!parsed.ok || parsed.value.length === 0) {
-    throw new ApprovalError(
-      "approval_invalid",
-      parsed.ok ? "Resume needs at least one decision." : `Invalid decisions: ${parsed.message}`,
-    );
-  }
-  const context = parked.snapshot.context as RunContext;
-  const decisions: Array<readonly [string, Decision]> = [];
-  for (const [toolCallId, value] of parsed.value) {
-    const pending = parked.pending.find((each) => each.toolCallId === toolCallId);
-    if (pending === undefined) {
-      const known = context.calls?.some((each) => each.call.id === toolCallId);
-      throw known
-        ? new ApprovalError(
-            "already_decided",
-            `Tool call "${toolCallId}" of run "${parked.runId}" is already decided.`,
-          )
-        : new ApprovalError(
-            "tool_call_not_found",
-            `Run "${parked.runId}" has no pending tool call "${toolCallId}".`,
-          );
-    }
-    const state = context.calls?.find((each) => each.call.id === toolCallId);
-    const bound =
-      state !== undefined &&
-      decisionApplies(parked.runId, state, pending.inputHash, key) &&
-      approvalHash(
-        parked.runId,
-        { id: toolCallId, name: pending.name, input: pending.input },
-        key,
-      ) === pending.inputHash;
-    if (!bound) {
-      throw new ApprovalError(
-        "approval_tampered",
-        `The pending input of tool call "${toolCallId}" does not match what was asked; refusing to resume.`,
-      );
-    }
-    decisions.push([
-      toolCallId,
-      typeof value === "string" ? { decision: value } : dropUndefined(value),
-    ]);
-  }
-  return recordById(decisions);
-}
-
-const dropUndefined = (value: {
-  decision: "allow" | "deny";
-  reason?: string | undefined;
-  by?: string | undefined;
-}): Decision => ({
-  decision: value.decision,
-  ...(value.reason === undefined ? {} : { reason: value.reason }),
-  ...(value.by === undefined ? {} : { by: value.by }),
-});

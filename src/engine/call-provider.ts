@@ -13,6 +13,7 @@ import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { describeIssues } from "../tools/validate.js";
 import { emitContentAsDeltas } from "./emit-content.js";
+import type { ProviderCallDeferred } from "./provider-gate.js";
 import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
@@ -20,8 +21,14 @@ import { notify, type RunEnv } from "./run-env.js";
 const isRateLimited = (error: unknown): error is ProviderError =>
   HarnessError.isHarnessError(error) && error.code === "rate_limited";
 
-/** Phase `provider`: one model call, streamed when the run streams. */
-export async function callProvider(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
+/**
+ * Phase `provider`: one model call, streamed when the run streams. A call the run's provider
+ * gate defers is not made: the stage returns the deferral instead of a machine event.
+ */
+export async function callProvider(
+  context: RunContext,
+  env: RunEnv,
+): Promise<RunMachineEvent | ProviderCallDeferred> {
   const provider = env.provider;
   if (provider === undefined) throw new ProviderMissingError();
   const prepared = requireRequest(context);
@@ -35,7 +42,10 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
-  if (env.providerGate !== undefined) await env.providerGate.admit(request, env.signal);
+  if (env.providerGate !== undefined) {
+    const deferral = await env.providerGate.admit(request, env.signal);
+    if (deferral !== undefined) return { type: "PROVIDER_DEFERRED", deferral };
+  }
   if (env.recorder !== undefined) await record(env, context, { type: "llm_request", request });
   await notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
@@ -89,8 +99,10 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     response = outcome.value;
   } catch (error) {
     if (env.signal.aborted) throw new RunCancelledError("provider");
+    // A rate_limited answer pauses the model and defers the call (or fails the run once its
+    // wait is spent).
     if (env.providerGate !== undefined && isRateLimited(error)) {
-      await env.providerGate.rateLimited(error);
+      return { type: "PROVIDER_DEFERRED", deferral: await env.providerGate.rateLimited(error) };
     }
     throw toHarnessError(
       error,

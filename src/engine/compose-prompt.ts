@@ -1,8 +1,6 @@
-/** Supplies dynamic system context for a run (extensions add these). */
-export type PromptProvider = (run: {
-  runId: string;
-  sessionId: string;
-}) => string | null | undefined | Promise<string | null | undefined>;
+import type { PromptProvider } from "../extensions/extension.js";
+
+export type { PromptProvider };
 
 /** The rendered system prompt: the configured prompt, then each provider's non-empty text. */
 export async function composeSystemPrompt(

@@ -1,5 +1,5 @@
 import { type Actor, createActor, type Snapshot } from "xstate";
-import { HarnessError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
+import { InternalError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import { withinRun } from "../extensions/run-scope.js";
 import {
   type Phase,
@@ -8,7 +8,7 @@ import {
   STAGE_OF_PHASE,
   type StagePhase,
 } from "../machines/run-machine.js";
-import { ProviderCallDeferred } from "./provider-gate.js";
+import type { ProviderDeferral } from "./provider-gate.js";
 import { record } from "./record.js";
 import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
@@ -32,21 +32,23 @@ const cancelledEvent = (phase: string) => ({
 
 /**
  * Advances a run actor through its phases until it finishes, parks for approval, or reaches a
- * `stopAt` phase. The machine decides each next phase; this runs the stage it names.
+ * `stopAt` phase. The machine decides each next phase; this runs the stage it names. Resolves
+ * with the deferral when the run's model call waits for its rate limit (the run stays where it
+ * is, at `provider`), else with nothing.
  */
 export async function drive(
   actor: RunActor,
   env: RunEnv,
   options: DriveOptions = {},
-): Promise<void> {
+): Promise<ProviderDeferral | undefined> {
   for (;;) {
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== "active") {
       if (env.recorder !== undefined) await recordEnd(actor, env);
-      return;
+      return undefined;
     }
     const phase = snapshot.value as Phase;
-    if (phase === "awaitingApproval" || options.stopAt?.has(phase)) return;
+    if (phase === "awaitingApproval" || options.stopAt?.has(phase)) return undefined;
     if (env.signal.aborted) {
       actor.send(cancelledEvent(phase));
     } else {
@@ -57,13 +59,19 @@ export async function drive(
             ? stage(snapshot.context, env)
             : withinRun(env.runScope, () => stage(snapshot.context, env));
         const event = await unlessAborted(running, env.signal);
-        actor.send(event === ABORTED || env.signal.aborted ? cancelledEvent(phase) : event);
+        if (event === ABORTED || env.signal.aborted) {
+          actor.send(cancelledEvent(phase));
+        } else if (event.type === "PROVIDER_DEFERRED") {
+          // Not the run's failure: the step ends here and the run is stepped again later.
+          return event.deferral;
+        } else {
+          actor.send(event);
+        }
       } catch (error) {
-        // Not the run's failure: the step ends here and the run is stepped again later.
-        if (error instanceof ProviderCallDeferred) throw error;
+        // A throw no harnessx error names is not the store's failure: it is an internal one.
         const failure = toHarnessError(
           error,
-          (message, stageOptions) => new HarnessError("backend_failed", message, stageOptions),
+          (message, stageOptions) => new InternalError(message, stageOptions),
           phase,
         );
         const cancelled = env.signal.aborted || failure.code === "run_cancelled";
@@ -77,7 +85,7 @@ export async function drive(
     if (env.recorder !== undefined && actor.getSnapshot().status !== "active") {
       await recordEnd(actor, env);
       await options.onBoundary?.(actor, phase);
-      return;
+      return undefined;
     }
     // Direct runs have no boundary work: no await (and its microtask) per stage.
     if (options.onBoundary !== undefined) await options.onBoundary(actor, phase);

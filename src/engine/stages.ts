@@ -7,10 +7,14 @@ import { composeRequest } from "./compose-request.js";
 import { dispatchTools } from "./dispatch-tools.js";
 import { postprocessResults } from "./postprocess-results.js";
 import { prepareToolCalls } from "./prepare-tool-calls.js";
+import type { ProviderCallDeferred } from "./provider-gate.js";
 import { recheckPermissions, resolvePermissions } from "./resolve-permissions.js";
 import type { RunEnv } from "./run-env.js";
 
-export type Stage = (context: RunContext, env: RunEnv) => Promise<RunMachineEvent>;
+/** A stage's outcome: the event for the machine, or (the provider stage's) a deferred call. */
+export type StageOutcome = RunMachineEvent | ProviderCallDeferred;
+
+export type Stage = (context: RunContext, env: RunEnv) => Promise<StageOutcome>;
 
 /** The engine's implementation of each effect the run machine names. */
 export const STAGES: Record<StageName, Stage> = {

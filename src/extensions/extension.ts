@@ -1,10 +1,15 @@
 import type { Logger } from "pino";
 import type { Registration } from "../core/registration.js";
-import type { PromptProvider } from "../engine/compose-prompt.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookObserver } from "../hooks/registry.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import type { Tool } from "../tools/tool.js";
+
+/** Supplies dynamic system context for a run (extensions add these). */
+export type PromptProvider = (run: {
+  runId: string;
+  sessionId: string;
+}) => string | null | undefined | Promise<string | null | undefined>;
 
 /**
  * A piece of saved state, per session. Inside a run (middleware, hooks, tools, prompt

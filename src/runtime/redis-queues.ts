@@ -1,7 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { loggableError } from "../core/errors.js";
+import { jobMayRetry, loggableError, messageOf } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
 import { fastSafeParser } from "../store/fast-parse.js";
 import { describeIssues } from "../tools/validate.js";
@@ -36,7 +36,8 @@ export function createQueue(name: string, settings: QueueSettings): Queue {
 
 /**
  * A BullMQ worker whose payloads are parsed at the edge: a malformed payload fails the job
- * with `UnrecoverableError` (no retry) and the worker carries on with other jobs. A job whose
+ * with `UnrecoverableError` (no retry) and the worker carries on with other jobs, as does a
+ * harnessx error whose code a retry cannot help (`jobMayRetry`). A job whose
  * worker died (its lock expired) is delivered again up to `maxStalledCount` times; that
  * re-delivery is how a crashed step or tool call is recovered.
  */
@@ -56,8 +57,14 @@ export function createWorker<T>(
           `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
         );
       }
-      // What it returns is the job's return value: what the job left its run as.
-      return await process(parsed.data, { redelivered: job.stalledCounter > 0 });
+      try {
+        // What it returns is the job's return value: what the job left its run as.
+        return await process(parsed.data, { redelivered: job.stalledCounter > 0 });
+      } catch (error) {
+        // The one place a code says "do not retry" to the queue (see `jobMayRetry`).
+        if (jobMayRetry(error)) throw error;
+        throw new UnrecoverableError(messageOf(error));
+      }
     },
     {
       connection: settings.connection,

@@ -2,8 +2,8 @@ import type { z } from "zod";
 import { MAX_TIMEOUT_MS } from "../core/deadline.js";
 import { ToolDefinitionError } from "../core/errors.js";
 import type { JSONSchema } from "../core/values.js";
-import type { Sandbox } from "../features/sandbox/sandbox.js";
 import { toJsonSchema } from "./json-schema.js";
+import type { ToolSandbox } from "./tool-sandbox.js";
 
 /** A call's time limit when neither its tool nor the agent's config sets one. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
@@ -18,7 +18,7 @@ export interface ToolContext {
   runId: string;
   toolCallId: string;
   /** The agent's sandbox, when it was built with one. */
-  sandbox?: Sandbox;
+  sandbox?: ToolSandbox;
 }
 
 export type ToolHandler<Input> = (input: Input, context: ToolContext) => unknown;

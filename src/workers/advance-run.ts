@@ -2,7 +2,7 @@ import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
 import type { ToolResult } from "../core/values.js";
 import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
-import { ProviderCallDeferred } from "../engine/provider-gate.js";
+import type { ProviderDeferral } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
@@ -93,10 +93,17 @@ interface Step {
   readonly lease: HeldLease | undefined;
 }
 
+/** What a step left: the run as it stands (none when unknown), and a model call's deferral. */
+export interface AdvancedRun {
+  record: RunRecord | undefined;
+  /** Set when the run waits at `provider` for its rate limit: step it again after `delayMs`. */
+  deferral: ProviderDeferral | undefined;
+}
+
 /**
  * Advances a run, under its lease `token`, as far as it can go: until it finishes, parks for
- * approval, or waits for tool jobs. Every effect boundary is saved (fenced) and emits
- * `CHECKPOINT`; events go to the run's log as they happen.
+ * approval, waits for tool jobs, or its model call is deferred for its rate limit. Every effect
+ * boundary is saved (fenced) and emits `CHECKPOINT`; events go to the run's log as they happen.
  */
 export async function advanceRun(
   deps: WorkerDeps,
@@ -105,22 +112,24 @@ export async function advanceRun(
   opened?: OpenedRun,
   rateLimitedSince?: number,
   lease?: HeldLease,
-): Promise<RunRecord | undefined> {
-  return withStep(deps, runId, token, opened, lease, async (step, starting) => {
+): Promise<AdvancedRun> {
+  let deferral: ProviderDeferral | undefined;
+  const record = await withStep(deps, runId, token, opened, lease, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     // A run that failed as it started (it has no provider) is saved as such.
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
     const { agent, sessionId, trace } = step.record;
     const { config, provider } = step.env;
     // Each step is an `invoke_agent` span in the trace the run was submitted in.
-    await withExtractedContext(trace, () =>
+    deferral = await withExtractedContext(trace, () =>
       traceRun(
         { agent, runId, sessionId, model: config.model, provider: provider?.name },
-        () => proceed(step).catch((error: unknown) => saveDeferred(step, error)),
+        () => proceed(step),
         () => spanOutcome(step),
       ),
     );
   });
+  return { record, deferral };
 }
 
 /**
@@ -224,45 +233,46 @@ function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
   });
 }
 
-async function proceed(step: Step): Promise<void> {
+async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
   for (;;) {
     const snapshot = step.actor.getSnapshot();
-    if (snapshot.status !== "active") return;
+    if (snapshot.status !== "active") return undefined;
     const phase = snapshot.value as Phase;
     if (step.lease?.released !== undefined) {
       // The last save gave the lease up; entering dispatch, it queued the tool jobs with it.
       // A cancel that came meanwhile is the run's next step's to apply.
       if (phase !== "dispatch" || step.controller.signal.aborted) await handOn(step);
-      return;
+      return undefined;
     }
     if (step.controller.signal.aborted) {
       step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
       await persist(step);
     } else if (phase === "awaitingApproval") {
-      if (!(await applyDecisions(step))) return;
+      if (!(await applyDecisions(step))) return undefined;
     } else if (phase === "dispatch") {
-      if (!(await collectToolResults(step, step.drove))) return;
+      if (!(await collectToolResults(step, step.drove))) return undefined;
     } else {
       step.drove = true;
-      await drive(step.actor, step.env, {
+      const deferral = await drive(step.actor, step.env, {
         stopAt: STOP_AT,
         onBoundary: (_actor, left) => persistAtBoundary(step, left),
       });
+      if (deferral !== undefined) {
+        await saveWhereItWaits(step);
+        return deferral;
+      }
     }
   }
 }
 
 /**
- * A model call deferred for its rate limit (`ProviderCallDeferred`) ends the step: the run is
- * saved where it waits (at `provider`) unless it was saved there already, so that what ran
- * before the call (the run's start and `AGENT_START`, the iteration's start, compose) does not
- * run again when the run comes back. Then the deferral goes on to the step.
+ * A model call deferred for its rate limit ends the step: the run is saved where it waits (at
+ * `provider`) unless it was saved there already, so that what ran before the call (the run's
+ * start and `AGENT_START`, the iteration's start, compose) does not run again when the run
+ * comes back.
  */
-async function saveDeferred(step: Step, error: unknown): Promise<never> {
-  if (error instanceof ProviderCallDeferred && currentPhase(step.actor) !== step.record.phase) {
-    await persist(step);
-  }
-  throw error;
+async function saveWhereItWaits(step: Step): Promise<void> {
+  if (currentPhase(step.actor) !== step.record.phase) await persist(step);
 }
 
 /** A step that gave its lease up and finds more to do: the run's next step does it. */

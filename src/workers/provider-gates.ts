@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Clock } from "../core/deps.js";
 import { ProviderError, RunCancelledError } from "../core/errors.js";
-import { ProviderCallDeferred, type ProviderGate } from "../engine/provider-gate.js";
+import type { ProviderGate } from "../engine/provider-gate.js";
 import type { RunEnv } from "../engine/run-env.js";
 import type { ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
 
@@ -64,11 +64,14 @@ export class ProviderGates {
         for (;;) {
           const { admitted, waitMs } = await this.#limiter.take(key, limit, MAX_INLINE_WAIT_MS);
           // Counted: the call goes at its place in the model's even spacing.
-          if (admitted) return waitMs === 0 ? undefined : waitFor(waitMs, signal);
+          if (admitted) {
+            if (waitMs > 0) await waitFor(waitMs, signal);
+            return undefined;
+          }
           const now = this.#clock.now();
           checkBudget(now, waitMs);
           if (waitMs > MAX_INLINE_WAIT_MS || this.#asleep(key) >= inlineRoom(limit)) {
-            throw new ProviderCallDeferred(this.#deferral(key, now, waitMs, limit), since ?? now);
+            return { delayMs: this.#deferral(key, now, waitMs, limit), waitingSince: since ?? now };
           }
           await this.#sleep(key, waitMs, signal);
         }
@@ -78,7 +81,7 @@ export class ProviderGates {
         await this.#limiter.pause(key, pauseMs);
         const now = this.#clock.now();
         checkBudget(now, pauseMs);
-        throw new ProviderCallDeferred(this.#deferral(key, now, pauseMs, limit), since ?? now);
+        return { delayMs: this.#deferral(key, now, pauseMs, limit), waitingSince: since ?? now };
       },
       spent: async (response) => {
         const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = response.usage;

@@ -1,8 +1,7 @@
 import { loggableError } from "../core/errors.js";
-import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { RunRecord, StepJob } from "../store/schemas.js";
-import { advanceRun, failStuckRun, type HeldLease } from "./advance-run.js";
+import { type AdvancedRun, advanceRun, failStuckRun, type HeldLease } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -47,33 +46,30 @@ export async function runStep(
   );
   heartbeat.unref();
   const held: HeldLease = { onRelease: () => clearInterval(heartbeat) };
-  let deferred: ProviderCallDeferred | undefined;
-  let left: RunRecord | undefined;
+  let left: AdvancedRun;
   try {
     if (job.approvalTimeout !== undefined) {
       const record = lease.opened?.record ?? (await backend.loadRun(job.runId));
       await expireApprovals(deps, record, job.approvalTimeout);
     }
     left = await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince, held);
-  } catch (error) {
-    if (!(error instanceof ProviderCallDeferred)) throw error;
-    deferred = error;
   } finally {
     clearInterval(heartbeat);
     // The step's last save may have given the lease up already.
     const { wake } = held.released ?? (await backend.releaseLease(job.runId, lease.token));
     if (wake) await backend.enqueueStep(job.runId, { ...priority, agent: job.agent });
   }
-  if (deferred !== undefined) {
+  const { record, deferral } = left;
+  if (deferral !== undefined) {
     // The model call waits for its rate limit: the run comes back when it may go.
     await backend.enqueueStep(job.runId, {
-      delayMs: deferred.delayMs,
-      rateLimitedSince: deferred.waitingSince,
+      delayMs: deferral.delayMs,
+      rateLimitedSince: deferral.waitingSince,
       agent: job.agent,
       ...priority,
     });
   }
-  return left;
+  return record;
 }
 
 /**

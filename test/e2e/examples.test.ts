@@ -172,7 +172,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     "provider: failed, ProviderError code=timeout",
     "parked: __proto__",
     "resumed: completed: Skipped it.",
-    "input: InputInvalidError code=input_invalid",
+    "input: InputInvalidError code=input_invalid fault=caller",
   ],
   "tracing.ts": [
     "invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",

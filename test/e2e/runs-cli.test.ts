@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -20,12 +19,12 @@ import {
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
 import { harnessx } from "../support/cli.js";
 import { freePort } from "../support/free-port.js";
+import { silent } from "../support/silent.js";
 
 // `harnessx runs …`, `approve` and `deny` from the built package, against runs a runtime in this
 // process stores in a real Redis and advances with its workers.
 
 const root = new URL("../../", import.meta.url);
-const silent = pino({ level: "silent" });
 
 let prefix = "";
 let runtime: AgentRuntime;

@@ -1,14 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { WORKER_SEMI_SPACE_MB } from "../../src/cli/young-generation.js";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
 import { demoSupportAgent } from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { silent } from "../support/silent.js";
 
 const root = new URL("../../", import.meta.url);
-const silent = pino({ level: "silent" });
 
 /**
  * Starts `harnessx worker --json` from the built package; resolves once it logs (on stderr) that

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentRuntime, redisBackend, tool } from "../../src/index.js";
+import { until } from "../support/until.js";
 import { gate, makeAgent, oneToolModel, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
@@ -189,16 +190,22 @@ function startWorkerCli(prefix: string): { child: ChildProcess; output: () => st
   return { child, output: () => output };
 }
 
-async function until(
-  condition: () => boolean,
+/** Waits until the worker's output holds `text`; fails at once when the worker exited first. */
+function untilOutput(
+  text: string,
   what: string,
   child: ChildProcess,
   output: () => string,
-) {
-  while (!condition()) {
-    if (child.exitCode !== null) throw new Error(`the worker exited before ${what}:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+): Promise<void> {
+  return until(
+    what,
+    async () => {
+      if (child.exitCode !== null)
+        throw new Error(`the worker exited before ${what}:\n${output()}`);
+      return output().includes(text);
+    },
+    { timeoutMs: SLOW_TEST_MS, intervalMs: 50 },
+  );
 }
 
 describe("harnessx worker on SIGTERM", () => {
@@ -208,7 +215,7 @@ describe("harnessx worker on SIGTERM", () => {
       const prefix = uniquePrefix();
       cleanups.push(() => deletePrefix(prefix));
       const { child, output } = startWorkerCli(prefix);
-      await until(() => output().includes('"msg":"worker started"'), "it started", child, output);
+      await untilOutput('"msg":"worker started"', "it started", child, output);
       const submitter = new AgentRuntime({
         agents: (await import("../fixtures/hanging-agents.js")).agents(),
         backend: redisBackend({ url: redisUrl(), prefix }),
@@ -217,12 +224,7 @@ describe("harnessx worker on SIGTERM", () => {
       await submitter.start({ workers: false });
       cleanups.push(() => submitter.close());
       await submitter.submit("hang", "anything");
-      await until(
-        () => output().includes('"event":"handler_started"'),
-        "its handler ran",
-        child,
-        output,
-      );
+      await untilOutput('"event":"handler_started"', "its handler ran", child, output);
 
       const exited = once(child, "exit");
       child.kill("SIGTERM");

@@ -4,8 +4,8 @@
 import { context, trace } from "@opentelemetry/api";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunBackend, redisBackend } from "../../src/index.js";
-import { until } from "../fixtures/until.js";
 import { useTracing } from "../support/tracing.js";
+import { until } from "../support/until.js";
 import { makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 

@@ -1,5 +1,3 @@
-// Agents, gates and observers shared by the integration tests. Only the model is scripted.
-import { pino } from "pino";
 import { z } from "zod";
 import {
   Agent,
@@ -18,36 +16,13 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { withOverrides } from "../support/backend-overrides.js";
+import { silent } from "../support/silent.js";
 
-export const silent = pino({ level: "silent" });
-
-/** A promise the test opens by hand, and one that says when somebody started waiting on it. */
-export function gate() {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  let signalEntered = () => {};
-  const entered = new Promise<void>((resolve) => {
-    signalEntered = resolve;
-  });
-  return {
-    open,
-    entered,
-    async wait(): Promise<void> {
-      signalEntered();
-      await opened;
-    },
-  };
-}
-
-export function deferred<T>() {
-  let resolve: (value: T) => void = () => {};
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
+// Defined once in test/support/; re-exported for the tests that take them from here.
+export { collect } from "../support/collect.js";
+export { deferred, gate } from "../support/gate.js";
+export { rejection } from "../support/rejection.js";
+export { silent };
 
 const lastMessage = (messages: readonly Message[]): Message | undefined => messages.at(-1);
 
@@ -251,23 +226,6 @@ export async function collectUntil(
     seen.push(event);
     if (event.type === type) break;
   }
-  return seen;
-}
-
-/** What `promise` rejects with; throws when it fulfils. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
-
-/** Collects a run's events to the end of its stream. */
-export async function collect<T>(events: AsyncIterable<T>): Promise<T[]> {
-  const seen: T[] = [];
-  for await (const event of events) seen.push(event);
   return seen;
 }
 

@@ -2,7 +2,6 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
@@ -27,10 +26,10 @@ import {
   MEMORY_SERVER,
 } from "../support/mcp-servers.js";
 import { toolResults } from "../support/messages.js";
+import { silent } from "../support/silent.js";
 
 // Each test starts real server processes; a busy 2-core machine makes that slow, never wrong.
 const SLOW = { timeout: 60_000 };
-const silent = pino({ level: "silent" });
 const makeAgent = (options: AgentOptions) => new Agent({ logger: silent, ...options });
 const names = (mcp: McpTools) => mcp.tools.map((each) => each.name);
 

@@ -1,6 +1,3 @@
-// The flight recorder and saved state on the embedded runtime: the workers advance runs through
-// the same engine stages, so a run recorded there has the same entries as a direct run.
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -14,8 +11,8 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { ONE_TOOL_CALL_RUN } from "../support/recording.js";
+import { silent } from "../support/silent.js";
 
-const silent = pino({ level: "silent" });
 let runtime: AgentRuntime | undefined;
 
 afterEach(async () => {

@@ -10,8 +10,8 @@ import type { RunHandle, RunResult } from "../../src/index.js";
 import { startPersistentRedis } from "../fixtures/redis-process.js";
 import { counterKey } from "../fixtures/reliability-agents.js";
 import { answer, SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
-import { until } from "../fixtures/until.js";
 import { toolResults } from "../support/messages.js";
+import { until } from "../support/until.js";
 
 const { setUp, cleanups } = useReliability();
 

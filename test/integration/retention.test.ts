@@ -11,8 +11,8 @@ import {
   type RunResult,
   redisBackend,
 } from "../../src/index.js";
-import { until } from "../fixtures/until.js";
 import { withOverrides } from "../support/backend-overrides.js";
+import { until } from "../support/until.js";
 import {
   approvalAgent,
   collect,

@@ -12,6 +12,11 @@ import type {
 import { anthropicProvider, openaiProvider } from "../../src/index.js";
 import { FakeFetch, type FakeReply } from "../../src/testing.js";
 
+import { collect } from "./collect.js";
+import { rejection } from "./rejection.js";
+
+export { collect, rejection };
+
 /** A key that must never appear in anything harnessx produces. */
 export const CANARY_KEY = "sk-canary-7f3a9c2e5b1d4f6a8e0c2b4d6f8a0c2e";
 
@@ -119,24 +124,6 @@ export function fakeAnthropic(replies: FakeReply[], options: { model?: string } 
   const client = new Anthropic({ apiKey: CANARY_KEY, fetch: fake.fetch, maxRetries: 0 });
   const provider = anthropicProvider({ model: options.model ?? "claude-sonnet-4-5", client });
   return { fake, provider };
-}
-
-export async function collect(
-  events: AsyncIterable<ProviderStreamEvent>,
-): Promise<ProviderStreamEvent[]> {
-  const all: ProviderStreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
-/** What a promise rejected with (a test failure if it resolved). */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection");
-    },
-    (error: unknown) => error,
-  );
 }
 
 /** A server-sent-events body of named events (`event: <type>` then `data: <json>`). */

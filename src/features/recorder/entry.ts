@@ -7,7 +7,6 @@ import {
   ToolResult,
   ToolSchema,
 } from "../../core/values.js";
-import type { RecorderSink } from "./recorder-sink.js";
 
 const ProviderRequestData = z.object({
   system: z.string(),
@@ -84,6 +83,17 @@ export const RecorderEntry = z.discriminatedUnion("type", [
 ]);
 export type RecorderEntry = z.infer<typeof RecorderEntry>;
 export type RecorderEntryType = RecorderEntry["type"];
+
+/**
+ * Where a flight recorder keeps its entries, per run, in the order appended. The default keeps
+ * them in memory; a durable runtime provides one that keeps them with the run's event log, so
+ * any process can read a run's recording.
+ */
+export interface RecorderSink {
+  append(runId: string, entry: RecorderEntry): Promise<void>;
+  /** The run's entries in order; empty for a run never recorded. */
+  entries(runId: string): Promise<RecorderEntry[]>;
+}
 
 /** What the engine calls at each recording point; `FlightRecorder` implements it. */
 export interface RunRecorder {

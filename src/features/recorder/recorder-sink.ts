@@ -1,15 +1,7 @@
-import type { RecorderEntry } from "./entry.js";
+import type { RecorderEntry, RecorderSink } from "./entry.js";
 
-/**
- * Where a flight recorder keeps its entries, per run, in the order appended. The default keeps
- * them in memory; a durable runtime provides one that keeps them with the run's event log, so
- * any process can read a run's recording.
- */
-export interface RecorderSink {
-  append(runId: string, entry: RecorderEntry): Promise<void>;
-  /** The run's entries in order; empty for a run never recorded. */
-  entries(runId: string): Promise<RecorderEntry[]>;
-}
+// Declared with the entries it holds (entry.ts), so that entry.ts needs nothing of this file.
+export type { RecorderSink };
 
 export interface MemoryRecorderSinkOptions {
   /** Runs kept; the run recorded least recently is forgotten first. @defaultValue 1000 */

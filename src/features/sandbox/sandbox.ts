@@ -5,6 +5,7 @@ import { ConfigError } from "../../core/errors.js";
 import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
 import { emitHook, type HookRegistry } from "../../hooks/registry.js";
+import type { ToolSandbox } from "../../tools/tool-sandbox.js";
 import { bubblewrapArgs, readSystemLayout } from "./bubblewrap.js";
 import {
   parseSandboxConfig,
@@ -57,7 +58,7 @@ type Kind = SandboxExecData["kind"];
  * const sandbox = new Sandbox({ cwd: "./work" });
  * const { stdout } = await sandbox.execute("print(1 + 1)", { language: "python" });
  */
-export class Sandbox {
+export class Sandbox implements ToolSandbox {
   readonly config: ResolvedSandboxConfig;
   #hooks: HookRegistry | undefined;
   #hookAgent: unknown;

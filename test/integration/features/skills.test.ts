@@ -2,7 +2,6 @@ import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   Agent,
@@ -13,9 +12,9 @@ import {
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse } from "../../../src/testing.js";
 import { runToolCalls } from "../../support/feature-runs.js";
+import { silent } from "../../support/silent.js";
 
 const SKILLS = fileURLToPath(new URL("../../fixtures/skills/", import.meta.url));
-const silent = pino({ level: "silent" });
 
 let temp: string;
 beforeEach(async () => {

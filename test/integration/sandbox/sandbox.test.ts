@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, Sandbox, SandboxError, type SandboxTier } from "../../../src/index.js";
-import { until } from "../../fixtures/until.js";
+import { until } from "../../support/until.js";
 import { expectReported, isAlive, liveSleeps, recordingHooks, scratchFolder } from "./support.js";
 
 // Both tiers keep the same limits; bubblewrap is installed by .ci/run, so its absence fails here.

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { loggableError, messageOf, toHarnessError, toRunError } from "../../../src/core/errors.js";
+import {
+  faultOf,
+  InternalError,
+  jobMayRetry,
+  loggableError,
+  messageOf,
+  toHarnessError,
+  toRunError,
+} from "../../../src/core/errors.js";
 import {
   ApprovalError,
+  BackendError,
   ConfigError,
   HarnessError,
   type HarnessErrorCode,
@@ -300,5 +309,52 @@ describe("hardening: codes, foreign errors and what is kept of them", () => {
     expect(copy.stack).toBe(thrown.stack);
     expect(Object.keys(copy)).toEqual(["name"]);
     expect(loggableError("text").message).toBe("text");
+  });
+});
+
+describe("fault and job retries", () => {
+  it.each<[string, HarnessError, string]>([
+    ["a bad option", new ConfigError("bad"), "caller"],
+    ["a bad input", new InputInvalidError("bad"), "caller"],
+    ["a provider failure", new ProviderError("down", { code: "unavailable" }), "model"],
+    ["a rejected API key", new ProviderError("no", { code: "auth" }), "caller"],
+    ["the model looping", new MaxIterationsError(3), "model"],
+    ["a tool handler", new ToolExecutionError("threw"), "tool"],
+    ["a tool timeout", new ToolTimeoutError("search", 10), "tool"],
+    ["a store failure", new BackendError("gone"), "store"],
+    ["a corrupt record", new BackendError("bad", { code: "record_corrupt" }), "store"],
+    ["a bug", new InternalError("lost"), "internal"],
+  ])("%s is %s's fault", (_label, error, fault) => {
+    expect(error.fault).toBe(fault);
+    expect(faultOf(error.code)).toBe(fault);
+  });
+
+  it("keeps fault out of toJSON, which stays RunResult.error", () => {
+    const error = new InternalError("lost", { phase: "provider" });
+    expect(error.toJSON()).toEqual({
+      name: "InternalError",
+      code: "internal_error",
+      message: "lost",
+      phase: "provider",
+    });
+  });
+
+  it("a code this version does not know is internal and never retried", () => {
+    expect(faultOf("from_a_newer_copy")).toBe("internal");
+    expect(faultOf("toString")).toBe("internal");
+    const foreign = new HarnessError("internal_error", "x");
+    Object.defineProperty(foreign, "code", { value: "from_a_newer_copy" });
+    expect(jobMayRetry(foreign)).toBe(false);
+  });
+
+  it("retries a job only for a passing store or model failure, or a throw it cannot classify", () => {
+    expect(jobMayRetry(new BackendError("gone"))).toBe(true);
+    expect(jobMayRetry(new BackendError("slow", { code: "backend_unavailable" }))).toBe(true);
+    expect(jobMayRetry(new ProviderError("busy", { code: "rate_limited" }))).toBe(true);
+    expect(jobMayRetry(new Error("socket closed"))).toBe(true);
+    expect(jobMayRetry(new BackendError("bad", { code: "record_corrupt" }))).toBe(false);
+    expect(jobMayRetry(new BackendError("gone", { code: "store_lost" }))).toBe(false);
+    expect(jobMayRetry(new ConfigError("bad"))).toBe(false);
+    expect(jobMayRetry(new InternalError("lost"))).toBe(false);
   });
 });

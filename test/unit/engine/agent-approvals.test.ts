@@ -1,6 +1,4 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   Agent,
   ApprovalError,
@@ -11,7 +9,6 @@ import {
   type RunResult,
   type ToolCall,
   type ToolResult,
-  tool,
 } from "../../../src/index.js";
 import {
   ScriptedProvider,
@@ -19,30 +16,10 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../../src/testing.js";
+import { collect } from "../../support/collect.js";
 import { toolResults } from "../../support/messages.js";
-
-const silent = pino({ level: "silent" });
-
-/** A tool whose handler records every input it receives. */
-function countingTool(name: string) {
-  const received: Array<{ path: string }> = [];
-  const definition = tool({
-    name,
-    description: `The ${name} tool.`,
-    input: z.object({ path: z.string() }),
-    handler: async (input) => {
-      received.push(input);
-      return `${name} done: ${input.path}`;
-    },
-  });
-  return { tool: definition, received };
-}
-
-async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const collected: RunEvent[] = [];
-  for await (const event of events) collected.push(event);
-  return collected;
-}
+import { countingTool } from "../../support/path-tool.js";
+import { silent } from "../../support/silent.js";
 
 function lastResult(events: readonly RunEvent[]): RunResult {
   const last = events.at(-1);

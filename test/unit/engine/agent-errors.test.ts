@@ -4,23 +4,17 @@ import { z } from "zod";
 import {
   Agent,
   type AgentOptions,
+  PermissionManager,
   type Provider,
   type ProviderResponse,
   type ToolCall,
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { gate } from "../../support/gate.js";
 
 const makeAgent = (options: AgentOptions): Agent =>
   new Agent({ logger: pino({ level: "silent" }), ...options });
-
-function gate(): { open: () => void; opened: Promise<void> } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
 
 const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -222,6 +216,34 @@ describe("Agent.run: provider failures", () => {
     expect(result.error?.name).toBe("ProviderError");
     expect(result.error?.message).toContain("rate limited");
     expect(result.error?.phase).toBe("provider");
+  });
+
+  it("an error no harnessx error names fails the run with internal_error, not a store code", async () => {
+    // A permission policy whose resolve throws a plain TypeError: nothing in the stage wraps it.
+    class BrokenPermissions extends PermissionManager {
+      override async resolve(): Promise<never> {
+        throw new TypeError("Cannot read properties of undefined (reading 'rules')");
+      }
+    }
+    const counter = { runs: 0 };
+    const agent = makeAgent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "search", input: { query: "q" } }]),
+      ]),
+      tools: [countingTool(counter)],
+      permissions: new BrokenPermissions(),
+    });
+
+    const result = await agent.run("go");
+
+    expect(result.status).toBe("failed");
+    expect(result.error).toEqual({
+      name: "InternalError",
+      code: "internal_error",
+      message: "Cannot read properties of undefined (reading 'rules')",
+      phase: "permission",
+    });
+    expect(counter.runs).toBe(0);
   });
 
   it("a malformed provider response fails the run with ProviderError naming the path", async () => {

@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -14,23 +13,8 @@ import {
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
 import { toolResults } from "../../support/messages.js";
-
-const silent = pino({ level: "silent" });
-
-/** A tool whose handler records every input it receives. */
-function countingTool(name: string) {
-  const received: Array<{ path: string }> = [];
-  const definition = tool({
-    name,
-    description: `The ${name} tool.`,
-    input: z.object({ path: z.string() }),
-    handler: async (input) => {
-      received.push(input);
-      return `${name} done: ${input.path}`;
-    },
-  });
-  return { tool: definition, received };
-}
+import { countingTool } from "../../support/path-tool.js";
+import { silent } from "../../support/silent.js";
 
 /** A `shell` tool whose handler records every command it runs. */
 function shellTool() {

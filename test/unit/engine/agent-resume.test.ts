@@ -18,12 +18,13 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../../src/testing.js";
+import { type Gate, gate } from "../../support/gate.js";
 import { toolResults } from "../../support/messages.js";
-
-const silent = pino({ level: "silent" });
+import { rejection } from "../../support/rejection.js";
+import { silent } from "../../support/silent.js";
 
 /** A `delete_file` tool whose handler records every input; `gate` holds it until released. */
-function deleteTool(gate?: Promise<void>, onEnter?: () => void) {
+function deleteTool(held?: Gate) {
   const received: Array<{ path: string }> = [];
   const definition = tool({
     name: "delete_file",
@@ -31,8 +32,7 @@ function deleteTool(gate?: Promise<void>, onEnter?: () => void) {
     input: z.object({ path: z.string() }),
     handler: async (input) => {
       received.push(input);
-      onEnter?.();
-      await gate;
+      await held?.wait();
       return `deleted ${input.path}`;
     },
   });
@@ -66,16 +66,6 @@ async function parkTwo() {
   const parked = await agent.run("Delete both");
   expect(parked.status).toBe("awaiting_approval");
   return { agent, provider, deleteFile, runId: parked.runId };
-}
-
-/** What a rejected promise rejected with. */
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection, but the promise fulfilled");
-    },
-    (error: unknown) => error,
-  );
 }
 
 function expectApprovalError(error: unknown, code: string): void {
@@ -163,7 +153,7 @@ describe("resume errors change nothing", () => {
       const { agent, provider, deleteFile, runId } = await parkTwo();
       const before = agent.parked(runId);
 
-      expectApprovalError(await rejectionOf(attempt(agent, runId)), code);
+      expectApprovalError(await rejection(attempt(agent, runId)), code);
 
       expect(agent.parkedRunIds()).toEqual([runId]);
       expect(agent.parked(runId)).toEqual(before);
@@ -188,11 +178,11 @@ describe("resume errors change nothing", () => {
     const before = agent.parked(runId);
 
     expectApprovalError(
-      await rejectionOf(agent.resume(runId, { decisions: { call_1: "deny" } })),
+      await rejection(agent.resume(runId, { decisions: { call_1: "deny" } })),
       "already_decided",
     );
     expectApprovalError(
-      await rejectionOf(agent.resume(runId, { decisions: { call_2: "allow", call_1: "deny" } })),
+      await rejection(agent.resume(runId, { decisions: { call_2: "allow", call_1: "deny" } })),
       "already_decided",
     );
 
@@ -214,7 +204,7 @@ describe("resume errors change nothing", () => {
     await agent.resume(runId, { decisions: { call_1: "allow", call_2: "allow" } });
 
     expectApprovalError(
-      await rejectionOf(agent.resume(runId, { decisions: { call_1: "allow" } })),
+      await rejection(agent.resume(runId, { decisions: { call_1: "allow" } })),
       "run_not_found",
     );
     let thrown: unknown;
@@ -277,7 +267,7 @@ describe("tampered parked data is refused", () => {
       expect(tampered).not.toEqual(original);
 
       expectApprovalError(
-        await rejectionOf(agent.resume(tampered, { decisions: { call_1: "allow" } })),
+        await rejection(agent.resume(tampered, { decisions: { call_1: "allow" } })),
         "approval_tampered",
       );
       expect(deleteFile.received).toEqual([]);
@@ -424,15 +414,8 @@ describe("concurrent resumes of one run", () => {
   });
 
   it("a resume arriving while the first is inside the handler is refused", async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => {};
-    const inHandler = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const deleteFile = deleteTool(gate, () => entered());
+    const inHandler = gate();
+    const deleteFile = deleteTool(inHandler);
     const { agent, provider } = buildAgent(deleteFile, [
       toolCallResponse([{ name: "delete_file", input: { path: "a.txt" } }]),
       textResponse("Deleted."),
@@ -440,9 +423,9 @@ describe("concurrent resumes of one run", () => {
     const parked = await agent.run("Delete a.txt");
 
     const winner = agent.resume(parked.runId, { decisions: { call_1: "allow" } });
-    await inHandler;
+    await inHandler.entered;
     const loser = agent.resume(parked.runId, { decisions: { call_1: "allow" } });
-    release();
+    inHandler.open();
     const [won, lost] = await Promise.allSettled([winner, loser]);
 
     expect(won?.status).toBe("fulfilled");

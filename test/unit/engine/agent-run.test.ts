@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -18,10 +17,10 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { gate } from "../../support/gate.js";
+import { silent } from "../../support/silent.js";
 
 type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
-
-const silent = pino({ level: "silent" });
 
 const makeAgent = (options: AgentOptions): Agent => new Agent({ logger: silent, ...options });
 
@@ -54,14 +53,6 @@ const textOf = (response: ProviderResponse): string =>
   response.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
 const userText = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
-
-function gate(): { open: () => void; opened: Promise<void> } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
 
 class NormalizeSearch extends Middleware {
   override async beforeToolExecution(call: ToolCall): Promise<ToolCall> {

@@ -16,15 +16,11 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
+import { collect } from "../../support/collect.js";
+import { gate } from "../../support/gate.js";
 
 const makeAgent = (options: AgentOptions): Agent =>
   new Agent({ logger: pino({ level: "silent" }), ...options });
-
-async function collect(stream: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const events: RunEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 const textDeltas = (events: readonly RunEvent[]): string[] =>
   events.flatMap((event) => (event.type === "text_delta" ? [event.text] : []));
@@ -34,14 +30,6 @@ const finalResult = (events: readonly RunEvent[]): RunResult => {
   if (last?.type !== "result") throw new Error(`the last event is ${last?.type}, not result`);
   return last.result;
 };
-
-function gate(): { open: () => void; opened: Promise<void> } {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
 
 const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {

@@ -16,8 +16,7 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
-
-const silent = pino({ level: "silent" });
+import { silent } from "../../support/silent.js";
 
 /** Middleware that appends its name to `order` at afterLlmCall. */
 const tracer = (name: string, order: string[]): MiddlewareLike => ({

@@ -17,8 +17,7 @@ import {
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
 import { ONE_TOOL_CALL_RUN } from "../../support/recording.js";
-
-const silent = pino({ level: "silent" });
+import { silent } from "../../support/silent.js";
 
 const lookup = tool({
   name: "lookup",

@@ -9,8 +9,9 @@ import {
   type ToolCall,
   type ToolResult,
 } from "../../../src/index.js";
+import { gate } from "../../support/gate.js";
+import { silent } from "../../support/silent.js";
 
-const silent = pino({ level: "silent" });
 const agent = { name: "test-agent" };
 const toolCall: ToolCall = { id: "call-1", name: "search", input: { query: "cats" } };
 const result: ToolResult = { toolCallId: "call-1", content: "Results", isError: false };
@@ -34,15 +35,6 @@ function capturingLogger() {
     },
   );
   return { logger, lines };
-}
-
-/** A promise with its resolve function, to release a waiting observer. */
-function gate() {
-  let release: () => void = () => undefined;
-  const opened = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { opened, release };
 }
 
 describe("HookRegistry registration", () => {
@@ -143,7 +135,7 @@ describe("emitHook", () => {
   it("awaits an async observer before calling the next one", async () => {
     const hooks = new HookRegistry();
     const calls: string[] = [];
-    const { opened, release } = gate();
+    const { opened, open: release } = gate();
     hooks.on(HookEvent.TOOL_CALL_END, async () => {
       calls.push("slow:start");
       await opened;

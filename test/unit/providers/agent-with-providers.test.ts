@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, type RunEvent, tool } from "../../../src/index.js";
+import { Agent, tool } from "../../../src/index.js";
+import { collect } from "../../support/collect.js";
 import {
   fakeAnthropic,
   fakeOpenAI,
@@ -40,12 +41,6 @@ const anthropicFinal = {
   },
 };
 
-async function drain(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const all: RunEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
 describe("an Agent on a real provider adapter (SDK over a fake fetch)", () => {
   it("OpenAI: streams a tool call, runs the tool, sends its result back and completes", async () => {
     const { fake, provider } = fakeOpenAI([
@@ -69,7 +64,7 @@ describe("an Agent on a real provider adapter (SDK over a fake fetch)", () => {
       tools: [getWeather],
       config: { systemPrompt: "Be brief." },
     });
-    const events = await drain(agent.runStream("Weather in Lisbon?"));
+    const events = await collect(agent.runStream("Weather in Lisbon?"));
     const result = events.at(-1);
     expect(result?.type === "result" ? result.result : undefined).toMatchObject({
       status: "completed",

@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -17,8 +16,7 @@ import {
   tool,
 } from "../../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../../src/testing.js";
-
-const silent = pino({ level: "silent" });
+import { silent } from "../../support/silent.js";
 
 const weather = tool({
   name: "weather",

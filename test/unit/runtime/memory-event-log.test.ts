@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent, RunResult } from "../../../src/index.js";
 import { MemoryEventLog } from "../../../src/runtime/memory-event-log.js";
+import { collect } from "../../support/collect.js";
 
 const result = (status: RunResult["status"]): RunResult => ({
   runId: "run",
@@ -13,12 +14,6 @@ const result = (status: RunResult["status"]): RunResult => ({
   iterations: 1,
   messages: [],
 });
-
-async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const seen: RunEvent[] = [];
-  for await (const event of events) seen.push(event);
-  return seen;
-}
 
 const delta = (text: string): RunEvent => ({ type: "text_delta", text });
 

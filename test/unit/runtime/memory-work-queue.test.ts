@@ -1,13 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { MemoryWorkQueue } from "../../../src/runtime/memory-work-queue.js";
-
-function latch() {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
+import { gate } from "../../support/gate.js";
 
 /** Resolves when `condition` holds, re-checked after every job the probe sees finish. */
 function probe() {
@@ -25,7 +18,7 @@ function probe() {
 describe("MemoryWorkQueue", () => {
   it("never runs more jobs at once than its concurrency", async () => {
     const queue = new MemoryWorkQueue<number>();
-    const release = latch();
+    const release = gate();
     const watch = probe();
     let running = 0;
     let maxRunning = 0;
@@ -60,7 +53,7 @@ describe("MemoryWorkQueue", () => {
     const queue = new MemoryWorkQueue<string>();
     const watch = probe();
     const seen: string[] = [];
-    const release = latch();
+    const release = gate();
     queue.work(
       async (job) => {
         seen.push(job);
@@ -127,7 +120,7 @@ describe("MemoryWorkQueue", () => {
 
   it("close() waits for running jobs, drops waiting ones and refuses new ones", async () => {
     const queue = new MemoryWorkQueue<string>();
-    const release = latch();
+    const release = gate();
     const watch = probe();
     const finished: string[] = [];
     queue.work(

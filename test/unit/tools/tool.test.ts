@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { HarnessError, ToolDefinitionError, tool } from "../../../src/index.js";
+import { thrown } from "../../support/thrown.js";
 
 const search = () =>
   tool({
@@ -9,15 +10,6 @@ const search = () =>
     input: z.object({ query: z.string(), limit: z.number().int().optional() }),
     handler: async ({ query }) => `Results for ${query}`,
   });
-
-function thrownBy(action: () => unknown): unknown {
-  try {
-    action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
 
 describe("tool()", () => {
   it("keeps name and description and defaults recovery to retry", () => {
@@ -77,7 +69,7 @@ describe("tool()", () => {
   it.each(["", "has space", "dotted.name", "slash/name", "ünïcode", "x".repeat(65)])(
     "refuses the name %j with ToolDefinitionError",
     (name) => {
-      const error = thrownBy(() =>
+      const error = thrown(() =>
         tool({ name, description: "", input: z.object({}), handler: () => "" }),
       );
       expect(error).toBeInstanceOf(ToolDefinitionError);
@@ -142,7 +134,7 @@ describe("tool() timeoutMs", () => {
   it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])(
     "refuses timeoutMs %s with a ToolDefinitionError naming the tool",
     (timeoutMs) => {
-      const error = thrownBy(() => define(timeoutMs));
+      const error = thrown(() => define(timeoutMs));
       expect(error).toBeInstanceOf(ToolDefinitionError);
       expect((error as Error).message).toContain('Tool "slow": timeoutMs');
     },

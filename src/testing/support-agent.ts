@@ -7,7 +7,8 @@ import { textResponse, toolCallResponse } from "../providers/scripted.js";
 import { tool } from "../tools/tool.js";
 
 // The agents of the embedded demo (and of `harnessx worker --agents` examples): a support agent
-// whose model is scripted by turn, so any number of concurrent runs share one provider.
+// whose model is scripted by turn, so any number of concurrent runs share one provider. Below the
+// CLI: `harnessx/testing` re-exports it and the CLI's demos use it.
 
 const search = tool({
   name: "search",

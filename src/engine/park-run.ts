@@ -1,0 +1,114 @@
+import { ApprovalError } from "../core/errors.js";
+import { recordById } from "../core/id-record.js";
+import type { Decision, RunContext } from "../machines/run-machine.js";
+import { approvalHash } from "../permissions/input-hash.js";
+import { describeIssues } from "../tools/validate.js";
+import type { RunActor } from "./drive.js";
+import { type ApprovalDecision, ParkedRun, parseResumeDecisions } from "./parked-run.js";
+import { decisionApplies } from "./run-lifecycle.js";
+import { pendingOf } from "./run-result.js";
+
+// A direct run that waits for a person: parked with its snapshot and what it asks, and the
+// decisions of its resume checked against that before anything changes.
+
+/** Who parks a run, when, and the key that binds each approval to its call and input. */
+export interface ParkingAgent {
+  name: string;
+  now: number;
+  approvalKey: string | undefined;
+}
+
+/** A run standing at `awaitingApproval` (its `context`, its stopped or live `actor`), parked. */
+export function parkRun(context: RunContext, actor: RunActor, by: ParkingAgent): ParkedRun {
+  return {
+    schemaVersion: 1,
+    agent: by.name,
+    runId: context.runId,
+    sessionId: context.sessionId,
+    parkedAt: by.now,
+    pending: context.calls
+      .filter((each) => each.status === "asked")
+      .map((each, index) => ({
+        ...(pendingOf(context)[index] as NonNullable<ReturnType<typeof pendingOf>[number]>),
+        inputHash: each.inputHash ?? approvalHash(context.runId, each.call, by.approvalKey),
+      })),
+    snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
+  };
+}
+
+/** A parked run given back by a caller, parsed: `approval_invalid` unless it is one. */
+export function parseParked(run: unknown): ParkedRun {
+  const parsed = ParkedRun.safeParse(run);
+  if (!parsed.success) {
+    throw new ApprovalError(
+      "approval_invalid",
+      `Not a parked run: ${describeIssues(parsed.error.issues)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * The decisions of a resume, validated against what waits in `parked` (each bound to its call
+ * and input by `key`); throws an `ApprovalError` before anything changes.
+ */
+export function checkDecisions(
+  parked: ParkedRun,
+  raw: Readonly<Record<string, ApprovalDecision>>,
+  key: string | undefined,
+): Record<string, Decision> {
+  const parsed = parseResumeDecisions(raw);
+  if (!parsed.ok || parsed.value.length === 0) {
+    throw new ApprovalError(
+      "approval_invalid",
+      parsed.ok ? "Resume needs at least one decision." : `Invalid decisions: ${parsed.message}`,
+    );
+  }
+  const context = parked.snapshot.context as RunContext;
+  const decisions: Array<readonly [string, Decision]> = [];
+  for (const [toolCallId, value] of parsed.value) {
+    const pending = parked.pending.find((each) => each.toolCallId === toolCallId);
+    if (pending === undefined) {
+      const known = context.calls?.some((each) => each.call.id === toolCallId);
+      throw known
+        ? new ApprovalError(
+            "already_decided",
+            `Tool call "${toolCallId}" of run "${parked.runId}" is already decided.`,
+          )
+        : new ApprovalError(
+            "tool_call_not_found",
+            `Run "${parked.runId}" has no pending tool call "${toolCallId}".`,
+          );
+    }
+    const state = context.calls?.find((each) => each.call.id === toolCallId);
+    const bound =
+      state !== undefined &&
+      decisionApplies(parked.runId, state, pending.inputHash, key) &&
+      approvalHash(
+        parked.runId,
+        { id: toolCallId, name: pending.name, input: pending.input },
+        key,
+      ) === pending.inputHash;
+    if (!bound) {
+      throw new ApprovalError(
+        "approval_tampered",
+        `The pending input of tool call "${toolCallId}" does not match what was asked; refusing to resume.`,
+      );
+    }
+    decisions.push([
+      toolCallId,
+      typeof value === "string" ? { decision: value } : dropUndefined(value),
+    ]);
+  }
+  return recordById(decisions);
+}
+
+const dropUndefined = (value: {
+  decision: "allow" | "deny";
+  reason?: string | undefined;
+  by?: string | undefined;
+}): Decision => ({
+  decision: value.decision,
+  ...(value.reason === undefined ? {} : { reason: value.reason }),
+  ...(value.by === undefined ? {} : { by: value.by }),
+});
