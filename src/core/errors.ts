@@ -29,7 +29,8 @@ export type HarnessErrorCode =
   | "sandbox_unavailable"
   | "sandbox_failed"
   | "store_version"
-  | "mcp_failed";
+  | "mcp_failed"
+  | "dependency_missing";
 
 export interface HarnessErrorOptions {
   /** The principal-sequence phase the error happened in. */
