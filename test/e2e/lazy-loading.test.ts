@@ -14,6 +14,7 @@ const LAZY_PACKAGES = [
   "@bull-board/api",
   "@bull-board/express",
   "@modelcontextprotocol/sdk",
+  "ajv",
   "openai",
   "@anthropic-ai/sdk",
   "minisearch",
