@@ -21,6 +21,7 @@ const LAZY_PACKAGES = [
   "yaml",
   "bullmq",
   "ioredis",
+  "rate-limiter-flexible",
 ] as const;
 
 // Records every module the child loads: ESM through a resolve hook (its own thread, so it

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DependencyMissingError, isMissingPackage } from "../../../src/core/dependency-missing.js";
 import { HarnessError } from "../../../src/core/errors.js";
+import { RATE_LIMITER } from "../../../src/core/load-rate-limiter.js";
 import {
   importOptional,
   type LazyPackage,
@@ -180,7 +181,7 @@ describe("the seams", () => {
   });
 
   it("name the regular dependencies loaded on first use with package.json's ranges", () => {
-    for (const seam of [IOREDIS, YAML, MINISEARCH]) {
+    for (const seam of [IOREDIS, YAML, MINISEARCH, RATE_LIMITER]) {
       for (const { name, range } of seam.packages) {
         expect({ name, range }).toEqual({ name, range: manifest.dependencies[name] });
       }
