@@ -5,15 +5,17 @@
 //
 //   npm run --silent bench:import          # builds first
 //   node bench/import.mjs --rounds=5 --modules   # also lists the packages each case loaded
+//   node bench/import.mjs --baseline=/elsewhere/dist/index.js   # another build, side by side
 //
-// Wall time is measured by this process around the child's whole life (start to exit);
-// RSS is the child's peak resident set (`process.resourceUsage().maxRSS`) after its import.
+// Wall time is measured by this process around the child's whole life (start to exit); CPU
+// time is the child's own (user + system), steadier than wall time on a busy shared host; RSS
+// is the child's peak resident set (`process.resourceUsage().maxRSS`) after its import.
 // Targets (SPEC §15): harnessx's wall time over bare node at most 1.25x the floor's, its added
 // RSS at most the floor's + 5 MB.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const option = (name, fallback) => {
   const found = process.argv.find((each) => each.startsWith(`--${name}=`));
@@ -24,6 +26,7 @@ const option = (name, fallback) => {
 };
 const ROUNDS = option("rounds", 5);
 const LIST_MODULES = process.argv.includes("--modules");
+const BASELINE = process.argv.find((each) => each.startsWith("--baseline="))?.slice(11);
 const TIME_RATIO_TARGET = 1.25;
 const RSS_MARGIN_TARGET_MB = 5;
 
@@ -38,12 +41,16 @@ const log = (line) => process.stderr.write(`[bench:import] ${line}\n`);
 const report = `
 const { createRequire } = await import("node:module");
 const loaded = ${LIST_MODULES} ? Object.keys(createRequire(import.meta.url).cache) : [];
-process.stdout.write(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, loaded }) + "\\n");`;
+const { user, system } = process.cpuUsage();
+process.stdout.write(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, cpuMs: (user + system) / 1000, loaded }) + "\\n");`;
 
 const CASES = {
   bareNode: "",
   floor: 'await import("xstate"); await import("zod");',
   harnessx: `await import(${JSON.stringify(entry.href)});`,
+  ...(BASELINE === undefined
+    ? {}
+    : { baseline: `await import(${JSON.stringify(pathToFileURL(BASELINE).href)});` }),
 };
 
 function sample(code) {
@@ -54,8 +61,8 @@ function sample(code) {
   });
   const wallMs = performance.now() - began;
   if (child.status !== 0) throw new Error(`a child failed (${child.status}): ${child.stderr}`);
-  const { maxRssKb, loaded } = JSON.parse(child.stdout.trim().split("\n").at(-1));
-  return { wallMs, rssMb: maxRssKb / 1024, loaded };
+  const { maxRssKb, cpuMs, loaded } = JSON.parse(child.stdout.trim().split("\n").at(-1));
+  return { wallMs, cpuMs, rssMb: maxRssKb / 1024, loaded };
 }
 
 const median = (values) => {
@@ -89,17 +96,20 @@ const figures = Object.fromEntries(
     name,
     {
       wallMs: round(median(each.map((one) => one.wallMs))),
+      cpuMs: round(median(each.map((one) => one.cpuMs))),
       rssMb: round(median(each.map((one) => one.rssMb))),
     },
   ]),
 );
 const over = (name) => ({
   wallMs: round(figures[name].wallMs - figures.bareNode.wallMs),
+  cpuMs: round(figures[name].cpuMs - figures.bareNode.cpuMs),
   rssMb: round(figures[name].rssMb - figures.bareNode.rssMb),
 });
 const floor = over("floor");
 const harnessx = over("harnessx");
 const timeRatio = round(harnessx.wallMs / floor.wallMs, 2);
+const cpuRatio = round(harnessx.cpuMs / floor.cpuMs, 2);
 const result = {
   bench: "import",
   node: process.version,
@@ -107,8 +117,13 @@ const result = {
   loadAverage: round(loadavg()[0], 2),
   rounds: ROUNDS,
   medians: figures,
-  overBareNode: { floor, harnessx },
+  overBareNode: {
+    floor,
+    harnessx,
+    ...(BASELINE === undefined ? {} : { baseline: over("baseline") }),
+  },
   timeRatio,
+  cpuRatio,
   timeRatioTarget: TIME_RATIO_TARGET,
   rssOverFloorMb: round(harnessx.rssMb - floor.rssMb),
   rssOverFloorTargetMb: RSS_MARGIN_TARGET_MB,
