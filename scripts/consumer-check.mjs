@@ -11,7 +11,15 @@
 // Fast on purpose: one install from the npm cache (--prefer-offline, no audit, no fund), one
 // tsc run for both module kinds (this repository's TypeScript and @types/node).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -120,7 +128,7 @@ try {
   log(`packed ${packed.filename}: ${packed.entryCount} files, ${round(packed.size / 1024)} kB`);
 
   const project = join(scratch, "project");
-  execFileSync("mkdir", [project]);
+  mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
   const installBegan = performance.now();
   npm(["install", tarball], project);
