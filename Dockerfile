@@ -5,8 +5,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# The image serves the dashboard and the real providers: their optional peer dependencies become
+# this image's dependencies (npm would drop them with the devDependencies otherwise).
+RUN npm run build && npm prune --omit=dev \
+  && node -e "const fs = require('node:fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8')); Object.assign(p.dependencies, p.peerDependencies); delete p.peerDependencies; delete p.peerDependenciesMeta; delete p.devDependencies; fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" \
+  && npm install --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

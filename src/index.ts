@@ -1,5 +1,10 @@
 // The public API of harnessx. Names are re-exported one by one; nothing else is public.
 
+export {
+  DependencyMissingError,
+  type DependencyMissingErrorOptions,
+  type OptionalPackage,
+} from "./core/dependency-missing.js";
 export type { Clock, RuntimeDeps, Timer } from "./core/deps.js";
 export {
   ApprovalError,

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ExitWith, positiveInteger, printJson, UsageError, withJson } from "./cli-support.js";
 import { portNumber } from "./dashboard-commands.js";
-import { ProviderFlagError, providerFromFlags } from "./model-option.js";
+import { loadProviderSdk, ProviderFlagError, providerFromFlags } from "./model-option.js";
 import { type RedisFlags, redisUrlOf, withRedisOptions } from "./redis-runtime.js";
 import { relaunchWithSemiSpace, WORKER_SEMI_SPACE_MB, wantsRelaunch } from "./young-generation.js";
 
@@ -59,6 +59,7 @@ export function registerDemo(program: Command): Command {
     .option("--token-file <file>", "with --dashboard: bearer tokens by name")
     .action(async (flags: DemoFlags) => {
       const options = providerOptionOf(flags);
+      await loadProviderSdk(flags);
       if (flags.dashboard === true) {
         const { runDashboardDemo } = await import("./dashboard-demo.js");
         const { provider: _name, model: _model, ...dashboardFlags } = flags;
@@ -84,6 +85,7 @@ export function registerTour(program: Command): Command {
     )
     .action(async (flags: ProviderFlags) => {
       const options = providerOptionOf(flags);
+      await loadProviderSdk(flags);
       const { runDemo } = await import("./demo.js");
       if (flags.json !== true) {
         await runDemo(options);

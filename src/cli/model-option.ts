@@ -1,14 +1,36 @@
 import type { Provider } from "../core/provider.js";
 import { anthropicProvider } from "../providers/anthropic.js";
+import { loadAnthropic } from "../providers/load-anthropic.js";
+import { loadOpenAI } from "../providers/load-openai.js";
 import { openaiProvider } from "../providers/openai.js";
 
 /** A `--provider` / `--model` combination that cannot be used; the CLI exits with code 2. */
 export class ProviderFlagError extends Error {}
 
 const PROVIDERS = {
-  openai: { variable: "OPENAI_API_KEY", model: "gpt-5-mini", make: openaiProvider },
-  anthropic: { variable: "ANTHROPIC_API_KEY", model: "claude-sonnet-4-5", make: anthropicProvider },
+  openai: {
+    variable: "OPENAI_API_KEY",
+    model: "gpt-5-mini",
+    make: openaiProvider,
+    load: loadOpenAI,
+  },
+  anthropic: {
+    variable: "ANTHROPIC_API_KEY",
+    model: "claude-sonnet-4-5",
+    make: anthropicProvider,
+    load: loadAnthropic,
+  },
 } as const;
+
+/**
+ * Loads the SDK of `--provider` before any run: without the package the command fails at once
+ * with `DependencyMissingError` (its message names the `npm install`; exit code 1), not run by run.
+ */
+export async function loadProviderSdk(flags: { provider?: string | undefined }): Promise<void> {
+  if (flags.provider === "openai" || flags.provider === "anthropic") {
+    await PROVIDERS[flags.provider].load();
+  }
+}
 
 /**
  * The real model `--provider openai|anthropic` names (with `--model`, or a small default), keyed

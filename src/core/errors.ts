@@ -30,6 +30,7 @@ export type HarnessErrorCode =
   | "sandbox_failed"
   | "store_version"
   | "mcp_failed"
+  | "dependency_missing"
   | "internal_error";
 
 /**
@@ -93,6 +94,7 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   sandbox_failed: tool,
   store_version: storeFinal,
   mcp_failed: tool,
+  dependency_missing: caller,
   internal_error: { fault: "internal", jobRetries: false },
 };
 

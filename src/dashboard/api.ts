@@ -1,4 +1,4 @@
-import express, { type Request, type Response, Router } from "express";
+import type { Request, Response } from "express";
 import { z } from "zod";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
@@ -15,6 +15,7 @@ import {
   SESSION_COOKIE,
 } from "./auth.js";
 import { HttpError } from "./http-errors.js";
+import { express, Router } from "./load-express.js";
 import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
 
 const RunsQuery = z.strictObject({

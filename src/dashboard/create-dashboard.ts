@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
-import express, { type NextFunction, type Request, type Response } from "express";
+import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
@@ -9,6 +9,7 @@ import { describeIssues } from "../tools/validate.js";
 import { apiRouter } from "./api.js";
 import { DashboardAuth, requireReader, requireSameOriginSession } from "./auth.js";
 import { errorResponder } from "./http-errors.js";
+import { express } from "./load-express.js";
 import { queuesRouter } from "./queues.js";
 import type { EventStream } from "./sse.js";
 import { type GuessLimit, TokenGuesses } from "./token-guesses.js";

@@ -27,7 +27,12 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   backend_failed: 503,
   backend_unavailable: 503,
   store_lost: 503,
+  // The queue view without bull-board installed: the message names the `npm install`.
+  dependency_missing: 501,
 };
+
+/** Server-side codes whose message is safe and useful to show as it is. */
+const SHOWN_SERVER_CODES: ReadonlySet<string> = new Set(["dependency_missing"]);
 
 const codeOf = (error: unknown): string | undefined =>
   error instanceof HarnessError || (error instanceof Error && "code" in error)
@@ -60,7 +65,11 @@ export function errorResponder(logger: Logger) {
       });
       return;
     }
-    if (status !== undefined && code !== undefined && status < 500) {
+    if (
+      status !== undefined &&
+      code !== undefined &&
+      (status < 500 || SHOWN_SERVER_CODES.has(code))
+    ) {
       response.status(status).json({ error: { code, message: (error as Error).message } });
       return;
     }

@@ -1,5 +1,6 @@
 import type { Router } from "express";
 import type { BackendQueue } from "../store/backend.js";
+import { loadBullBoard } from "./load-bull-board.js";
 
 const ROLE: Record<BackendQueue["role"], { label: string; about: string }> = {
   steps: {
@@ -24,11 +25,7 @@ export async function queuesRouter(options: {
   basePath: string;
   readOnly: boolean;
 }): Promise<Router> {
-  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
-    import("@bull-board/api"),
-    import("@bull-board/api/bullMQAdapter"),
-    import("@bull-board/express"),
-  ]);
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await loadBullBoard();
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(`${options.basePath}/admin/queues`);
   createBullBoard({

@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRes } from "../core/load-rate-limiter.js";
 
 /** How many wrong bearer tokens one address may show, and for how long it is then refused. */
 export interface GuessLimit {

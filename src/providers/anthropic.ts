@@ -8,6 +8,7 @@ import type {
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
+import { loadAnthropic } from "./load-anthropic.js";
 import { chooseModel } from "./response-parts.js";
 import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
@@ -56,7 +57,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
     variable: "ANTHROPIC_API_KEY",
     options: parsed,
     load: async (settings) => {
-      const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+      const { default: AnthropicClient } = await loadAnthropic();
       return new AnthropicClient(settings);
     },
   });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ConfigError, HarnessError, type HarnessErrorOptions } from "../core/errors.js";
 import type { RecoveryPolicy, Tool } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
+import { loadMcpConnection } from "./load-mcp.js";
 
 interface McpCommonOptions {
   /**
@@ -121,6 +122,6 @@ function parseOptions(options: unknown): ParsedMcpOptions {
 export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
   const parsed = parseOptions(options);
   // The MCP SDK is loaded here, not with the package: most agents never use it.
-  const { connectMcp } = await import("./mcp-connection.js");
+  const { connectMcp } = await loadMcpConnection();
   return connectMcp(parsed);
 }

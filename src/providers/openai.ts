@@ -7,6 +7,7 @@ import type {
   ProviderStreamEvent,
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
+import { loadOpenAI } from "./load-openai.js";
 import { chatParams, completeChat, streamChat } from "./openai-chat.js";
 import { completeResponses, responsesParams, streamResponses } from "./openai-responses.js";
 import { chooseModel } from "./response-parts.js";
@@ -61,7 +62,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
     variable: "OPENAI_API_KEY",
     options: parsed,
     load: async (settings) => {
-      const { default: OpenAIClient } = await import("openai");
+      const { default: OpenAIClient } = await loadOpenAI();
       return new OpenAIClient(settings);
     },
   });

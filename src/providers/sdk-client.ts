@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, HarnessError } from "../core/errors.js";
 import type { ProviderCallOptions } from "../core/provider.js";
 import { describeIssues } from "../tools/validate.js";
 import { toProviderError } from "./sdk-errors.js";
@@ -83,6 +83,8 @@ export function sdkCaller<Client>(
       client ??= build();
       return { client: await client, signal: call.signal, secrets };
     } catch (error) {
+      // The SDK not installed is not the model's failure: the run fails with its own code.
+      if (HarnessError.isHarnessError(error) && error.code === "dependency_missing") throw error;
       throw toProviderError(error, { provider: setup.label, signal: call.signal, secrets });
     }
   };

@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { Cluster, type Redis } from "ioredis";
+import { Cluster, type Redis } from "./load-ioredis.js";
 import type { RedisClient } from "./redis-connection.js";
 
 const coalescing = new WeakSet<Socket>();

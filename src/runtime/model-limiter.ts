@@ -3,7 +3,7 @@ import {
   RateLimiterMemory,
   RateLimiterRedis,
   RateLimiterRes,
-} from "rate-limiter-flexible";
+} from "../core/load-rate-limiter.js";
 import type { Admission, ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
 import type { PauseWatch } from "./model-pauses.js";
 import type { RedisClient } from "./redis-connection.js";

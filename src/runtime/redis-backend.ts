@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Queue, Worker } from "bullmq";
-import { Cluster, Redis } from "ioredis";
 import { type Logger, pino } from "pino";
 import { z } from "zod";
 import { ConfigError, loggableError } from "../core/errors.js";
@@ -58,6 +57,7 @@ import {
 import { toolCallRun } from "../store/tool-call-view.js";
 import { describeIssues } from "../tools/validate.js";
 import { coalesceWrites } from "./coalesced-writes.js";
+import { Cluster, Redis } from "./load-ioredis.js";
 import { redisModelLimiter } from "./model-limiter.js";
 import { PauseWatch } from "./model-pauses.js";
 import {

@@ -1,4 +1,4 @@
-import { Cluster, Redis } from "ioredis";
+import { Cluster, Redis } from "./load-ioredis.js";
 
 /** A connection to one Redis server or to a Redis Cluster: the commands harnessx sends work on both. */
 export type RedisClient = Redis | Cluster;

@@ -1,5 +1,5 @@
-import { Cluster, Redis } from "ioredis";
 import { z } from "zod";
+import { Cluster, Redis } from "./load-ioredis.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 import { MAINTENANCE_QUEUE, redisKeys, STEP_QUEUE, TOOL_QUEUE } from "./redis-keys.js";
 import { findStrandedRuns } from "./redis-stranded.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CallState } from "../machines/run-machine.js";
+import type { CallState } from "../machines/call-state.js";
 import { describeIssues } from "../tools/validate.js";
 import { fastSafeParser } from "./fast-parse.js";
 import { assertReadableVersion, corrupt } from "./record-codec.js";

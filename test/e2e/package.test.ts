@@ -38,6 +38,28 @@ describe("the built package", () => {
     });
   });
 
+  it("is requirable as `harnessx` from CommonJS (require(esm), Node >= 20.19) and runs an agent", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [
+        "-e",
+        `
+        const { Agent, HarnessError } = require("harnessx");
+        const { ScriptedProvider, textResponse } = require("harnessx/testing");
+        const agent = new Agent({ provider: new ScriptedProvider([textResponse("from cjs")]) });
+        agent.run("go").then((result) => console.log(JSON.stringify({
+          status: result.status, output: result.output, errors: typeof HarnessError })));
+        `,
+      ],
+      { cwd: root, timeout: 15_000 },
+    );
+    expect(JSON.parse(stdout.trim())).toEqual({
+      status: "completed",
+      output: "from cjs",
+      errors: "function",
+    });
+  });
+
   it("loads BullMQ only when a Redis backend starts, not with the package", async () => {
     const output = await node(`
       import { createRequire } from "node:module";
@@ -74,14 +96,14 @@ describe("the built package", () => {
   it("declares types and an exports map for both entry points", async () => {
     const manifest = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as {
       type: string;
-      exports: Record<string, { types: string; import: string }>;
+      exports: Record<string, { types: string; default: string }>;
     };
     expect(manifest.type).toBe("module");
     for (const entry of [".", "./testing"]) {
       const target = manifest.exports[entry];
       expect(target).toBeDefined();
       await expect(readFile(new URL(target?.types ?? "", root))).resolves.toBeInstanceOf(Buffer);
-      await expect(readFile(new URL(target?.import ?? "", root))).resolves.toBeInstanceOf(Buffer);
+      await expect(readFile(new URL(target?.default ?? "", root))).resolves.toBeInstanceOf(Buffer);
     }
   });
 });

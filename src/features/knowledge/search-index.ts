@@ -1,4 +1,4 @@
-import MiniSearch from "minisearch";
+import { MiniSearch } from "./load-minisearch.js";
 import { makeSnippet } from "./snippet.js";
 
 /** A document to index: its path in the bundle and its text. */

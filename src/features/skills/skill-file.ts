@@ -1,7 +1,7 @@
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { describeIssues } from "../../tools/validate.js";
 import { SkillDefinitionError } from "./errors.js";
+import { parseYaml } from "./load-yaml.js";
 
 /** The front matter every SKILL.md starts with; other keys are kept but not used. */
 export const SkillFrontMatter = z.looseObject({

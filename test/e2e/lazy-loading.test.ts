@@ -1,0 +1,122 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = new URL("../../", import.meta.url);
+
+/** The packages `import "harnessx"` must not load (SPEC §15): each loads when its feature is used. */
+const LAZY_PACKAGES = [
+  "express",
+  "@bull-board/api",
+  "@bull-board/express",
+  "@modelcontextprotocol/sdk",
+  "ajv",
+  "openai",
+  "@anthropic-ai/sdk",
+  "minisearch",
+  "yaml",
+  "bullmq",
+  "ioredis",
+  "rate-limiter-flexible",
+] as const;
+
+// Records every module the child loads: ESM through a resolve hook (its own thread, so it
+// appends to a file), CommonJS through the require cache the child prints at the end.
+const HOOKS = `
+import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(process.env.HARNESSX_LOAD_LOG, result.url + "\\n");
+  return result;
+}`;
+const REGISTER = `
+import { register } from "node:module";
+register(new URL("./hooks.mjs", import.meta.url));`;
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "harnessx-lazy-"));
+  await writeFile(join(scratch, "hooks.mjs"), HOOKS);
+  await writeFile(join(scratch, "register.mjs"), REGISTER);
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** The package of a file under node_modules ("@scope/name" or "name"). */
+const packageOf = (file: string): string | undefined =>
+  /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/
+    .exec(decodeURIComponent(file))?.[1]
+    ?.replace("\\", "/");
+
+/**
+ * Runs `source` (an ES module importing "harnessx", resolved through the exports map to dist/)
+ * in a fresh node; `snapshot()` in it marks a point. Returns the packages loaded at each mark.
+ */
+async function packagesLoaded(source: string, name: string): Promise<Set<string>[]> {
+  const log = join(scratch, `${name}.log`);
+  await writeFile(log, "");
+  const program = `
+    import { createRequire } from "node:module";
+    import { readFileSync } from "node:fs";
+    const snapshots = [];
+    const snapshot = () => snapshots.push([
+      ...readFileSync(process.env.HARNESSX_LOAD_LOG, "utf8").split("\\n"),
+      ...Object.keys(createRequire(import.meta.url).cache),
+    ]);
+    ${source}
+    console.log(JSON.stringify(snapshots));`;
+  const { stdout } = await run(
+    process.execPath,
+    ["--import", join(scratch, "register.mjs"), "--input-type=module", "-e", program],
+    { cwd: root, timeout: 20_000, env: { ...process.env, HARNESSX_LOAD_LOG: log } },
+  );
+  const snapshots = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as string[][];
+  return snapshots.map((files) => new Set(files.flatMap((file) => packageOf(file) ?? [])));
+}
+
+describe('import "harnessx"', () => {
+  it("loads none of the optional or heavy packages, only what the core needs", async () => {
+    const [loaded] = await packagesLoaded(
+      `await import("harnessx"); await import("harnessx/testing"); snapshot();`,
+      "import",
+    );
+    // The recorder sees both ESM (zod) and CommonJS (xstate's entry for import is ESM too,
+    // safe-stable-stringify is CommonJS) packages of the core.
+    expect(loaded).toContain("zod");
+    expect(loaded).toContain("xstate");
+    expect(LAZY_PACKAGES.filter((name) => loaded?.has(name))).toEqual([]);
+  });
+
+  it("loads each package when its feature is first used", async () => {
+    const snapshots = await packagesLoaded(
+      `
+      const hx = await import("harnessx");
+      snapshot();
+      const runtime = new hx.AgentRuntime({ agents: [], backend: hx.memoryBackend() });
+      await runtime.start();
+      hx.createDashboard({ runtime, tokens: { ops: "a-token-of-16-chars-or-more" } });
+      snapshot();
+      const backend = hx.redisBackend({ url: "redis://127.0.0.1:1" });
+      snapshot();
+      const provider = hx.openaiProvider({ model: "m", apiKey: "k", baseURL: "http://127.0.0.1:1/v1", maxRetries: 0 });
+      await provider.complete({ messages: [{ role: "user", content: "hi" }], tools: [] }).catch(() => {});
+      snapshot();
+      await backend.close({ timeoutMs: 1000 }).catch(() => {});
+      await runtime.close();
+      `,
+      "features",
+    );
+    const [before, dashboard, redis, openai] = snapshots;
+    expect(LAZY_PACKAGES.filter((name) => before?.has(name))).toEqual([]);
+    expect(dashboard?.has("express")).toBe(true);
+    expect(dashboard?.has("ioredis")).toBe(false);
+    expect(redis?.has("ioredis")).toBe(true);
+    expect(redis?.has("openai")).toBe(false);
+    expect(openai?.has("openai")).toBe(true);
+  });
+});
