@@ -8,6 +8,7 @@ import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { describeIssues } from "../tools/validate.js";
 import { apiRouter } from "./api.js";
 import { DashboardAuth, requireReader, requireSameOriginSession } from "./auth.js";
+import { requireKnownHost } from "./host-check.js";
 import { errorResponder } from "./http-errors.js";
 import { queuesRouter } from "./queues.js";
 import type { EventStream } from "./sse.js";
@@ -50,6 +51,14 @@ export interface DashboardOptions {
    * `Retry-After`. @defaultValue { failures: 5, windowMs: 60000 }
    */
   guessLimit?: GuessLimit | undefined;
+  /**
+   * Host names (or `name:port`) the dashboard answers for besides the address it listens on and
+   * `localhost`: the names a proxy or browser uses to reach it. Any other `Host` is refused
+   * (421), so a page on another site cannot read runs through DNS rebinding.
+   * @defaultValue []
+   * @example ["dash.example.com"]
+   */
+  allowedHosts?: readonly string[] | undefined;
 }
 
 export interface DashboardServer {
@@ -91,6 +100,16 @@ const Options = z.strictObject({
       failures: z.number().int().positive().optional(),
       windowMs: z.number().int().positive().optional(),
     })
+    .optional(),
+  allowedHosts: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\[[\da-fA-F:.]+\]|[\w.-]+)(:\d{1,5})?$/,
+          'must be a host name or address, optionally with ":port"',
+        ),
+    )
     .optional(),
 });
 
@@ -160,6 +179,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(securityHeaders);
+  app.use(requireKnownHost(parsed.data.allowedHosts ?? []));
   app.use("/api", apiRouter({ ...guard, runtime, auth, heartbeatMs: 15_000, track }));
 
   const backendQueues = runtime.queues();
