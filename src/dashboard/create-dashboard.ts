@@ -127,7 +127,17 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** Security headers on every answer; bull-board's own page (inline scripts) gets all but CSP's script rules. */
+/**
+ * bull-board's page: inline scripts and its own `<base href>` (its scripts load relative to it,
+ * so every queue URL, with or without a trailing slash, and a reload, finds them); the rest of
+ * the policy stays.
+ */
+const QUEUES_CSP = "frame-ancestors 'none'; base-uri 'self'; form-action 'none'";
+
+const isQueuesPath = (path: string): boolean =>
+  path === "/admin/queues" || path.startsWith("/admin/queues/");
+
+/** Security headers on every answer; bull-board's own page gets `QUEUES_CSP`, the rest `CSP`. */
 function securityHeaders(request: Request, response: Response, next: NextFunction): void {
   response.set({
     "X-Content-Type-Options": "nosniff",
@@ -135,9 +145,7 @@ function securityHeaders(request: Request, response: Response, next: NextFunctio
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
-    "Content-Security-Policy": request.path.startsWith("/admin/queues")
-      ? "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-      : CSP,
+    "Content-Security-Policy": isQueuesPath(request.path) ? QUEUES_CSP : CSP,
   });
   next();
 }
