@@ -75,11 +75,15 @@ describe.each(backends)("the approvals API on %s", (_name, backend) => {
       runtime.submit("cleaner", "tmp"),
     ]);
     for (const handle of parked) expect((await handle.result()).status).toBe("awaiting_approval");
-    const inbox = async (query: string) =>
-      (await body(await fetch(url(`api/approvals${query}`), { headers: AUTH }))).approvals.map(
-        (entry: { agent: string; name: string; input: { path: string } }) =>
-          `${entry.agent} ${entry.name} ${entry.input.path}`,
-      );
+    const inbox = async (query: string): Promise<string[]> => {
+      const answer = await body(await fetch(url(`api/approvals${query}`), { headers: AUTH }));
+      const entries = answer.approvals as Array<{
+        agent: string;
+        name: string;
+        input: { path: string };
+      }>;
+      return entries.map((entry) => `${entry.agent} ${entry.name} ${entry.input.path}`);
+    };
     expect((await inbox("")).sort()).toEqual([
       "cleaner delete_cache tmp",
       "ops delete_file a.log",
