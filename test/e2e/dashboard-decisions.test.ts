@@ -184,12 +184,7 @@ describe("deciding in the page", () => {
     const page = await signIn(server);
     await page.getByRole("button", { name: "Sign out" }).click();
     await expect.poll(() => page.locator("#login").isVisible()).toBe(true);
-    const kept = await page.evaluate(() => {
-      const storage = (globalThis as { sessionStorage?: { getItem(key: string): string | null } })
-        .sessionStorage;
-      return storage?.getItem("harnessx-token") ?? "no storage";
-    });
-    expect(kept).toBeNull();
+    expect(await page.evaluate('sessionStorage.getItem("harnessx-token")')).toBeNull();
     const cookies = await page.context().cookies();
     expect(cookies.filter((cookie) => cookie.name === "hx_session")).toEqual([]);
     await page.reload();

@@ -69,27 +69,26 @@ async function burst(runtime: AgentRuntime, count: number): Promise<void> {
   for (const handle of handles) expect((await handle.result()).status).toBe("completed");
 }
 
-/** Counts mutations under each element id from now on (in `window.mutations`). */
+/** Counts mutations under each element id from now on (in the page's `mutations`). */
 async function watchMutations(page: Page, ids: string[]): Promise<void> {
-  await page.evaluate((names) => {
-    const counts: Record<string, number> = {};
-    (window as unknown as { mutations: Record<string, number> }).mutations = counts;
-    for (const name of names) {
-      counts[name] = 0;
+  await page.evaluate(`(() => {
+    window.mutations = {};
+    for (const name of ${JSON.stringify(ids)}) {
+      window.mutations[name] = 0;
       new MutationObserver((records) => {
-        counts[name] = (counts[name] ?? 0) + records.length;
-      }).observe(document.getElementById(name) as HTMLElement, {
+        window.mutations[name] += records.length;
+      }).observe(document.getElementById(name), {
         childList: true,
         subtree: true,
         characterData: true,
         attributes: true,
       });
     }
-  }, ids);
+  })()`);
 }
 
-const mutations = (page: Page) =>
-  page.evaluate(() => (window as unknown as { mutations: Record<string, number> }).mutations);
+const mutations = async (page: Page): Promise<Record<string, number>> =>
+  (await page.evaluate("window.mutations")) as Record<string, number>;
 
 describe("the page under a fleet", () => {
   it("draws one page of runs, counts new runs instead of growing, and replaces only a changed row", async () => {
@@ -104,9 +103,9 @@ describe("the page under a fleet", () => {
     expect(await rows.first().getAttribute("data-run")).toBe(parked.runId);
     expect(await page.locator("#page-note").textContent()).toBe("Page 1 · 50 runs");
     // Every row on screen is marked: a row drawn again is a new element, without the mark.
-    await page.evaluate(() => {
-      for (const row of document.querySelectorAll("#runs-body tr")) row.classList.add("seen");
-    });
+    await page.evaluate(
+      'for (const row of document.querySelectorAll("#runs-body tr")) row.classList.add("seen")',
+    );
 
     await burst(runtime, 100);
     const banner = page.locator("#new-runs");
@@ -190,8 +189,8 @@ describe("the page under a fleet", () => {
     const parked = await runtime.submit("ops", "a-rather-long-file-name-for-a-narrow-screen.log");
     await parked.result();
     const page = await signIn(server, { width: 375, height: 740 });
-    const overflow = () =>
-      page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = async () =>
+      Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"));
     await expect.poll(() => page.locator("#inbox-list li").count()).toBe(1);
     expect(await overflow()).toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${SHOTS}/phone-inbox.png`, fullPage: true });
