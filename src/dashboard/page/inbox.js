@@ -21,6 +21,7 @@ const CONTEXT_FETCHES = 4;
 
 const state = {
   entries: new Map(), // key → entry, every waiting call known
+  byRun: new Map(), // runId → the keys of its entries
   cards: new Map(), // key → { li, entry } for the cards on screen
   shown: [], // keys of the cards on screen, in order
   checked: new Set(), // keys selected for a bulk decision
@@ -35,6 +36,23 @@ const state = {
 };
 
 export const inboxKey = (entry) => `${entry.runId}\u0000${entry.toolCallId}`;
+
+function addEntry(entry) {
+  const key = inboxKey(entry);
+  state.entries.set(key, entry);
+  const keys = state.byRun.get(entry.runId);
+  if (keys) keys.add(key);
+  else state.byRun.set(entry.runId, new Set([key]));
+}
+
+function removeEntry(key) {
+  const entry = state.entries.get(key);
+  if (!entry) return;
+  state.entries.delete(key);
+  const keys = state.byRun.get(entry.runId);
+  keys?.delete(key);
+  if (keys?.size === 0) state.byRun.delete(entry.runId);
+}
 const visible = () => !$("inbox").hidden;
 const matches = (entry) =>
   (!state.filters.agent || entry.agent === state.filters.agent) &&
@@ -49,21 +67,20 @@ function shownEntries() {
 
 /** Reads every waiting call again (at start and whenever the live stream reconnects). */
 export async function loadInbox() {
-  const fresh = new Map();
+  const fresh = [];
   let cursor = null;
   do {
     const query = new URLSearchParams({ limit: "500" });
     if (cursor) query.set("cursor", cursor);
     const page = await api(`api/approvals?${query}`);
-    for (const entry of page.approvals) fresh.set(inboxKey(entry), entry);
+    fresh.push(...page.approvals);
     cursor = page.nextCursor;
   } while (cursor);
   // A card whose decision is on its way stays as it is until the answer comes.
-  for (const key of state.deciding) {
-    const entry = state.entries.get(key);
-    if (entry) fresh.set(key, entry);
-  }
-  state.entries = fresh;
+  const deciding = [...state.deciding].map((key) => state.entries.get(key)).filter(Boolean);
+  state.entries = new Map();
+  state.byRun = new Map();
+  for (const entry of [...fresh, ...deciding]) addEntry(entry);
   scheduleRender();
 }
 
@@ -76,15 +93,12 @@ export function applyRunChanges(runs) {
     ) {
       state.statusWhileDeciding.set(run.runId, run.status);
     }
-    for (const key of [...state.entries.keys()]) {
-      if (key.startsWith(`${run.runId}\u0000`) && !state.deciding.has(key)) {
-        state.entries.delete(key);
-      }
+    for (const key of [...(state.byRun.get(run.runId) ?? [])]) {
+      if (!state.deciding.has(key)) removeEntry(key);
     }
     if (run.status === "awaiting_approval") {
       for (const call of run.pending) {
-        const entry = { runId: run.runId, agent: run.agent, ...call, since: run.updatedAt };
-        state.entries.set(inboxKey(entry), entry);
+        addEntry({ runId: run.runId, agent: run.agent, ...call, since: run.updatedAt });
       }
     }
     for (const decided of state.decided) {
@@ -301,7 +315,7 @@ function settle(entry, decision, failure) {
     state.statusWhileDeciding.delete(entry.runId);
   }
   if (failure === undefined || failure.code === "already_decided") {
-    state.entries.delete(key);
+    removeEntry(key);
     state.checked.delete(key);
   } else {
     showCardError(key, `Not decided: ${failure.message}`);
@@ -424,6 +438,7 @@ export function initInbox() {
 /** Forgets everything (sign-out). */
 export function resetInbox() {
   state.entries.clear();
+  state.byRun.clear();
   state.cards.clear();
   state.shown = [];
   state.checked.clear();
