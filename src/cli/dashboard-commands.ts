@@ -61,11 +61,16 @@ function parseTokens(text: string): Record<string, string> {
     return Object.assign(Object.create(null) as Record<string, string>, parsed);
   }
   const tokens = Object.create(null) as Record<string, string>;
-  for (const line of text.split("\n")) {
+  for (const [index, line] of text.split("\n").entries()) {
     const trimmed = line.trim();
     if (trimmed === "" || trimmed.startsWith("#")) continue;
     const at = trimmed.indexOf("=");
-    if (at <= 0) throw new UsageError(`a token file line is name=token, not "${trimmed}"`);
+    if (at <= 0) {
+      // The line is never echoed: a bare token is exactly what it would show.
+      throw new UsageError(
+        `line ${index + 1} of the token file is not name=token (a bare token needs a name: ops=<token>)`,
+      );
+    }
     tokens[trimmed.slice(0, at).trim()] = trimmed.slice(at + 1).trim();
   }
   return tokens;

@@ -166,6 +166,15 @@ describe("harnessx dashboard --redis", { timeout: 30_000 }, () => {
     const refused = await harnessx(["dashboard", "--redis", redisUrl(), "--token-file", short]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("shorter than 16 characters");
+
+    // A file holding a bare token: refused as usage, the token never printed.
+    const bare = join(folder, "bare");
+    const secret = "bare-token-never-printed-58211";
+    await writeFile(bare, `${secret}\n`);
+    const unnamed = await harnessx(["dashboard", "--redis", redisUrl(), "--token-file", bare]);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("line 1 of the token file is not name=token");
+    expect(`${unnamed.stdout}${unnamed.stderr}`).not.toContain(secret);
   });
 });
 
