@@ -323,6 +323,11 @@ describe("reading runs in the page", () => {
     await expect
       .poll(() => page.locator("#timeline li.k-flagged").textContent())
       .toContain("1 tool call(s) failed on the way");
+    // A run without an error shows no error field (nor a stray "null").
+    expect(await page.locator("#run-summary").textContent()).not.toMatch(/Error|null/);
+    expect(await page.locator("#timeline li.k-flagged").textContent()).toMatch(
+      /Run completedafter 2 iteration\(s\) in \d/,
+    );
 
     await page.goto(`${server.url}#run/${failed.runId}`);
     await expect

@@ -54,12 +54,12 @@ function decideControls(view) {
 function renderRun(view) {
   const { detail } = view;
   $("run-title").textContent = `Run ${detail.runId}`;
-  const field = (label, value, className) =>
-    h("div", {}, h("span", {}, label), h("span", { className }, value));
+  const field = (label, value, className, attributes = {}) =>
+    h("div", {}, h("span", {}, label), h("span", { className, ...attributes }, value));
   const failedCalls = failedToolCalls(detail);
   const finished = FINISHED.includes(detail.status);
   $("run-summary").className = `summary summary-${detail.status}`;
-  $("run-summary").replaceChildren(
+  const fields = [
     field("Agent", detail.agent),
     field("Status", detail.status, `status status-${detail.status}`),
     detail.error ? field("Error", detail.error.code, "status status-failed") : null,
@@ -71,14 +71,13 @@ function renderRun(view) {
     field("Updated", timeElement(detail.updatedAt)),
     field(
       finished ? "Took" : "Running for",
-      h(
-        "span",
-        finished ? {} : { "data-elapsed-since": detail.createdAt },
-        duration((finished ? detail.updatedAt : Date.now()) - detail.createdAt),
-      ),
+      duration((finished ? detail.updatedAt : Date.now()) - detail.createdAt),
+      undefined,
+      finished ? {} : { "data-elapsed-since": detail.createdAt },
     ),
-    h("div", {}, h("span", {}, "Session"), h("span", { className: "mono" }, detail.sessionId)),
-  );
+    field("Session", detail.sessionId, "mono"),
+  ].filter(Boolean);
+  $("run-summary").replaceChildren(...fields);
   $("cancel").hidden = finished;
   if (finished) $("cancel-confirm").hidden = true;
   $("timeline").replaceChildren(

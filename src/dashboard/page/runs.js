@@ -19,13 +19,16 @@ const visible = () => !$("runs").hidden;
 const matches = (run) =>
   Object.entries(state.filters).every(([name, value]) => !value || run[name] === value);
 
+/** Text that may break after each underscore on a narrow screen (`awaiting_approval`). */
+const breakable = (text) =>
+  text.split("_").flatMap((part, index) => (index === 0 ? [part] : ["_", h("wbr"), part]));
+
 function statusCell(run) {
-  const flag = run.error ? ` · ${run.error.code}` : "";
   return h(
     "td",
     { className: `status status-${run.status}`, "data-status": run.status },
-    run.status,
-    flag ? h("span", { className: "error-code" }, flag) : null,
+    breakable(run.status),
+    run.error ? h("span", { className: "error-code" }, " · ", breakable(run.error.code)) : null,
   );
 }
 

@@ -227,7 +227,11 @@ export function timelineItems(detail, events, liveText, controls) {
     items.push([
       detail.status === "completed" ? (failedCalls > 0 ? "flagged" : "result") : "failed",
       `Run ${detail.status}`,
-      `after ${detail.iterations} iteration(s) in ${duration(detail.updatedAt - detail.createdAt)}`,
+      h(
+        "div",
+        {},
+        `after ${detail.iterations} iteration(s) in ${duration(detail.updatedAt - detail.createdAt)}`,
+      ),
       failedCalls > 0 && detail.status === "completed"
         ? h("div", { className: "flag" }, `${failedCalls} tool call(s) failed on the way`)
         : null,
