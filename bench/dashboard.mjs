@@ -426,7 +426,7 @@ async function burstInPage(url, prefixes, browser, view, count) {
     const frames = await page.evaluate(stopFrames);
     const summary = summarize(frames.lengths);
     log(
-      `burst ${count} (${view} view): longest frame ${round(frames.longest)} ms, p99 ${summary.p99} ms, rows ${frames.rows}, cards ${frames.cards}`,
+      `burst ${count} (${view} view): longest frame ${round(frames.longest)} ms (script ${round(frames.longestScriptMs)} ms), p99 ${summary.p99} ms, rows ${frames.rows}, cards ${frames.cards}`,
     );
     return {
       view,
@@ -435,6 +435,7 @@ async function burstInPage(url, prefixes, browser, view, count) {
       burstSeconds: round(settledMs / 1000),
       frames: frames.lengths.length,
       longestFrameMs: round(frames.longest),
+      longestScriptInAFrameMs: round(frames.longestScriptMs),
       p99FrameMs: summary.p99,
       p50FrameMs: summary.p50,
       framesOver100Ms: frames.lengths.filter((length) => length > 100).length,
@@ -450,8 +451,25 @@ async function burstInPage(url, prefixes, browser, view, count) {
 
 /** In the page: records every frame's length and the most rows and cards drawn. */
 function startFrames() {
-  const record = { lengths: [], rows: 0, cards: 0, running: true, last: performance.now() };
+  const record = {
+    lengths: [],
+    rows: 0,
+    cards: 0,
+    running: true,
+    last: performance.now(),
+    longestScriptMs: 0,
+  };
   window.__frames = record;
+  // Long animation frames (Chromium): how much of a long frame was the page's own script, as
+  // against the renderer waiting for a core on a busy machine.
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const script = entry.scripts.reduce((sum, each) => sum + each.duration, 0);
+      record.longestScriptMs = Math.max(record.longestScriptMs, script);
+    }
+  });
+  observer.observe({ type: "long-animation-frame", buffered: false });
+  record.observer = observer;
   const tick = (now) => {
     record.lengths.push(now - record.last);
     record.last = now;
@@ -465,7 +483,9 @@ function startFrames() {
 function stopFrames() {
   const record = window.__frames;
   record.running = false;
+  record.observer.disconnect();
   return {
+    longestScriptMs: record.longestScriptMs,
     lengths: record.lengths,
     longest: Math.max(...record.lengths),
     rows: record.rows,
