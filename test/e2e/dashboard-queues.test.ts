@@ -29,7 +29,11 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function serveRedis(): Promise<{ server: DashboardServer; prefix: string }> {
+async function serveRedis(): Promise<{
+  server: DashboardServer;
+  prefix: string;
+  runId: string;
+}> {
   const prefix = uniquePrefix();
   closers.push(() => deletePrefix(prefix));
   const runtime = new AgentRuntime({
@@ -41,9 +45,11 @@ async function serveRedis(): Promise<{ server: DashboardServer; prefix: string }
   closers.push(() => runtime.close({ timeoutMs: 5000 }));
   const handle = await runtime.submit("ops", "old.log");
   await handle.result();
+  await runtime.approve(handle.runId, "call_1", { by: "ops" });
+  expect((await handle.result()).status).toBe("completed");
   const server = await createDashboard({ runtime, tokens: { ops: TOKEN } }).listen({ port: 0 });
   closers.push(() => server.close());
-  return { server, prefix };
+  return { server, prefix, runId: handle.runId };
 }
 
 /** A signed-in page, and every answer of 400 or more it received. */
@@ -85,6 +91,21 @@ describe("the queue view in the browser", () => {
     await page.goto(queuePage);
     await expect.poll(() => board.textContent()).toContain(`harnessx ${prefix}: run steps`);
     expect(failed).toEqual([]);
+  });
+
+  it("links a job to its run's page", async () => {
+    const { server, prefix, runId } = await serveRedis();
+    const { page } = await signedIn(server);
+    const queue = `${prefix} / harnessx-tools`;
+    await page.goto(
+      `${server.url}admin/queues/queue/${encodeURIComponent(queue)}?status=completed`,
+    );
+    const link = page.locator(`a[href="/#run/${runId}"]`).first();
+    await expect.poll(() => link.count()).toBeGreaterThan(0);
+    expect(await link.textContent()).toContain(`run ${runId.slice(0, 8)}`);
+    // bull-board opens it in a new tab; in this one (signed in) it opens the run's timeline.
+    await page.goto(new URL(String(await link.getAttribute("href")), server.url).toString());
+    await expect.poll(() => page.locator("#run-title").textContent()).toBe(`Run ${runId}`);
   });
 
   it("keeps base-uri 'none' everywhere but the queue view", async () => {
