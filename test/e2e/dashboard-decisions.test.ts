@@ -194,6 +194,33 @@ describe("deciding in the page", () => {
 });
 
 describe("reading runs in the page", () => {
+  it("shows a run's request, a failure's message and the decided line as text, never as HTML", async () => {
+    const { runtime, server } = await serve();
+    const markup = '<img src=x onerror="window.pwned=1">.log';
+    const handle = await runtime.submit("ops", markup);
+    await handle.result();
+    const page = await signIn(server);
+    const card = page.locator("#inbox-list li").first();
+    await expect.poll(() => card.locator(".context").textContent()).toContain(markup);
+    const approve = "**/api/runs/*/calls/*/approve";
+    await page.route(approve, (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "store_lost", message: markup } }),
+      }),
+    );
+    await card.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => card.locator(".card-error").textContent()).toContain(markup);
+    await page.unroute(approve);
+    await card.getByRole("button", { name: "Approve" }).click();
+    await expect
+      .poll(() => page.locator("#decided .decided-status").textContent())
+      .toBe("completed");
+    expect(await page.locator("main img").count()).toBe(0);
+    expect(await page.evaluate("window.pwned")).toBeUndefined();
+  });
+
   it("refuses the page and its API under a foreign host name (DNS rebinding)", async () => {
     const { server } = await serve();
     const port = new URL(server.url).port;
