@@ -9,8 +9,13 @@
 //    one running run whose model streams `--deltas` deltas, each carrying the time it was yielded;
 //    the latency of every delta at every subscriber.
 // 3. Approve click → completed: `--approvals` parked runs approved one by one in the page's inbox
-//    (headless Debian chromium via playwright-core); the time from the click to the page's runs
-//    table showing the run `completed` (its live status stream), measured inside the page.
+//    (headless Debian chromium via playwright-core); the time from the click to the card gone and
+//    the inbox's "Just decided" line showing the run `completed` (its live status stream),
+//    measured inside the page.
+// 4. Bursts (issue 31): `--bursts` runs (default 1000 and 5000) submitted at once while the page
+//    shows the runs view (runs that complete) and again the inbox (runs that park for a person);
+//    every frame's length in the page (requestAnimationFrame to requestAnimationFrame), the
+//    longest and the p99, and the most table rows and inbox cards the page held.
 // Workers run in this process (as `harnessx demo --dashboard` does); `--runs=10000` for a quick check.
 // Redis: REDIS_URL when set, else a private redis-server on a free port (no persistence).
 import { cpus, loadavg } from "node:os";
@@ -20,7 +25,7 @@ import { chromium } from "playwright-core";
 import { AgentRuntime, createDashboard, redisBackend } from "../dist/index.js";
 import { deletePrefix, uniquePrefix } from "./lib/redis.mjs";
 import { option, round, summarize } from "./lib/stats.mjs";
-import { benchAgents, PARKED_AGENT, PROMPT } from "./runtime/agents.mjs";
+import { benchAgents, PARKED_AGENT, PROMPT, RUN_AGENT } from "./runtime/agents.mjs";
 import { LIVE_AGENT, liveAgent, stamp, stampsOf } from "./runtime/live-agent.mjs";
 import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
 import { storeWith } from "./runtime/stored-runs.mjs";
@@ -32,6 +37,10 @@ const SUBSCRIBERS = option("subscribers", 100);
 const DELTAS = option("deltas", 50);
 const GAP_MS = option("gap-ms", 20);
 const APPROVALS = option("approvals", 20);
+const BURSTS = (process.argv.find((arg) => arg.startsWith("--bursts="))?.slice(9) ?? "1000,5000")
+  .split(",")
+  .map(Number);
+const ONLY = process.argv.find((arg) => arg.startsWith("--only="))?.slice(7);
 const LIMIT = 50;
 const WARM_UP = 20;
 
@@ -60,19 +69,22 @@ async function main() {
   const client = new Redis(redis.url, { maxRetriesPerRequest: null });
   const prefixes = [];
   try {
-    const runsPage = await pageLatency(redis.url, prefixes);
-    const fanOut = await sseFanOut(redis.url, prefixes);
-    const approve = await approveThroughPage(redis.url, prefixes);
+    const wants = (part) => ONLY === undefined || ONLY.split(",").includes(part);
+    const runsPage = wants("list") ? await pageLatency(redis.url, prefixes) : undefined;
+    const fanOut = wants("sse") ? await sseFanOut(redis.url, prefixes) : undefined;
+    const approve = wants("approve") ? await approveThroughPage(redis.url, prefixes) : undefined;
+    const bursts = wants("burst") ? await burstsInPage(redis.url, prefixes) : undefined;
     const output = {
       benchmark: "dashboard",
       node: process.version,
       redis: await redisVersion(client),
-      chromium: approve.browserVersion,
+      chromium: approve?.browserVersion ?? bursts?.browserVersion,
       cpus: cpus().length,
       loadAverage1m: { atStart: round(loadAtStart), atEnd: round(loadavg()[0]) },
       runsPage: runsPage,
       sseFanOut: fanOut,
-      approveClickToCompleted: approve.figures,
+      approveClickToCompleted: approve?.figures,
+      bursts: bursts?.figures,
     };
     process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
   } finally {
@@ -281,7 +293,7 @@ async function approveThroughPage(url, prefixes) {
     await page.waitForFunction(
       (count) =>
         document.getElementById("live")?.textContent === "live" &&
-        document.querySelectorAll("#inbox-list li").length === count,
+        document.querySelectorAll("#inbox-list li").length === Math.min(count, 50),
       APPROVALS,
     );
     const shown = [];
@@ -303,7 +315,7 @@ async function approveThroughPage(url, prefixes) {
         clickToPageShowsCompletedMs: figures,
         clickToRunUpdatedAtMs: summarize(answered),
         measured:
-          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to the runs table row (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution",
+          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to its card gone from the inbox and the inbox's 'Just decided' line for the run (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution",
       },
     };
   } finally {
@@ -313,26 +325,173 @@ async function approveThroughPage(url, prefixes) {
   }
 }
 
-/** In the page: clicks the run's Approve and resolves with the ms until its row says completed. */
+/**
+ * In the page: clicks the run's Approve and resolves with the ms until its card is gone and the
+ * inbox's "Just decided" line for it says completed.
+ */
 function clickAndWatch(runId) {
   const item = document.querySelector(`#inbox-list li[data-key^="${CSS.escape(runId)}"]`);
   if (!item) throw new Error(`no inbox item for ${runId}`);
-  const row = () =>
-    document.querySelector(`#runs-body tr[data-run="${CSS.escape(runId)}"] td.status`);
+  const done = () =>
+    !item.isConnected &&
+    [...document.querySelectorAll("#decided li")].some(
+      (line) =>
+        line.querySelector("a")?.getAttribute("href") === `#run/${encodeURIComponent(runId)}` &&
+        line.querySelector(".decided-status")?.textContent === "completed",
+    );
   return new Promise((resolve) => {
     const began = performance.now();
     const observer = new MutationObserver(() => {
-      if (row()?.textContent !== "completed") return;
+      if (!done()) return;
       observer.disconnect();
       resolve(performance.now() - began);
     });
-    observer.observe(document.getElementById("runs-body"), {
+    observer.observe(document.getElementById("inbox"), {
       childList: true,
       subtree: true,
       characterData: true,
     });
     item.querySelector("button.approve").click();
   });
+}
+
+/** Part 4: bursts of runs while the page shows the runs view, then the inbox. */
+async function burstsInPage(url, prefixes) {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
+    headless: true,
+  });
+  const figures = [];
+  try {
+    for (const view of ["runs", "inbox"]) {
+      for (const count of BURSTS) {
+        figures.push(await burstInPage(url, prefixes, browser, view, count));
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  return { browserVersion: browser.version(), figures };
+}
+
+async function burstInPage(url, prefixes, browser, view, count) {
+  const prefix = uniquePrefix(`dash-burst-${view}`);
+  prefixes.push(prefix);
+  const runtime = new AgentRuntime({
+    agents: benchAgents(),
+    backend: redisBackend({ url, prefix }),
+    logger: silent,
+  });
+  await runtime.start();
+  const server = await createDashboard({ runtime, tokens: TOKENS }).listen({
+    port: 0,
+    host: "127.0.0.1",
+  });
+  const context = await browser.newContext();
+  try {
+    if (view === "runs") {
+      // A full page of runs on screen before the burst: the view holds rows, not an empty table.
+      const seeded = await runtime.submitMany(RUN_AGENT, Array(60).fill(PROMPT));
+      await Promise.all(seeded.map((handle) => handle.result()));
+    }
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.getByLabel("Dashboard token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForFunction(() => document.getElementById("live")?.textContent === "live");
+    await page.goto(`${server.url}#${view}`);
+    await page.waitForFunction((id) => !document.getElementById(id).hidden, view);
+    await page.evaluate(startFrames);
+    const agent = view === "runs" ? RUN_AGENT : PARKED_AGENT;
+    const began = performance.now();
+    const handles = [];
+    for (let at = 0; at < count; at += 500) {
+      const size = Math.min(500, count - at);
+      handles.push(...(await runtime.submitMany(agent, Array(size).fill(PROMPT))));
+    }
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+    const settledMs = performance.now() - began;
+    const expected = view === "runs" ? "completed" : "awaiting_approval";
+    if (results.some((result) => result.status !== expected))
+      throw new Error("a burst run ended wrong");
+    // The page has seen it all when its counter says so.
+    await page.waitForFunction(
+      ([shown, total]) =>
+        shown === "runs"
+          ? document.getElementById("new-runs")?.textContent?.startsWith(`${total} new run`)
+          : document.getElementById("inbox-count")?.textContent === String(total),
+      [view, count],
+      { timeout: 120_000 },
+    );
+    const frames = await page.evaluate(stopFrames);
+    const summary = summarize(frames.lengths);
+    log(
+      `burst ${count} (${view} view): longest frame ${round(frames.longest)} ms (script ${round(frames.longestScriptMs)} ms), p99 ${summary.p99} ms, rows ${frames.rows}, cards ${frames.cards}`,
+    );
+    return {
+      view,
+      runs: count,
+      runsEnded: expected,
+      burstSeconds: round(settledMs / 1000),
+      frames: frames.lengths.length,
+      longestFrameMs: round(frames.longest),
+      longestScriptInAFrameMs: round(frames.longestScriptMs),
+      p99FrameMs: summary.p99,
+      p50FrameMs: summary.p50,
+      framesOver100Ms: frames.lengths.filter((length) => length > 100).length,
+      mostTableRows: frames.rows,
+      mostInboxCards: frames.cards,
+    };
+  } finally {
+    await context.close();
+    await server.close();
+    await runtime.close({ timeoutMs: 5000 });
+  }
+}
+
+/** In the page: records every frame's length and the most rows and cards drawn. */
+function startFrames() {
+  const record = {
+    lengths: [],
+    rows: 0,
+    cards: 0,
+    running: true,
+    last: performance.now(),
+    longestScriptMs: 0,
+  };
+  window.__frames = record;
+  // Long animation frames (Chromium): how much of a long frame was the page's own script, as
+  // against the renderer waiting for a core on a busy machine.
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const script = entry.scripts.reduce((sum, each) => sum + each.duration, 0);
+      record.longestScriptMs = Math.max(record.longestScriptMs, script);
+    }
+  });
+  observer.observe({ type: "long-animation-frame", buffered: false });
+  record.observer = observer;
+  const tick = (now) => {
+    record.lengths.push(now - record.last);
+    record.last = now;
+    record.rows = Math.max(record.rows, document.querySelectorAll("#runs-body tr").length);
+    record.cards = Math.max(record.cards, document.querySelectorAll("#inbox-list li").length);
+    if (record.running) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}
+
+function stopFrames() {
+  const record = window.__frames;
+  record.running = false;
+  record.observer.disconnect();
+  return {
+    longestScriptMs: record.longestScriptMs,
+    lengths: record.lengths,
+    longest: Math.max(...record.lengths),
+    rows: record.rows,
+    cards: record.cards,
+  };
 }
 
 function gate() {

@@ -52,9 +52,41 @@ const agent = new Agent({
   config: { name: "support" },
   logger: pino({ level: "silent" }),
 });
-const runtime = new AgentRuntime({ agents: [agent], backend: memoryBackend() });
+// A second agent whose every ticket closing waits for a person: decided in bulk below.
+const closeTicket = tool({
+  name: "close_ticket",
+  description: "Close a ticket.",
+  input: z.object({ ticket: z.string() }),
+  handler: async ({ ticket }) => `Closed ${ticket}.`,
+});
+const triage = new Agent({
+  provider: new ScriptedProvider(
+    [
+      async (request) => {
+        const last = request.messages.at(-1);
+        if (last?.role === "tool") return textResponse("Closed.");
+        const text = last?.content.find((block) => block.type === "text");
+        const ticket = text?.type === "text" ? text.text : "?";
+        return toolCallResponse([{ id: "call_1", name: "close_ticket", input: { ticket } }]);
+      },
+    ],
+    { loop: true },
+  ),
+  tools: [closeTicket],
+  permissions: new PermissionManager({
+    rules: [{ tool: "close_ticket", decision: "ask", reason: "closing needs a person" }],
+  }),
+  config: { name: "triage" },
+  logger: pino({ level: "silent" }),
+});
+const runtime = new AgentRuntime({ agents: [agent, triage], backend: memoryBackend() });
 await runtime.start();
-const dashboard = createDashboard({ runtime, tokens: { "ops-lead": TOKEN } });
+const dashboard = createDashboard({
+  runtime,
+  tokens: { "ops-lead": TOKEN },
+  // Host names it answers besides its own address and localhost (anything else: 421).
+  allowedHosts: ["dashboard.internal.example"],
+});
 const server = await dashboard.listen({ port: serve ? 4400 : 0, host: "127.0.0.1" });
 
 const handle = await runtime.submit("support", "Refund order 7, please.");
@@ -95,6 +127,25 @@ if (serve) {
   for (const call of detail.toolCalls ?? []) {
     console.log(`tool call: ${call.name} ${JSON.stringify(call.input)} → ${call.result?.content}`);
   }
+
+  // Two tickets park; the inbox filtered by tool lists both; one request decides both.
+  const tickets = await runtime.submitMany("triage", ["T-1", "T-2"]);
+  for (const ticket of tickets) await ticket.result();
+  const filtered = (await (await api("api/approvals?tool=close_ticket")).json()) as {
+    approvals: Array<{ runId: string; toolCallId: string }>;
+  };
+  console.log(`inbox with tool=close_ticket: ${filtered.approvals.length} calls`);
+  const bulk = await api("api/approvals/decide", {
+    method: "POST",
+    body: JSON.stringify({
+      items: filtered.approvals.map(({ runId, toolCallId }) => ({ runId, toolCallId })),
+      decision: "allow",
+      reason: "both resolved",
+    }),
+  });
+  const { results } = (await bulk.json()) as { results: Array<{ ok: boolean }> };
+  console.log(`bulk approve: ${bulk.status} ${results.map((each) => each.ok).join(", ")}`);
+  for (const ticket of tickets) console.log(`ticket run: ${(await ticket.result()).output}`);
   await server.close();
   await runtime.close();
 }

@@ -23,6 +23,8 @@ export interface DashboardFlags extends RedisFlags {
   host: string;
   tokenFile?: string;
   readOpen?: boolean;
+  /** Host names the dashboard answers besides its address and localhost (`--allowed-host`). */
+  allowedHost?: string[];
   json?: boolean;
 }
 
@@ -61,11 +63,16 @@ function parseTokens(text: string): Record<string, string> {
     return Object.assign(Object.create(null) as Record<string, string>, parsed);
   }
   const tokens = Object.create(null) as Record<string, string>;
-  for (const line of text.split("\n")) {
+  for (const [index, line] of text.split("\n").entries()) {
     const trimmed = line.trim();
     if (trimmed === "" || trimmed.startsWith("#")) continue;
     const at = trimmed.indexOf("=");
-    if (at <= 0) throw new UsageError(`a token file line is name=token, not "${trimmed}"`);
+    if (at <= 0) {
+      // The line is never echoed: a bare token is exactly what it would show.
+      throw new UsageError(
+        `line ${index + 1} of the token file is not name=token (a bare token needs a name: ops=<token>)`,
+      );
+    }
     tokens[trimmed.slice(0, at).trim()] = trimmed.slice(at + 1).trim();
   }
   return tokens;
@@ -87,7 +94,12 @@ export async function serveDashboard(
 ): Promise<void> {
   const { createDashboard } = await import("../dashboard/create-dashboard.js");
   const { tokens, generated } = await dashboardTokens(flags.tokenFile);
-  const dashboard = createDashboard({ runtime, tokens, readOpen: flags.readOpen === true });
+  const dashboard = createDashboard({
+    runtime,
+    tokens,
+    readOpen: flags.readOpen === true,
+    allowedHosts: flags.allowedHost ?? [],
+  });
   const server = await dashboard.listen({ port: flags.port, host: flags.host });
   const names = Object.keys(tokens);
   if (flags.json === true) {
@@ -115,7 +127,12 @@ export const withDashboardOptions = (command: Command): Command =>
       "--token-file <file>",
       "bearer tokens by name: JSON { name: token } or name=token lines",
     )
-    .option("--read-open", "let reads through without a token (writes always need one)");
+    .option("--read-open", "let reads through without a token (writes always need one)")
+    .option(
+      "--allowed-host <name>",
+      "a host name (or name:port) the page is reached by, besides its address and localhost; repeat for more",
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
 
 export function portNumber(value: string): number {
   const port = Number(value);

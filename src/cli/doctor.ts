@@ -10,6 +10,21 @@ export interface DoctorOptions {
   write?: (text: string) => void;
 }
 
+/** The code of a doctor that could not reach its Redis. */
+export const UNREACHABLE = "redis_unreachable";
+
+/** A Redis URL as it may be printed: its password, if any, replaced. */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === "") return url;
+    parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
 /**
  * `harnessx doctor --redis URL`: checks a Redis for harnessx and prints a report (JSON with
  * `json`). Returns the exit code: 0 healthy, 1 when something needs fixing or Redis cannot be
@@ -28,10 +43,11 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
     });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
+    const where = withoutPassword(options.redis);
     write(
       options.json === true
-        ? `${JSON.stringify({ healthy: false, problems: [`Cannot reach Redis at ${options.redis}: ${reason}`] })}\n`
-        : `harnessx doctor: cannot reach Redis at ${options.redis}: ${reason}\n`,
+        ? `${JSON.stringify({ healthy: false, code: UNREACHABLE, problems: [`Cannot reach Redis at ${where}: ${reason}`] })}\n`
+        : `harnessx doctor: cannot reach Redis at ${where} (${UNREACHABLE}): ${reason}\n`,
     );
     return 1;
   }

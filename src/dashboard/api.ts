@@ -5,7 +5,7 @@ import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
 import { MAX_LIST_LIMIT } from "../store/run-query.js";
 import { isTerminal, RunRecordStatus } from "../store/schemas.js";
 import { redactToolInputs, type SecretInputs } from "../tools/secret-inputs.js";
-import { describeIssues } from "../tools/validate.js";
+import { approvalRoutes } from "./approvals-api.js";
 import {
   type Caller,
   type DashboardAuth,
@@ -16,6 +16,7 @@ import {
 } from "./auth.js";
 import { HttpError } from "./http-errors.js";
 import { express, Router } from "./load-express.js";
+import { parseOrRefuse } from "./parse-request.js";
 import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
 
 const RunsQuery = z.strictObject({
@@ -31,37 +32,8 @@ const EventsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
 });
 
-const ApprovalsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  cursor: z.string().min(1).max(2000).optional(),
-});
-
 const DecisionBody = z.strictObject({ reason: z.string().max(2000).optional() });
 const EmptyBody = z.strictObject({});
-
-function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) {
-    throw new HttpError(
-      400,
-      `${what}_invalid`,
-      `Invalid ${what}: ${describeIssues(parsed.error.issues)}`,
-    );
-  }
-  return parsed.data;
-}
-
-/** One waiting call in the approvals inbox. */
-export interface InboxEntry {
-  runId: string;
-  agent: string;
-  toolCallId: string;
-  name: string;
-  input: Record<string, unknown>;
-  reason: string;
-  /** When the run parked (ms since the epoch): how long the call has waited. */
-  since: number;
-}
 
 export interface ApiOptions extends GuardOptions {
   runtime: AgentRuntime;
@@ -113,7 +85,7 @@ export function apiRouter(options: ApiOptions): Router {
   });
 
   router.get("/runs", read, async (request, response) => {
-    const query = parse(RunsQuery, request.query, "query");
+    const query = parseOrRefuse(RunsQuery, request.query, "query");
     send(response, await runtime.list(query));
   });
 
@@ -124,7 +96,7 @@ export function apiRouter(options: ApiOptions): Router {
 
   router.get("/runs/:runId/events", read, async (request, response) => {
     const runId = String(request.params.runId);
-    const query = parse(EventsQuery, request.query, "query");
+    const query = parseOrRefuse(EventsQuery, request.query, "query");
     // Tool calls in events carry their inputs: redacted by the run's secret fields.
     const { secretInputs } = await runtime.get(runId);
     if (!wantsEventStream(request)) {
@@ -150,32 +122,10 @@ export function apiRouter(options: ApiOptions): Router {
     stream.end();
   });
 
-  router.get("/approvals", read, async (request, response) => {
-    const query = parse(ApprovalsQuery, request.query, "query");
-    const limit = query.limit ?? 50;
-    const approvals: InboxEntry[] = [];
-    let cursor: string | null = query.cursor ?? null;
-    // Runs are paged; a run's waiting calls are never split across pages.
-    do {
-      const page = await runtime.list({ status: "awaiting_approval", limit, cursor });
-      for (const run of page.runs) {
-        for (const call of run.pending) {
-          approvals.push({
-            runId: run.runId,
-            agent: run.agent,
-            ...call,
-            toolCallId: call.toolCallId,
-            since: run.updatedAt,
-          });
-        }
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== null && approvals.length < limit);
-    send(response, { approvals, nextCursor: cursor });
-  });
+  approvalRoutes(router, { runtime, read, write });
 
   const decide = (decision: "allow" | "deny") => async (request: Request, response: Response) => {
-    const body = parse(DecisionBody, request.body, "body");
+    const body = parseOrRefuse(DecisionBody, request.body, "body");
     const caller = response.locals.caller as Caller;
     const runId = String(request.params.runId);
     const toolCallId = String(request.params.toolCallId);
@@ -188,7 +138,7 @@ export function apiRouter(options: ApiOptions): Router {
   router.post("/runs/:runId/calls/:toolCallId/deny", write, json, decide("deny"));
 
   router.post("/runs/:runId/cancel", write, json, async (request, response) => {
-    parse(EmptyBody, request.body, "body");
+    parseOrRefuse(EmptyBody, request.body, "body");
     const runId = String(request.params.runId);
     const run = await runtime.get(runId);
     if (isTerminal(run.status)) {

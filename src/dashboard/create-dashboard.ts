@@ -8,6 +8,7 @@ import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { describeIssues } from "../tools/validate.js";
 import { apiRouter } from "./api.js";
 import { DashboardAuth, requireReader, requireSameOriginSession } from "./auth.js";
+import { requireKnownHost } from "./host-check.js";
 import { errorResponder } from "./http-errors.js";
 import { express } from "./load-express.js";
 import { queuesRouter } from "./queues.js";
@@ -51,6 +52,14 @@ export interface DashboardOptions {
    * `Retry-After`. @defaultValue { failures: 5, windowMs: 60000 }
    */
   guessLimit?: GuessLimit | undefined;
+  /**
+   * Host names (or `name:port`) the dashboard answers for besides the address it listens on and
+   * `localhost`: the names a proxy or browser uses to reach it. Any other `Host` is refused
+   * (421), so a page on another site cannot read runs through DNS rebinding.
+   * @defaultValue []
+   * @example ["dash.example.com"]
+   */
+  allowedHosts?: readonly string[] | undefined;
 }
 
 export interface DashboardServer {
@@ -93,6 +102,16 @@ const Options = z.strictObject({
       windowMs: z.number().int().positive().optional(),
     })
     .optional(),
+  allowedHosts: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\[[\da-fA-F:.]+\]|[\w.-]+)(:\d{1,5})?$/,
+          'must be a host name or address, optionally with ":port"',
+        ),
+    )
+    .optional(),
 });
 
 /** The page's files: next to this module in src and in dist (the build copies them). */
@@ -109,7 +128,17 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** Security headers on every answer; bull-board's own page (inline scripts) gets all but CSP's script rules. */
+/**
+ * bull-board's page: inline scripts and its own `<base href>` (its scripts load relative to it,
+ * so every queue URL, with or without a trailing slash, and a reload, finds them); the rest of
+ * the policy stays.
+ */
+const QUEUES_CSP = "frame-ancestors 'none'; base-uri 'self'; form-action 'none'";
+
+const isQueuesPath = (path: string): boolean =>
+  path === "/admin/queues" || path.startsWith("/admin/queues/");
+
+/** Security headers on every answer; bull-board's own page gets `QUEUES_CSP`, the rest `CSP`. */
 function securityHeaders(request: Request, response: Response, next: NextFunction): void {
   response.set({
     "X-Content-Type-Options": "nosniff",
@@ -117,9 +146,7 @@ function securityHeaders(request: Request, response: Response, next: NextFunctio
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
-    "Content-Security-Policy": request.path.startsWith("/admin/queues")
-      ? "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-      : CSP,
+    "Content-Security-Policy": isQueuesPath(request.path) ? QUEUES_CSP : CSP,
   });
   next();
 }
@@ -161,6 +188,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(securityHeaders);
+  app.use(requireKnownHost(parsed.data.allowedHosts ?? []));
   app.use("/api", apiRouter({ ...guard, runtime, auth, heartbeatMs: 15_000, track }));
 
   const backendQueues = runtime.queues();

@@ -39,6 +39,39 @@ const codeOf = (error: unknown): string | undefined =>
     ? String((error as { code: unknown }).code)
     : undefined;
 
+/** What the API answers for an error: its status and `{ code, message }`. */
+export interface ErrorAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * The answer for `error`: an `HttpError`'s own, a harnessx error's by its code (4xx with its
+ * message), anything else 500 or 503 with a message that says nothing of its cause, logged.
+ */
+export function answerFor(error: unknown, logger: Logger): ErrorAnswer {
+  if (error instanceof HttpError) {
+    return { status: error.status, code: error.code, message: error.message };
+  }
+  const code = codeOf(error);
+  const status = code === undefined ? undefined : STATUS_BY_CODE[code];
+  if (
+    status !== undefined &&
+    code !== undefined &&
+    (status < 500 || SHOWN_SERVER_CODES.has(code))
+  ) {
+    return { status, code, message: (error as Error).message };
+  }
+  logger.error({ err: loggableError(error) }, "dashboard request failed");
+  return {
+    status: status ?? 500,
+    code: code ?? "internal",
+    message:
+      status === undefined ? "The dashboard failed to answer." : "The run store is not answering.",
+  };
+}
+
 /** The last middleware: every error as `{ error: { code, message } }`. */
 export function errorResponder(logger: Logger) {
   return (error: unknown, _request: Request, response: Response, _next: NextFunction): void => {
@@ -48,12 +81,6 @@ export function errorResponder(logger: Logger) {
       response.end();
       return;
     }
-    if (error instanceof HttpError) {
-      response.status(error.status).json({ error: { code: error.code, message: error.message } });
-      return;
-    }
-    const code = codeOf(error);
-    const status = code === undefined ? undefined : STATUS_BY_CODE[code];
     // express.json() refuses bad JSON with a 400 "entity.parse.failed" error of its own.
     const type = (error as { type?: unknown } | null)?.type;
     if (type === "entity.parse.failed" || type === "entity.too.large") {
@@ -65,23 +92,7 @@ export function errorResponder(logger: Logger) {
       });
       return;
     }
-    if (
-      status !== undefined &&
-      code !== undefined &&
-      (status < 500 || SHOWN_SERVER_CODES.has(code))
-    ) {
-      response.status(status).json({ error: { code, message: (error as Error).message } });
-      return;
-    }
-    logger.error({ err: loggableError(error) }, "dashboard request failed");
-    response.status(status ?? 500).json({
-      error: {
-        code: code ?? "internal",
-        message:
-          status === undefined
-            ? "The dashboard failed to answer."
-            : "The run store is not answering.",
-      },
-    });
+    const { status, code, message } = answerFor(error, logger);
+    response.status(status).json({ error: { code, message } });
   };
 }

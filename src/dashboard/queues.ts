@@ -17,6 +17,21 @@ const OUTCOMES =
   "A job's colour says whether the job ran, not how its run ended: run outcomes live in the runs view. Each job's return value says where its run stands after it.";
 
 /**
+ * The link from a job to its run's page in the dashboard: every step and tool job's data names
+ * its run. An absolute path, so bull-board's own `<base href>` does not move it.
+ */
+export function runLink(basePath: string, data: unknown): { displayText: string; href: string } {
+  const runId = (data as { runId?: unknown } | null)?.runId;
+  if (typeof runId !== "string" || runId === "") {
+    return { displayText: "no run", href: `${basePath}/#runs` };
+  }
+  return {
+    displayText: `run ${runId.slice(0, 8)}`,
+    href: `${basePath}/#run/${encodeURIComponent(runId)}`,
+  };
+}
+
+/**
  * bull-board over the runtime's BullMQ queues at `<basePath>/admin/queues`. Loaded only when a
  * Redis backend has queues: bull-board and its UI are never loaded for the memory backend.
  */
@@ -38,6 +53,7 @@ export async function queuesRouter(options: {
           prefix: `${prefix} / `,
           displayName: `harnessx ${prefix}: ${ROLE[role].label}`,
           description: `${ROLE[role].about} ${OUTCOMES}`,
+          externalJobUrl: (job) => runLink(options.basePath, job.data),
         }),
     ),
     // @bull-board/express 9.10.1 pins its own copy of @bull-board/api: the same shape, another

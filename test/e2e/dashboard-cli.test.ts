@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -50,6 +51,21 @@ async function stop(child: ChildProcessWithoutNullStreams): Promise<number | nul
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   return exited;
+}
+
+/** The status of `GET /api/runs` on 127.0.0.1:`port` sent with the Host header `host`. */
+function statusWithHost(port: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      { host: "127.0.0.1", port, path: "/api/runs", headers: { host } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end();
+  });
 }
 
 const api = (url: string, path: string, init: RequestInit = {}) =>
@@ -148,9 +164,16 @@ describe("harnessx dashboard --redis", { timeout: 30_000 }, () => {
       "0",
       "--token-file",
       tokenFile,
+      "--allowed-host",
+      "dash.example.test",
       "--json",
     ]);
     try {
+      // The names it answers: its address, localhost and --allowed-host; any other is refused.
+      const port = new URL(String(first.url)).port;
+      expect(await statusWithHost(port, `dash.example.test:${port}`)).toBe(401);
+      expect(await statusWithHost(port, `localhost:${port}`)).toBe(401);
+      expect(await statusWithHost(port, `attacker.example:${port}`)).toBe(421);
       const page = (await (await api(String(first.url), "/api/runs")).json()) as {
         runs: Array<{ runId: string; status: string }>;
       };
@@ -166,6 +189,15 @@ describe("harnessx dashboard --redis", { timeout: 30_000 }, () => {
     const refused = await harnessx(["dashboard", "--redis", redisUrl(), "--token-file", short]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("shorter than 16 characters");
+
+    // A file holding a bare token: refused as usage, the token never printed.
+    const bare = join(folder, "bare");
+    const secret = "bare-token-never-printed-58211";
+    await writeFile(bare, `${secret}\n`);
+    const unnamed = await harnessx(["dashboard", "--redis", redisUrl(), "--token-file", bare]);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("line 1 of the token file is not name=token");
+    expect(`${unnamed.stdout}${unnamed.stderr}`).not.toContain(secret);
   });
 });
 

@@ -39,6 +39,9 @@ const EXPECTED: Record<string, readonly string[]> = {
     "model call 2: 10 in, 5 out",
     "checkpoints: afterLlm → awaitingApproval → dispatch → compose → afterLlm → done",
     'tool call: refund_order {"orderId":"7","apiKey":"[redacted]","card":{"number":"[redacted]","expiry":"12/29"}} → Refunded order 7.',
+    "inbox with tool=close_ticket: 2 calls",
+    "bulk approve: 200 true, true",
+    "ticket run: Closed.",
   ],
   "durable-runs.ts": [
     "event: tool_start",

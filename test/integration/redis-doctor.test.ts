@@ -105,5 +105,15 @@ describe("runDoctor", () => {
     const { code, output } = await doctor({ redis: server.url, prefix: "hx" });
     expect(code).toBe(1);
     expect(output).toContain("cannot reach Redis");
+    expect(output).toContain("(redis_unreachable)");
+    // With a password in the URL, and as JSON: the code, never the password.
+    const secretUrl = server.url.replace("redis://", "redis://:doctor-secret-81723@");
+    const json = await doctor({ redis: secretUrl, prefix: "hx", json: true });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.output)).toEqual(
+      expect.objectContaining({ healthy: false, code: "redis_unreachable" }),
+    );
+    expect(json.output).not.toContain("doctor-secret-81723");
+    expect(json.output).toContain(":***@");
   });
 });
