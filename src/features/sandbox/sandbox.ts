@@ -5,7 +5,7 @@ import { ConfigError } from "../../core/errors.js";
 import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
 import { emitHook, type HookRegistry } from "../../hooks/registry.js";
-import { bubblewrapArgs, readSystemLayout } from "./bubblewrap.js";
+import { bubblewrapArgs, readSystemLayout, supportsDisableUserns } from "./bubblewrap.js";
 import {
   parseSandboxConfig,
   type ResolvedSandboxConfig,
@@ -48,6 +48,17 @@ export interface SandboxResult {
 
 type Kind = SandboxExecData["kind"];
 
+// Exits 0 when the program holds no effective capability, else 1 saying so (bash builtins only).
+const NO_CAPABILITIES_CHECK = [
+  "while read -r key value; do",
+  '  if [ "$key" = CapEff: ]; then',
+  '    [ "$((16#$value))" -eq 0 ] && exit 0',
+  '    echo "capabilities remain inside the sandbox (CapEff $value)" >&2; exit 1',
+  "  fi",
+  "done < /proc/self/status",
+  'echo "CapEff not found in /proc/self/status" >&2; exit 1',
+].join("\n");
+
 /**
  * Runs code and shell commands under limits: a wall-clock timeout that kills the whole process
  * group, capped output, a work folder and an environment with none of this process's variables.
@@ -64,6 +75,8 @@ export class Sandbox {
   #logger: Logger | undefined;
   readonly #bwrapPath: string | undefined;
   #tier: Promise<SandboxTier> | undefined;
+  // Settled with the tier from `bwrap --version`.
+  #disableUserns = false;
 
   constructor(config: SandboxConfig, options: SandboxOptions = {}) {
     this.config = parseSandboxConfig(config);
@@ -187,7 +200,12 @@ export class Sandbox {
 
   #bubblewrapArgs(command: readonly string[]): string[] {
     return bubblewrapArgs(
-      { system: readSystemLayout(), cwd: this.config.cwd, readOnlyExtras: [process.execPath] },
+      {
+        system: readSystemLayout(),
+        cwd: this.config.cwd,
+        readOnlyExtras: [process.execPath],
+        disableUserns: this.#disableUserns,
+      },
       command,
     );
   }
@@ -220,14 +238,26 @@ export class Sandbox {
     return "process";
   }
 
-  /** Runs `true` under the real bubblewrap layout; answers what went wrong, if anything. */
+  /**
+   * Runs a check under the real bubblewrap layout: that it starts, and that the program holds
+   * no capability (`CapEff` 0). Answers what went wrong, if anything.
+   */
   async #probeBubblewrap(): Promise<string | undefined> {
     if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath))
       return "bwrap is not installed";
     try {
+      const version = await runProcess({
+        file: this.#bwrapPath,
+        args: ["--version"],
+        cwd: "/",
+        env: sandboxEnvironment(this.config.cwd, {}),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: 4_096,
+      });
+      this.#disableUserns = supportsDisableUserns(version.stdout);
       const outcome = await runProcess({
         file: this.#bwrapPath,
-        args: this.#bubblewrapArgs([this.#program("bash"), "-c", "exit 0"]),
+        args: this.#bubblewrapArgs([this.#program("bash"), "-c", NO_CAPABILITIES_CHECK]),
         cwd: "/",
         env: sandboxEnvironment(this.config.cwd, {}),
         timeoutMs: this.config.timeoutMs,

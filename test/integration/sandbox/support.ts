@@ -1,7 +1,10 @@
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { expect } from "vitest";
 import {
   HOOK_PAYLOADS,
@@ -10,6 +13,8 @@ import {
   type SandboxExecData,
   type SandboxResult,
 } from "../../../src/index.js";
+
+const execFileAsync = promisify(execFile);
 
 /** A fresh folder under the system temp folder; `remove()` deletes it. */
 export async function scratchFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
@@ -67,4 +72,51 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** What `test/fixtures/sandbox-command.ts` printed: the result and the uid it ran as. */
+export type CommandOutcome = SandboxResult & { uid: number };
+
+/** The uid and gid of `nobody`, the unprivileged user the tests switch to. */
+export const NOBODY = 65534;
+
+/**
+ * Runs one sandbox command in a new Node.js process as `nobody` (switched to with `setpriv`,
+ * which needs root: CI runs as root), with only PATH in its environment.
+ */
+export async function commandAsNobody(
+  tier: "process" | "bubblewrap",
+  cwd: string,
+  command: string,
+): Promise<CommandOutcome> {
+  if (process.getuid?.() !== 0) {
+    throw new Error("Switching to nobody needs root: run these tests as root, as CI does.");
+  }
+  const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  const { stdout } = await execFileAsync(
+    "setpriv",
+    [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      "--clear-groups",
+      "--",
+      process.execPath,
+      "--import",
+      "tsx",
+      script,
+      tier,
+      cwd,
+      command,
+    ],
+    { cwd: root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd } },
+  );
+  return JSON.parse(stdout) as CommandOutcome;
+}
+
+/** A scratch folder that belongs to `nobody`. */
+export async function nobodysFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const folder = await scratchFolder();
+  await chown(folder.path, NOBODY, NOBODY);
+  return folder;
 }
