@@ -16,6 +16,7 @@ import {
 import { sandboxEnvironment } from "./environment.js";
 import { SandboxError, SandboxUnavailableError } from "./errors.js";
 import { findExecutable, isExecutable } from "./executables.js";
+import { containmentArgs } from "./process-containment.js";
 import { type ProcessOutcome, runProcess } from "./run-process.js";
 
 export interface SandboxOptions {
@@ -48,6 +49,8 @@ export interface SandboxResult {
 
 type Kind = SandboxExecData["kind"];
 
+const isRoot = () => process.getuid?.() === 0;
+
 // Exits 0 when the program holds no effective capability, else 1 saying so (bash builtins only).
 const NO_CAPABILITIES_CHECK = [
   "while read -r key value; do",
@@ -60,10 +63,13 @@ const NO_CAPABILITIES_CHECK = [
 ].join("\n");
 
 /**
- * Runs code and shell commands under limits: a wall-clock timeout that kills the whole process
- * group, capped output, a work folder and an environment with none of this process's variables.
- * The `process` tier is limits only, not a security boundary; the `bubblewrap` tier adds Linux
- * namespaces (no network, read-only system, only the work folder writable, its own PIDs).
+ * Runs code and shell commands under limits: a wall-clock timeout, capped output, a work folder
+ * and an environment with none of this process's variables. In both tiers the program runs in
+ * a PID namespace of its own, so nothing it starts (a `setsid` daemon included) outlives the
+ * call, and this process's environment cannot be read from inside. The `process` tier is limits
+ * only, not a security boundary; the `bubblewrap` tier adds a user namespace where the program
+ * is `nobody` with no capability, no network, read-only system folders and only the work folder
+ * writable, whether harnessx runs as root or not.
  * @example
  * const sandbox = new Sandbox({ cwd: "./work" });
  * const { stdout } = await sandbox.execute("print(1 + 1)", { language: "python" });
@@ -77,13 +83,17 @@ export class Sandbox {
   #tier: Promise<SandboxTier> | undefined;
   // Settled with the tier from `bwrap --version`.
   #disableUserns = false;
+  readonly #unsharePath: string | undefined;
+  // Settled with the process tier: whether its programs run in a PID namespace of their own.
+  #contained = false;
 
   constructor(config: SandboxConfig, options: SandboxOptions = {}) {
     this.config = parseSandboxConfig(config);
     this.#hooks = options.hooks;
     this.#logger = options.logger;
-    this.#bwrapPath =
-      this.config.bwrapPath ?? findExecutable("bwrap", `${process.env.PATH ?? ""}:/usr/bin:/bin`);
+    const searchPath = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
+    this.#bwrapPath = this.config.bwrapPath ?? findExecutable("bwrap", searchPath);
+    this.#unsharePath = findExecutable("unshare", searchPath);
     if (this.config.tier === "bubblewrap") {
       if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath)) {
         throw new SandboxUnavailableError(
@@ -179,7 +189,9 @@ export class Sandbox {
     const [file, ...args] =
       tier === "bubblewrap"
         ? [this.#bwrapPath as string, ...this.#bubblewrapArgs(command)]
-        : command;
+        : this.#contained
+          ? [this.#unsharePath as string, ...containmentArgs(isRoot()), ...command]
+          : command;
     try {
       return await runProcess({
         file: file as string,
@@ -228,14 +240,47 @@ export class Sandbox {
   }
 
   async #settleTier(): Promise<SandboxTier> {
-    if (this.config.tier === "process") return "process";
-    const problem = await this.#probeBubblewrap();
-    if (problem === undefined) return "bubblewrap";
-    if (this.config.tier === "bubblewrap") {
-      throw new SandboxUnavailableError(`The bubblewrap tier cannot run here: ${problem}`);
+    if (this.config.tier !== "process") {
+      const problem = await this.#probeBubblewrap();
+      if (problem === undefined) return "bubblewrap";
+      if (this.config.tier === "bubblewrap") {
+        throw new SandboxUnavailableError(`The bubblewrap tier cannot run here: ${problem}`);
+      }
+      this.#log().warn({ problem }, "bwrap cannot run here; the sandbox uses the process tier");
     }
-    this.#log().warn({ problem }, "bwrap cannot run here; the sandbox uses the process tier");
+    const problem = await this.#probeContainment();
+    this.#contained = problem === undefined;
+    if (problem !== undefined) {
+      this.#log().warn(
+        { problem },
+        "the process tier cannot make a PID namespace here: a setsid daemon may outlive a call, and /proc/$PPID/environ is readable",
+      );
+    }
     return "process";
+  }
+
+  /** Runs a check under the process tier's containment; answers what went wrong, if anything. */
+  async #probeContainment(): Promise<string | undefined> {
+    if (this.#unsharePath === undefined) return "unshare (util-linux) is not installed";
+    try {
+      const outcome = await runProcess({
+        file: this.#unsharePath,
+        args: [
+          ...containmentArgs(isRoot()),
+          this.#program("bash"),
+          "-c",
+          '[ "$$" = 1 ] && [ "$PPID" = 0 ] || { echo "not in a PID namespace of its own" >&2; exit 1; }',
+        ],
+        cwd: "/",
+        env: sandboxEnvironment(this.config.cwd, {}),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: 4_096,
+      });
+      if (outcome.exitCode === 0) return undefined;
+      return `unshare exited with ${outcome.exitCode ?? "a signal"}: ${outcome.stderr.trim()}`;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
   }
 
   /**

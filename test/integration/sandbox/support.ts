@@ -64,16 +64,6 @@ export function liveSleeps(duration: string): number[] {
   return pids;
 }
 
-/** True while `pid` is a live (not zombie) process. */
-export function isAlive(pid: number): boolean {
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
 /** What `test/fixtures/sandbox-command.ts` printed: the result and the uid it ran as. */
 export type CommandOutcome = SandboxResult & { uid: number };
 
@@ -81,38 +71,36 @@ export type CommandOutcome = SandboxResult & { uid: number };
 export const NOBODY = 65534;
 
 /**
- * Runs one sandbox command in a new Node.js process as `nobody` (switched to with `setpriv`,
- * which needs root: CI runs as root), with only PATH in its environment.
+ * Runs one sandbox command in a new Node.js process, whose environment is PATH, HOME and `env`
+ * only; `{worker}` in the command stands for that process's pid. As `nobody`, it is switched
+ * to with `setpriv`, which needs root (CI runs as root).
  */
-export async function commandAsNobody(
+export async function commandInNewProcess(
   tier: "process" | "bubblewrap",
   cwd: string,
   command: string,
+  options: { asNobody?: boolean; env?: Record<string, string> } = {},
 ): Promise<CommandOutcome> {
-  if (process.getuid?.() !== 0) {
+  if (options.asNobody === true && process.getuid?.() !== 0) {
     throw new Error("Switching to nobody needs root: run these tests as root, as CI does.");
   }
   const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
   const root = fileURLToPath(new URL("../../../", import.meta.url));
-  const { stdout } = await execFileAsync(
-    "setpriv",
-    [
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      "--clear-groups",
-      "--",
-      process.execPath,
-      "--import",
-      "tsx",
-      script,
-      tier,
-      cwd,
-      command,
-    ],
-    { cwd: root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd } },
-  );
+  const node = [process.execPath, "--import", "tsx", script, tier, cwd, command];
+  const [file, ...args] =
+    options.asNobody === true
+      ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", ...node]
+      : node;
+  const { stdout } = await execFileAsync(file as string, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, ...options.env },
+  });
   return JSON.parse(stdout) as CommandOutcome;
 }
+
+/** `commandInNewProcess` as `nobody`. */
+export const commandAsNobody = (tier: "process" | "bubblewrap", cwd: string, command: string) =>
+  commandInNewProcess(tier, cwd, command, { asNobody: true });
 
 /** A scratch folder that belongs to `nobody`. */
 export async function nobodysFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
