@@ -186,6 +186,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
     'a JSON value, stringified: {"documents":3,"indexed":true}',
+    'a BigInt: isError=true "Tool \\"ledger\\" returned a value JSON cannot represent (a BigInt at \\"amount\\"); return a string or JSON data."',
     'through the agent: call_1 "Results for padded"',
     'through the agent: call_2 "Permission denied: rule \\"broken\\": deny"',
   ],
