@@ -1,5 +1,5 @@
 import { entryById, recordById } from "../core/id-record.js";
-import { REDACTED, redactSecrets } from "../core/secret-keys.js";
+import { hasSecretKey, REDACTED, redactSecrets } from "../core/secret-keys.js";
 import type { JSONSchema } from "../core/values.js";
 
 // A tool marks an input field secret in its schema: `z.string().meta({ secret: true })` (zod
@@ -147,23 +147,32 @@ export function redactInputsOnly<T>(value: T, secrets: SecretInputs): T {
 
 /**
  * Walks a value to its tool inputs (`{ name, input }`), redacting each by its tool's marks and,
- * with `named`, by the secret names too (elsewhere those are handled by the caller).
+ * with `named`, by the secret names too (elsewhere those are handled by the caller). What holds
+ * nothing to redact is returned as it is, not copied: recording walks every message once.
  */
 function walk(node: unknown, secrets: SecretInputs, named = false): unknown {
-  if (Array.isArray(node)) return node.map((each) => walk(each, secrets, named));
+  if (Array.isArray(node)) {
+    let changed = false;
+    const copy = node.map((each) => {
+      const next = walk(each, secrets, named);
+      changed ||= next !== each;
+      return next;
+    });
+    return changed ? copy : node;
+  }
   if (typeof node !== "object" || node === null) return node;
   const object = node as Record<string, unknown>;
   const isToolInput = typeof object.name === "string" && typeof object.input === "object";
   const paths = isToolInput ? entryById(secrets, object.name as string) : undefined;
-  const redactHere = (input: unknown) =>
-    named ? redactInput(input, paths) : paths === undefined ? input : redactPaths(input, paths);
-  return recordById(
-    Object.entries(object).map(
-      ([key, each]) =>
-        [
-          key,
-          key === "input" && isToolInput ? redactHere(each) : walk(each, secrets, named),
-        ] as const,
-    ),
-  );
+  const redactHere = (input: unknown) => {
+    if (named && (paths !== undefined || hasSecretKey(input))) return redactInput(input, paths);
+    return paths === undefined ? input : redactPaths(input, paths);
+  };
+  let changed = false;
+  const entries = Object.entries(object).map(([key, each]) => {
+    const next = key === "input" && isToolInput ? redactHere(each) : walk(each, secrets, named);
+    changed ||= next !== each;
+    return [key, next] as const;
+  });
+  return changed ? recordById(entries) : node;
 }
