@@ -2,7 +2,9 @@
 // with its own /proc (util-linux's `unshare`). Two promises hang on it:
 // - nothing outlives the call: when the namespace's first process ends (it exits, or it is
 //   killed at the timeout or an abort), the kernel kills every other process in the namespace.
-//   A `setsid` daemon leaves its process group and session, never its PID namespace.
+//   A `setsid` daemon leaves its process group and session, never its PID namespace. And when
+//   the harnessx process itself dies, `setpriv --pdeathsig KILL` kills `unshare`, whose
+//   `--kill-child` takes the namespace with it.
 // - the parent's environment cannot be read: the harnessx process is not in the namespace, so
 //   its /proc entry does not exist inside (the program's `$PPID` is 0). A same-user process may
 //   otherwise read another's /proc/<pid>/environ, and an intermediate process with a clean
@@ -10,9 +12,22 @@
 // A non-root user needs a user namespace for this (`--user --map-current-user`: the program
 // keeps its uid); root needs none.
 
-/** The `unshare` arguments that start a program contained; the command follows them. */
-export function containmentArgs(asRoot: boolean): string[] {
+/** Where the containment's programs are. */
+export interface ContainmentTools {
+  unshare: string;
+  /** Without it, the program is not killed when this process dies. */
+  setpriv?: string | undefined;
+}
+
+/** The whole command line that runs `command` contained. */
+export function containedCommand(
+  tools: ContainmentTools,
+  asRoot: boolean,
+  command: readonly string[],
+): string[] {
   return [
+    ...(tools.setpriv === undefined ? [] : [tools.setpriv, "--pdeathsig", "KILL", "--"]),
+    tools.unshare,
     ...(asRoot ? [] : ["--user", "--map-current-user"]),
     "--pid",
     "--fork",
@@ -21,5 +36,6 @@ export function containmentArgs(asRoot: boolean): string[] {
     "--mount",
     "--mount-proc",
     "--",
+    ...command,
   ];
 }

@@ -16,7 +16,7 @@ import {
 import { sandboxEnvironment } from "./environment.js";
 import { SandboxError, SandboxUnavailableError } from "./errors.js";
 import { findExecutable, isExecutable } from "./executables.js";
-import { containmentArgs } from "./process-containment.js";
+import { type ContainmentTools, containedCommand } from "./process-containment.js";
 import { type ProcessOutcome, runProcess } from "./run-process.js";
 
 export interface SandboxOptions {
@@ -83,7 +83,7 @@ export class Sandbox {
   #tier: Promise<SandboxTier> | undefined;
   // Settled with the tier from `bwrap --version`.
   #disableUserns = false;
-  readonly #unsharePath: string | undefined;
+  readonly #containment: ContainmentTools | undefined;
   // Settled with the process tier: whether its programs run in a PID namespace of their own.
   #contained = false;
 
@@ -93,7 +93,11 @@ export class Sandbox {
     this.#logger = options.logger;
     const searchPath = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
     this.#bwrapPath = this.config.bwrapPath ?? findExecutable("bwrap", searchPath);
-    this.#unsharePath = findExecutable("unshare", searchPath);
+    const unshare = findExecutable("unshare", searchPath);
+    this.#containment =
+      unshare === undefined
+        ? undefined
+        : { unshare, setpriv: findExecutable("setpriv", searchPath) };
     if (this.config.tier === "bubblewrap") {
       if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath)) {
         throw new SandboxUnavailableError(
@@ -190,7 +194,7 @@ export class Sandbox {
       tier === "bubblewrap"
         ? [this.#bwrapPath as string, ...this.#bubblewrapArgs(command)]
         : this.#contained
-          ? [this.#unsharePath as string, ...containmentArgs(isRoot()), ...command]
+          ? containedCommand(this.#containment as ContainmentTools, isRoot(), command)
           : command;
     try {
       return await runProcess({
@@ -261,16 +265,18 @@ export class Sandbox {
 
   /** Runs a check under the process tier's containment; answers what went wrong, if anything. */
   async #probeContainment(): Promise<string | undefined> {
-    if (this.#unsharePath === undefined) return "unshare (util-linux) is not installed";
+    if (this.#containment === undefined) return "unshare (util-linux) is not installed";
+    const check =
+      '[ "$$" = 1 ] && [ "$PPID" = 0 ] || { echo "not in a PID namespace of its own" >&2; exit 1; }';
+    const [file, ...args] = containedCommand(this.#containment, isRoot(), [
+      this.#program("bash"),
+      "-c",
+      check,
+    ]);
     try {
       const outcome = await runProcess({
-        file: this.#unsharePath,
-        args: [
-          ...containmentArgs(isRoot()),
-          this.#program("bash"),
-          "-c",
-          '[ "$$" = 1 ] && [ "$PPID" = 0 ] || { echo "not in a PID namespace of its own" >&2; exit 1; }',
-        ],
+        file: file as string,
+        args,
         cwd: "/",
         env: sandboxEnvironment(this.config.cwd, {}),
         timeoutMs: this.config.timeoutMs,

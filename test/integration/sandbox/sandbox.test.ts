@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import {
   nobodysFolder,
   recordingHooks,
   scratchFolder,
+  startCommandInNewProcess,
 } from "./support.js";
 
 // Both tiers keep the same limits; bubblewrap is installed by .ci/run, so its absence fails here.
@@ -174,6 +176,25 @@ describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier)
       `setsid sleep ${token} </dev/null >/dev/null 2>&1 & echo started; sleep ${token}`,
     );
     expect(result).toMatchObject({ stdout: "started\n", exitCode: null, timedOut: true });
+    await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
+      timeoutMs: 2_000,
+    });
+  });
+
+  it("kills what the command started when the process running it is killed", async () => {
+    const token = `${5300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const worker = startCommandInNewProcess(
+      tier,
+      folder.path,
+      `setsid sleep ${token} </dev/null >/dev/null 2>&1 & sleep ${token}`,
+    );
+    const exited = once(worker, "exit");
+    try {
+      await until(`both "sleep ${token}" to start`, async () => liveSleeps(token).length === 2);
+    } finally {
+      worker.kill("SIGKILL");
+      await exited;
+    }
     await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
       timeoutMs: 2_000,
     });

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -96,6 +96,24 @@ export async function commandInNewProcess(
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, ...options.env },
   });
   return JSON.parse(stdout) as CommandOutcome;
+}
+
+/**
+ * Starts one sandbox command in a new Node.js process and answers that process, to be killed
+ * while the command runs (`commandInNewProcess` waits for it instead).
+ */
+export function startCommandInNewProcess(
+  tier: "process" | "bubblewrap",
+  cwd: string,
+  command: string,
+): ChildProcess {
+  const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  return spawn(process.execPath, ["--import", "tsx", script, tier, cwd, command], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd },
+    stdio: "ignore",
+  });
 }
 
 /** `commandInNewProcess` as `nobody`. */
