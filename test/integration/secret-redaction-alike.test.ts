@@ -168,4 +168,37 @@ describe("one redaction rule for marked and named secrets", () => {
       expect(holdsAny(JSON.stringify(span.events))).toEqual([]);
     }
   });
+
+  it("redacts a named field in a direct run's recording too, in any letter case and nested", async () => {
+    const canary = `token-${randomUUID()}`;
+    const seen: string[] = [];
+    const fetchTool = tool({
+      name: "fetch_page",
+      description: "Fetches a page.",
+      input: z.object({ url: z.string(), auth: z.object({ Token: z.string() }) }),
+      handler: async ({ auth }) => {
+        seen.push(auth.Token);
+        return "page";
+      },
+    });
+    const recorder = new FlightRecorder();
+    const agent = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([
+          { name: "fetch_page", input: { url: "https://example.com", auth: { Token: canary } } },
+        ]),
+        textResponse("fetched"),
+      ]),
+      tools: [fetchTool],
+      recorder,
+      logger: pino({ level: "silent" }),
+    });
+    const result = await agent.run("Fetch it");
+    expect(result.status).toBe("completed");
+    // The handler got the value; the recording (any letter case, nested) did not.
+    expect(seen).toEqual([canary]);
+    const exported = await recorder.exportJsonl(result.runId);
+    expect(exported).toContain('"Token":"[redacted]"');
+    expect(exported).not.toContain(canary);
+  });
 });
