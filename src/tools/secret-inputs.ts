@@ -152,13 +152,14 @@ export function redactInputsOnly<T>(value: T, secrets: SecretInputs): T {
  */
 function walk(node: unknown, secrets: SecretInputs, named = false): unknown {
   if (Array.isArray(node)) {
-    let changed = false;
-    const copy = node.map((each) => {
+    let copy: unknown[] | undefined;
+    for (const [index, each] of node.entries()) {
       const next = walk(each, secrets, named);
-      changed ||= next !== each;
-      return next;
-    });
-    return changed ? copy : node;
+      if (next === each) continue;
+      copy ??= [...node];
+      copy[index] = next;
+    }
+    return copy ?? node;
   }
   if (typeof node !== "object" || node === null) return node;
   const object = node as Record<string, unknown>;
@@ -168,11 +169,19 @@ function walk(node: unknown, secrets: SecretInputs, named = false): unknown {
     if (named && (paths !== undefined || hasSecretKey(input))) return redactInput(input, paths);
     return paths === undefined ? input : redactPaths(input, paths);
   };
-  let changed = false;
-  const entries = Object.entries(object).map(([key, each]) => {
+  let changed: Map<string, unknown> | undefined;
+  for (const key of Object.keys(object)) {
+    const each = object[key];
     const next = key === "input" && isToolInput ? redactHere(each) : walk(each, secrets, named);
-    changed ||= next !== each;
-    return [key, next] as const;
-  });
-  return changed ? recordById(entries) : node;
+    if (next === each) continue;
+    changed ??= new Map();
+    changed.set(key, next);
+  }
+  if (changed === undefined) return node;
+  const replaced = changed;
+  return recordById(
+    Object.entries(object).map(
+      ([key, each]) => [key, replaced.has(key) ? replaced.get(key) : each] as const,
+    ),
+  );
 }
