@@ -128,6 +128,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     "capped: [output truncated at 64 bytes]",
     "  SANDBOX_EXEC command exit=null timedOut=true",
     "timed out: true, exit code null",
+    "daemon: started, alive after the call: false",
     'bash tool: "exit code: 0\\nstdout:\\n42\\n"',
     "answer.txt: 42",
     "agent: completed: The answer is in answer.txt.",
