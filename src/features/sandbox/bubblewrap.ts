@@ -82,6 +82,10 @@ export function bubblewrapArgs(layout: BubblewrapLayout, command: readonly strin
     "--new-session",
     "--unshare-net",
     "--unshare-pid",
+    // The program itself is the namespace's first process, with no bwrap init in between: when
+    // it ends, bwrap is told only once the kernel has killed and reaped everything else in the
+    // namespace (with an init, bwrap returns first, and a daemon outlives the call by a moment).
+    "--as-pid-1",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",

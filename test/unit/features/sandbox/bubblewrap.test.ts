@@ -46,7 +46,13 @@ describe("bubblewrapArgs", () => {
   });
 
   it("isolates network and PIDs, detaches the session and dies with its parent", () => {
-    for (const flag of ["--unshare-net", "--unshare-pid", "--new-session", "--die-with-parent"]) {
+    for (const flag of [
+      "--unshare-net",
+      "--unshare-pid",
+      "--as-pid-1",
+      "--new-session",
+      "--die-with-parent",
+    ]) {
       expect(args).toContain(flag);
     }
     expect(args).not.toContain("--share-net");
