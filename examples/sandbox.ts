@@ -1,7 +1,9 @@
 // A Sandbox runs code and shell commands under limits: a timeout that kills everything the
 // program started, capped output, a work folder, and an environment without this process's
-// variables. Where bwrap is installed ("auto"), it also keeps the network out and the system
-// read-only. `new Agent({ sandbox })` gives the model a `bash` tool that runs in it.
+// variables; nothing the program starts outlives the call. Where bwrap is installed ("auto"),
+// it also keeps the network out and the system read-only, with no capability even under root.
+// `new Agent({ sandbox })` gives the model a `bash` tool that runs in it.
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +12,19 @@ import { Agent, HookEvent, HookRegistry, Sandbox } from "../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
 
 const work = await mkdtemp(join(tmpdir(), "harnessx-example-"));
+
+/** True while a process runs `program` with these arguments, seen from this host's /proc. */
+function running(program: string, ...args: string[]): boolean {
+  const wanted = [program, ...args].join("\0");
+  return readdirSync("/proc").some((entry) => {
+    try {
+      const line = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0$/, "");
+      return line === wanted && !/\) [ZX]/.test(readFileSync(`/proc/${entry}/stat`, "utf8"));
+    } catch {
+      return false; // not a process, or it ended while we looked
+    }
+  });
+}
 process.env.EXAMPLE_SECRET = "s3cr3t"; // set in this process; the sandbox never sees it
 
 try {
@@ -43,6 +58,12 @@ try {
   const quick = new Sandbox({ cwd: work, timeoutMs: 300 }, { hooks });
   const hung = await quick.executeCommand("sleep 30 & sleep 30");
   console.log(`timed out: ${hung.timedOut}, exit code ${hung.exitCode}`);
+
+  // Nothing a command starts outlives the call: not even a daemon that left its session.
+  const daemon = await sandbox.executeCommand(
+    "setsid sleep 4321 </dev/null >/dev/null 2>&1 & echo started",
+  );
+  console.log(`daemon: ${daemon.stdout.trim()}, alive after the call: ${running("sleep", "4321")}`);
 
   // The agent's bash tool: the scripted model writes a file, then answers.
   const provider = new ScriptedProvider([

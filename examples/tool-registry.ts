@@ -1,6 +1,7 @@
 // ToolRegistry holds tools by name. `registry.execute(call)` runs a handler directly and does NOT
 // run the agent's middleware or permissions: only the agent engine gives those guarantees.
-// Handlers may return a string or a JSON value (stringified); a throw becomes an error result.
+// Handlers may return a string or a JSON value (stringified); a throw becomes an error result,
+// and so does a value JSON cannot represent (a BigInt, a cycle), never "[object Object]".
 import { z } from "zod";
 import {
   Agent,
@@ -42,7 +43,14 @@ const broken = tool({
   },
 });
 
-const registry = new ToolRegistry([search, stats]);
+const ledger = tool({
+  name: "ledger",
+  description: "Returns a BigInt, which JSON cannot hold.",
+  input: z.object({}),
+  handler: () => ({ amount: 10n }),
+});
+
+const registry = new ToolRegistry([search, stats, ledger]);
 registry.register(broken);
 const names = registry.schemas().map((schema) => schema.name);
 console.log(`registered: ${names.join(", ")}`);
@@ -55,6 +63,8 @@ const json = await registry.execute({ id: "direct_2", name: "stats", input: {} }
 console.log(`a JSON value, stringified: ${json.content}`);
 const failed = await registry.execute({ id: "direct_3", name: "broken", input: {} });
 console.log(`a throwing handler: isError=${failed.isError} ${JSON.stringify(failed.content)}`);
+const bigint = await registry.execute({ id: "direct_4", name: "ledger", input: {} });
+console.log(`a BigInt: isError=${bigint.isError} ${JSON.stringify(bigint.content)}`);
 
 // The same calls through an agent run the pipeline and the policy (here `broken` is denied).
 const agent = new Agent({

@@ -14,6 +14,17 @@ export const REDACTED = "[redacted]";
 /** True when a field of this name holds a secret (names compared without case). */
 export const isSecretKey = (key: string): boolean => SECRET.has(key.toLowerCase());
 
+/** True when a JSON value has a field named like a secret, at any depth. */
+export function hasSecretKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasSecretKey);
+  if (value === null || typeof value !== "object") return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (isSecretKey(key) || hasSecretKey((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
 /** A copy of a JSON value with every secret field's value replaced by `[redacted]`, at any depth. */
 export function redactSecrets<T>(value: T): T {
   return redact(value) as T;

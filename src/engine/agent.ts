@@ -24,6 +24,7 @@ import { MiddlewarePipeline } from "../middleware/pipeline.js";
 import { traceRun } from "../observability/spans.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
+import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
 import type { Tool } from "../tools/tool.js";
 import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
@@ -381,6 +382,8 @@ export class Agent implements AsyncDisposable {
     sessionId: string;
     signal: AbortSignal | undefined;
     emit: ((event: RunEvent) => void) | undefined;
+    /** A durable runtime's limits; direct runs keep the defaults. */
+    limits?: ToolLimits | undefined;
   }): RunEnv {
     const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
     const clock = this.#deps.clock;
@@ -412,6 +415,7 @@ export class Agent implements AsyncDisposable {
       approvalKey: this.#approvalKey,
       recorder: this.recorder,
       runScope,
+      limits: run.limits ?? DEFAULT_TOOL_LIMITS,
     };
   }
 }

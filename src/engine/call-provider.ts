@@ -11,6 +11,8 @@ import type { ProviderRequest } from "../core/provider.js";
 import { ProviderResponse } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
+import { capToolInputs } from "../tools/input-limit.js";
+import { DEFAULT_TOOL_LIMITS } from "../tools/result-limit.js";
 import { describeIssues } from "../tools/validate.js";
 import { emitContentAsDeltas } from "./emit-content.js";
 import type { ProviderCallDeferred } from "./provider-gate.js";
@@ -125,12 +127,14 @@ export async function callProvider(
       phase: "provider",
     });
   }
+  // An oversized tool input goes no further than here: not to middleware, record or recording.
+  const taken = capToolInputs(parsed.data, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolInputBytes);
   const durationMs = env.clock.now() - started;
-  if (env.providerGate !== undefined) await env.providerGate.spent(parsed.data);
+  if (env.providerGate !== undefined) await env.providerGate.spent(taken);
   if (env.recorder !== undefined) {
-    await record(env, context, { type: "llm_response_raw", response: parsed.data, durationMs });
+    await record(env, context, { type: "llm_response_raw", response: taken, durationMs });
   }
-  return { type: "PROVIDER_RESPONDED", response: parsed.data, durationMs };
+  return { type: "PROVIDER_RESPONDED", response: taken, durationMs };
 }
 
 // Where tool inputs sit in a response: response → content or toolCalls → block or call → input.

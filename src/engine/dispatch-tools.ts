@@ -10,6 +10,7 @@ import {
   runsHandler,
 } from "../machines/run-machine.js";
 import { traceTool } from "../observability/spans.js";
+import { capToolResult, DEFAULT_TOOL_LIMITS } from "../tools/result-limit.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import type { Tool } from "../tools/tool.js";
 import { validateInput } from "../tools/validate.js";
@@ -59,7 +60,11 @@ export async function runPrepared(
   const { call, tool: found, input } = prepared;
   await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
   env.emit?.({ type: "tool_start", toolCall: call });
-  const { result, error, thrown } = await traceTool(call, () =>
+  const {
+    result: whole,
+    error,
+    thrown,
+  } = await traceTool(call, () =>
     withinRun(env.runScope, () =>
       runHandler(
         found,
@@ -74,6 +79,8 @@ export async function runPrepared(
       ),
     ),
   );
+  // Cut to the limit as it leaves the handler, in direct runs as in durable ones.
+  const result = capToolResult(whole, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolResultBytes);
   if (env.recorder !== undefined) {
     await record(env, context, { type: "tool_result_raw", toolCall: call, result });
   }

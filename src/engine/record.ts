@@ -1,7 +1,7 @@
 import type { Message } from "../core/values.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import type { CallState, RunContext } from "../machines/run-machine.js";
-import { redactMarkedInputs, type SecretInputs } from "../tools/secret-inputs.js";
+import { redactInputsOnly, type SecretInputs } from "../tools/secret-inputs.js";
 import type { RunEnv } from "./run-env.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -46,9 +46,11 @@ export async function record(
 // of a run share their messages, so each is redacted once (recording stays linear).
 const redactedMessages = new WeakMap<SecretInputs, WeakMap<Message, Message>>();
 
-/** The entry with every input field its tool marks secret redacted (none marked: as it is). */
+/**
+ * The entry with every secret tool input field redacted, by the one rule used everywhere:
+ * marked in its tool's schema, or named like a secret (`password`, `token`… `SECRET_KEYS`).
+ */
 function withoutSecretInputs(entry: RecorderEntry, secrets: SecretInputs): RecorderEntry {
-  if (Object.keys(secrets).length === 0) return entry;
   let cache = redactedMessages.get(secrets);
   if (cache === undefined) {
     cache = new WeakMap();
@@ -58,7 +60,7 @@ function withoutSecretInputs(entry: RecorderEntry, secrets: SecretInputs): Recor
   const message = (each: Message): Message => {
     let copy = known.get(each);
     if (copy === undefined) {
-      copy = redactMarkedInputs(each, secrets);
+      copy = redactInputsOnly(each, secrets);
       known.set(each, copy);
     }
     return copy;
@@ -70,7 +72,7 @@ function withoutSecretInputs(entry: RecorderEntry, secrets: SecretInputs): Recor
     };
   }
   if (entry.type === "run_start") return { ...entry, input: entry.input.map(message) };
-  return redactMarkedInputs(entry, secrets);
+  return redactInputsOnly(entry, secrets);
 }
 
 const DECISION_OF = {

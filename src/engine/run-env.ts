@@ -9,6 +9,7 @@ import type { HookPayloads } from "../hooks/payloads.js";
 import type { PipelineSnapshot } from "../middleware/pipeline.js";
 import type { PermissionManager } from "../permissions/permission-manager.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { ToolLimits } from "../tools/result-limit.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import type { ResolvedAgentConfig } from "./config.js";
 import type { ProviderGate } from "./provider-gate.js";
@@ -45,6 +46,8 @@ export interface RunEnv {
   recorder?: RunRecorder | undefined;
   /** Set when extensions use saved state: stages run within this run's scope. */
   runScope?: RunScope | undefined;
+  /** The size limits of tool inputs and results. @defaultValue `DEFAULT_TOOL_LIMITS` (1 MB each) */
+  limits?: ToolLimits | undefined;
   /** Set by a durable runtime: shared rate limits around each model call. */
   providerGate?: ProviderGate | undefined;
 }

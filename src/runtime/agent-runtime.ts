@@ -213,7 +213,10 @@ export class AgentRuntime implements AsyncDisposable {
       logger: this.logger,
       clock: this.#deps.clock,
       active: this.#active,
-      limits: { maxToolResultBytes: this.#limits.maxToolResultBytes },
+      limits: {
+        maxToolInputBytes: this.#limits.maxToolInputBytes,
+        maxToolResultBytes: this.#limits.maxToolResultBytes,
+      },
       gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
     };
     await this.backend.start({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { InputTooLargeError } from "../core/errors.js";
 import type { Message } from "../core/values.js";
-import { DEFAULT_MAX_BYTES } from "../workers/result-limit.js";
+import { DEFAULT_MAX_BYTES } from "../tools/result-limit.js";
 
 /** Size limits of a durable runtime (SPEC §8). */
 export interface RuntimeLimits {
@@ -11,6 +11,13 @@ export interface RuntimeLimits {
    * @defaultValue 1048576 (1 MB)
    */
   maxInputBytes?: number;
+  /**
+   * The largest tool call input taken from the model, in UTF-8 bytes of its JSON; a call with a
+   * bigger one gets an error result (its handler does not run) and its input is stored nowhere,
+   * only its size.
+   * @defaultValue 1048576 (1 MB)
+   */
+  maxToolInputBytes?: number;
   /**
    * The largest raw tool result committed, in UTF-8 bytes of its content; a bigger one is cut
    * to fit, with a note saying so to the model, before it is committed.
@@ -24,12 +31,14 @@ const MIN_TOOL_RESULT_BYTES = 256;
 
 export const RuntimeLimitsSchema = z.strictObject({
   maxInputBytes: z.number().int().positive().optional(),
+  maxToolInputBytes: z.number().int().positive().optional(),
   maxToolResultBytes: z.number().int().min(MIN_TOOL_RESULT_BYTES).optional(),
 });
 
 export function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
   return {
     maxInputBytes: limits.maxInputBytes ?? DEFAULT_MAX_BYTES,
+    maxToolInputBytes: limits.maxToolInputBytes ?? DEFAULT_MAX_BYTES,
     maxToolResultBytes: limits.maxToolResultBytes ?? DEFAULT_MAX_BYTES,
   };
 }

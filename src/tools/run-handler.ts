@@ -37,8 +37,8 @@ export interface HandlerOutcome {
 }
 
 /**
- * The raw outcome of a handler: its stringified return value, or its exception as an error
- * result. Past `limit.timeoutMs` the handler's signal is aborted and the call gets an error
+ * The raw outcome of a handler: its stringified return value, or its exception (or a return
+ * value JSON cannot represent) as an error result. Past `limit.timeoutMs` the handler's signal is aborted and the call gets an error
  * result at once, without waiting for the handler to notice.
  */
 export async function runHandler<Input>(
@@ -64,13 +64,15 @@ export async function runHandler<Input>(
       const error = timedOut();
       return { result: errorResult(context.toolCallId, error.message), error };
     }
-    return {
-      result: {
-        toolCallId: context.toolCallId,
-        content: stringifyOutput(outcome.value),
-        isError: false,
-      },
-    };
+    const output = stringifyOutput(outcome.value);
+    if (!output.ok) {
+      const message = `Tool "${tool.name}" returned a value JSON cannot represent (${output.problem}); return a string or JSON data.`;
+      return {
+        result: errorResult(context.toolCallId, message),
+        error: new ToolExecutionError(message, { phase: "dispatch" }),
+      };
+    }
+    return { result: { toolCallId: context.toolCallId, content: output.text, isError: false } };
   } catch (thrown) {
     const message = messageOf(thrown) || "The tool failed.";
     return {

@@ -1,5 +1,5 @@
 import { entryById, recordById } from "../core/id-record.js";
-import { REDACTED, redactSecrets } from "../core/secret-keys.js";
+import { hasSecretKey, REDACTED, redactSecrets } from "../core/secret-keys.js";
 import type { JSONSchema } from "../core/values.js";
 
 // A tool marks an input field secret in its schema: `z.string().meta({ secret: true })` (zod
@@ -136,28 +136,52 @@ export function redactToolInputs<T>(value: T, secrets: SecretInputs = {}): T {
 }
 
 /**
- * `redactToolInputs` by the marks alone (fields named like a secret are left as they are):
- * for the flight recorder, whose own `redact` option decides about the rest.
+ * A copy of a value with every tool input in it redacted by the same rule as everywhere
+ * (`redactInput`: the fields its tool marks secret, and those named like a secret), and nothing
+ * else touched: for the flight recorder, whose entries also hold tool schemas and settings that
+ * merely mention such names, and whose own `redact` option decides about the rest.
  */
-export function redactMarkedInputs<T>(value: T, secrets: SecretInputs): T {
-  return walk(value, secrets) as T;
+export function redactInputsOnly<T>(value: T, secrets: SecretInputs): T {
+  return walk(value, secrets, true) as T;
 }
 
-function walk(node: unknown, secrets: SecretInputs): unknown {
-  if (Array.isArray(node)) return node.map((each) => walk(each, secrets));
+/**
+ * Walks a value to its tool inputs (`{ name, input }`), redacting each by its tool's marks and,
+ * with `named`, by the secret names too (elsewhere those are handled by the caller). What holds
+ * nothing to redact is returned as it is, not copied: recording walks every message once.
+ */
+function walk(node: unknown, secrets: SecretInputs, named = false): unknown {
+  if (Array.isArray(node)) {
+    let copy: unknown[] | undefined;
+    for (const [index, each] of node.entries()) {
+      const next = walk(each, secrets, named);
+      if (next === each) continue;
+      copy ??= [...node];
+      copy[index] = next;
+    }
+    return copy ?? node;
+  }
   if (typeof node !== "object" || node === null) return node;
   const object = node as Record<string, unknown>;
-  const paths =
-    typeof object.name === "string" && typeof object.input === "object"
-      ? entryById(secrets, object.name)
-      : undefined;
+  const isToolInput = typeof object.name === "string" && typeof object.input === "object";
+  const paths = isToolInput ? entryById(secrets, object.name as string) : undefined;
+  const redactHere = (input: unknown) => {
+    if (named && (paths !== undefined || hasSecretKey(input))) return redactInput(input, paths);
+    return paths === undefined ? input : redactPaths(input, paths);
+  };
+  let changed: Map<string, unknown> | undefined;
+  for (const key of Object.keys(object)) {
+    const each = object[key];
+    const next = key === "input" && isToolInput ? redactHere(each) : walk(each, secrets, named);
+    if (next === each) continue;
+    changed ??= new Map();
+    changed.set(key, next);
+  }
+  if (changed === undefined) return node;
+  const replaced = changed;
   return recordById(
     Object.entries(object).map(
-      ([key, each]) =>
-        [
-          key,
-          key === "input" && paths !== undefined ? redactPaths(each, paths) : walk(each, secrets),
-        ] as const,
+      ([key, each]) => [key, replaced.has(key) ? replaced.get(key) : each] as const,
     ),
   );
 }

@@ -183,6 +183,7 @@ async function withStep(
     sessionId: record.sessionId,
     signal: controller.signal,
     emit: publisher.emit,
+    limits: deps.limits,
   });
   try {
     const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));

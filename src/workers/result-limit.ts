@@ -1,26 +1,2 @@
-import type { ToolResult } from "../core/values.js";
-
-/** The default of both runtime limits: 1 MB. */
-export const DEFAULT_MAX_BYTES = 1_048_576;
-
-const encoder = new TextEncoder();
-
-/** The note a cut result ends with, so that the model knows it reads a part. */
-const cutNote = (bytes: number, maxBytes: number) =>
-  `\n[harnessx: this tool result was cut: it was ${bytes} bytes, over the limit of ${maxBytes} bytes; the rest is not shown]`;
-
-/**
- * `result` with its content cut to at most `maxBytes` UTF-8 bytes, note included, when it is
- * bigger: the cut falls between characters (never inside one, nor between a surrogate pair),
- * so the content stays a valid string that round-trips through JSON. Smaller results are
- * returned as they are.
- */
-export function capToolResult(result: ToolResult, maxBytes: number): ToolResult {
-  const bytes = Buffer.byteLength(result.content);
-  if (bytes <= maxBytes) return result;
-  const note = cutNote(bytes, maxBytes);
-  const room = Math.max(0, maxBytes - Buffer.byteLength(note));
-  // encodeInto writes whole characters only: `read` ends on a character boundary.
-  const { read } = encoder.encodeInto(result.content, new Uint8Array(room));
-  return { ...result, content: `${result.content.slice(0, read)}${note}` };
-}
+// The cut lives with the tools (direct runs apply it too); the workers keep their import path.
+export { capToolResult, DEFAULT_MAX_BYTES } from "../tools/result-limit.js";

@@ -79,6 +79,7 @@ export async function dispatchTool(
       sessionId: run.sessionId,
       signal: controller.signal,
       emit: publisher.emit,
+      limits: deps.limits,
     });
     const outcome = await withExtractedContext(run.trace, () =>
       runPermitted(deps, context, state, env, started === true),

@@ -4,6 +4,7 @@ import type { Agent } from "../engine/agent.js";
 import type { ActiveRuns } from "../store/active-runs.js";
 import type { RunBackend } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
+import type { ToolLimits } from "../tools/result-limit.js";
 import type { ProviderGates } from "./provider-gates.js";
 
 /** What the run-step and tool-dispatch workers of one process share. */
@@ -16,9 +17,10 @@ export interface WorkerDeps {
   active: ActiveRuns;
   /**
    * A raw tool result bigger than `maxToolResultBytes` (UTF-8 bytes of its content) is cut
-   * before it is committed. @defaultValue 1 MB
+   * before it is committed; a tool input bigger than `maxToolInputBytes` gets an error result.
+   * @defaultValue 1 MB each
    */
-  limits?: { maxToolResultBytes: number };
+  limits?: ToolLimits;
   /** Shared rate limits around model calls; without it calls go unchecked. */
   gates?: ProviderGates;
 }

@@ -131,6 +131,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     "capped: [output truncated at 64 bytes]",
     "  SANDBOX_EXEC command exit=null timedOut=true",
     "timed out: true, exit code null",
+    "daemon: started, alive after the call: false",
     'bash tool: "exit code: 0\\nstdout:\\n42\\n"',
     "answer.txt: 42",
     "agent: completed: The answer is in answer.txt.",
@@ -189,6 +190,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
     'a JSON value, stringified: {"documents":3,"indexed":true}',
+    'a BigInt: isError=true "Tool \\"ledger\\" returned a value JSON cannot represent (a BigInt at \\"amount\\"); return a string or JSON data."',
     'through the agent: call_1 "Results for padded"',
     'through the agent: call_2 "Permission denied: rule \\"broken\\": deny"',
   ],

@@ -33,25 +33,59 @@ export function readSystemLayout(): SystemEntry[] {
   return entries;
 }
 
+// The user and group a sandboxed program runs as inside its user namespace: not root, whoever
+// harnessx runs as, so it holds no capability there and a setuid-root program gains nothing.
+const SANDBOX_ID = "65534";
+
+/** The first bwrap release with `--disable-userns`. */
+const DISABLE_USERNS_SINCE = [0, 8, 0] as const;
+
+/** True when a `bwrap --version` output ("bubblewrap 0.8.0") names a release with `--disable-userns`. */
+export function supportsDisableUserns(versionOutput: string): boolean {
+  const match = /(\d+)\.(\d+)\.(\d+)/.exec(versionOutput);
+  if (match === null) return false;
+  const version = match.slice(1, 4).map(Number);
+  for (const [index, least] of DISABLE_USERNS_SINCE.entries()) {
+    const part = version[index] as number;
+    if (part !== least) return part > least;
+  }
+  return true;
+}
+
 export interface BubblewrapLayout {
   system: readonly SystemEntry[];
   /** The writable work folder, at the same path inside. */
   cwd: string;
   /** Files outside the system folders to show read-only (the node binary, say). */
   readOnlyExtras: readonly string[];
+  /** Forbid the program to make user namespaces of its own (bwrap 0.8 and later). */
+  disableUserns: boolean;
 }
 
 /**
- * The `bwrap` arguments for one program: no network, a new PID namespace, read-only system
- * folders, a private /tmp, the work folder writable, the session detached from any terminal,
- * and everything killed when bwrap dies.
+ * The `bwrap` arguments for one program: its own user namespace where it is `nobody` with no
+ * capability (so a harnessx running as root lends it none: no remount, no new privileges), no
+ * network, a new PID namespace, read-only system folders, a private /tmp, the work folder
+ * writable, the session detached from any terminal, and everything killed when bwrap dies.
  */
 export function bubblewrapArgs(layout: BubblewrapLayout, command: readonly string[]): string[] {
   const args = [
+    "--unshare-user",
+    "--uid",
+    SANDBOX_ID,
+    "--gid",
+    SANDBOX_ID,
+    ...(layout.disableUserns ? ["--disable-userns"] : []),
+    "--cap-drop",
+    "ALL",
     "--die-with-parent",
     "--new-session",
     "--unshare-net",
     "--unshare-pid",
+    // The program itself is the namespace's first process, with no bwrap init in between: when
+    // it ends, bwrap is told only once the kernel has killed and reaped everything else in the
+    // namespace (with an init, bwrap returns first, and a daemon outlives the call by a moment).
+    "--as-pid-1",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",

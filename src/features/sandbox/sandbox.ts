@@ -6,7 +6,7 @@ import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
 import { emitHook, type HookRegistry } from "../../hooks/registry.js";
 import type { ToolSandbox } from "../../tools/tool-sandbox.js";
-import { bubblewrapArgs, readSystemLayout } from "./bubblewrap.js";
+import { bubblewrapArgs, readSystemLayout, supportsDisableUserns } from "./bubblewrap.js";
 import {
   parseSandboxConfig,
   type ResolvedSandboxConfig,
@@ -17,6 +17,7 @@ import {
 import { sandboxEnvironment } from "./environment.js";
 import { SandboxError, SandboxUnavailableError } from "./errors.js";
 import { findExecutable, isExecutable } from "./executables.js";
+import { type ContainmentTools, containedCommand } from "./process-containment.js";
 import { type ProcessOutcome, runProcess } from "./run-process.js";
 
 export interface SandboxOptions {
@@ -49,11 +50,27 @@ export interface SandboxResult {
 
 type Kind = SandboxExecData["kind"];
 
+const isRoot = () => process.getuid?.() === 0;
+
+// Exits 0 when the program holds no effective capability, else 1 saying so (bash builtins only).
+const NO_CAPABILITIES_CHECK = [
+  "while read -r key value; do",
+  '  if [ "$key" = CapEff: ]; then',
+  '    [ "$((16#$value))" -eq 0 ] && exit 0',
+  '    echo "capabilities remain inside the sandbox (CapEff $value)" >&2; exit 1',
+  "  fi",
+  "done < /proc/self/status",
+  'echo "CapEff not found in /proc/self/status" >&2; exit 1',
+].join("\n");
+
 /**
- * Runs code and shell commands under limits: a wall-clock timeout that kills the whole process
- * group, capped output, a work folder and an environment with none of this process's variables.
- * The `process` tier is limits only, not a security boundary; the `bubblewrap` tier adds Linux
- * namespaces (no network, read-only system, only the work folder writable, its own PIDs).
+ * Runs code and shell commands under limits: a wall-clock timeout, capped output, a work folder
+ * and an environment with none of this process's variables. In both tiers the program runs in
+ * a PID namespace of its own, so nothing it starts (a `setsid` daemon included) outlives the
+ * call, and this process's environment cannot be read from inside. The `process` tier is limits
+ * only, not a security boundary; the `bubblewrap` tier adds a user namespace where the program
+ * is `nobody` with no capability, no network, read-only system folders and only the work folder
+ * writable, whether harnessx runs as root or not.
  * @example
  * const sandbox = new Sandbox({ cwd: "./work" });
  * const { stdout } = await sandbox.execute("print(1 + 1)", { language: "python" });
@@ -65,13 +82,23 @@ export class Sandbox implements ToolSandbox {
   #logger: Logger | undefined;
   readonly #bwrapPath: string | undefined;
   #tier: Promise<SandboxTier> | undefined;
+  // Settled with the tier from `bwrap --version`.
+  #disableUserns = false;
+  readonly #containment: ContainmentTools | undefined;
+  // Settled with the process tier: whether its programs run in a PID namespace of their own.
+  #contained = false;
 
   constructor(config: SandboxConfig, options: SandboxOptions = {}) {
     this.config = parseSandboxConfig(config);
     this.#hooks = options.hooks;
     this.#logger = options.logger;
-    this.#bwrapPath =
-      this.config.bwrapPath ?? findExecutable("bwrap", `${process.env.PATH ?? ""}:/usr/bin:/bin`);
+    const searchPath = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
+    this.#bwrapPath = this.config.bwrapPath ?? findExecutable("bwrap", searchPath);
+    const unshare = findExecutable("unshare", searchPath);
+    this.#containment =
+      unshare === undefined
+        ? undefined
+        : { unshare, setpriv: findExecutable("setpriv", searchPath) };
     if (this.config.tier === "bubblewrap") {
       if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath)) {
         throw new SandboxUnavailableError(
@@ -167,7 +194,9 @@ export class Sandbox implements ToolSandbox {
     const [file, ...args] =
       tier === "bubblewrap"
         ? [this.#bwrapPath as string, ...this.#bubblewrapArgs(command)]
-        : command;
+        : this.#contained
+          ? containedCommand(this.#containment as ContainmentTools, isRoot(), command)
+          : command;
     try {
       return await runProcess({
         file: file as string,
@@ -188,7 +217,12 @@ export class Sandbox implements ToolSandbox {
 
   #bubblewrapArgs(command: readonly string[]): string[] {
     return bubblewrapArgs(
-      { system: readSystemLayout(), cwd: this.config.cwd, readOnlyExtras: [process.execPath] },
+      {
+        system: readSystemLayout(),
+        cwd: this.config.cwd,
+        readOnlyExtras: [process.execPath],
+        disableUserns: this.#disableUserns,
+      },
       command,
     );
   }
@@ -211,24 +245,71 @@ export class Sandbox implements ToolSandbox {
   }
 
   async #settleTier(): Promise<SandboxTier> {
-    if (this.config.tier === "process") return "process";
-    const problem = await this.#probeBubblewrap();
-    if (problem === undefined) return "bubblewrap";
-    if (this.config.tier === "bubblewrap") {
-      throw new SandboxUnavailableError(`The bubblewrap tier cannot run here: ${problem}`);
+    if (this.config.tier !== "process") {
+      const problem = await this.#probeBubblewrap();
+      if (problem === undefined) return "bubblewrap";
+      if (this.config.tier === "bubblewrap") {
+        throw new SandboxUnavailableError(`The bubblewrap tier cannot run here: ${problem}`);
+      }
+      this.#log().warn({ problem }, "bwrap cannot run here; the sandbox uses the process tier");
     }
-    this.#log().warn({ problem }, "bwrap cannot run here; the sandbox uses the process tier");
+    const problem = await this.#probeContainment();
+    this.#contained = problem === undefined;
+    if (problem !== undefined) {
+      this.#log().warn(
+        { problem },
+        "the process tier cannot make a PID namespace here: a setsid daemon may outlive a call, and /proc/$PPID/environ is readable",
+      );
+    }
     return "process";
   }
 
-  /** Runs `true` under the real bubblewrap layout; answers what went wrong, if anything. */
+  /** Runs a check under the process tier's containment; answers what went wrong, if anything. */
+  async #probeContainment(): Promise<string | undefined> {
+    if (this.#containment === undefined) return "unshare (util-linux) is not installed";
+    const check =
+      '[ "$$" = 1 ] && [ "$PPID" = 0 ] || { echo "not in a PID namespace of its own" >&2; exit 1; }';
+    const [file, ...args] = containedCommand(this.#containment, isRoot(), [
+      this.#program("bash"),
+      "-c",
+      check,
+    ]);
+    try {
+      const outcome = await runProcess({
+        file: file as string,
+        args,
+        cwd: "/",
+        env: sandboxEnvironment(this.config.cwd, {}),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: 4_096,
+      });
+      if (outcome.exitCode === 0) return undefined;
+      return `unshare exited with ${outcome.exitCode ?? "a signal"}: ${outcome.stderr.trim()}`;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /**
+   * Runs a check under the real bubblewrap layout: that it starts, and that the program holds
+   * no capability (`CapEff` 0). Answers what went wrong, if anything.
+   */
   async #probeBubblewrap(): Promise<string | undefined> {
     if (this.#bwrapPath === undefined || !isExecutable(this.#bwrapPath))
       return "bwrap is not installed";
     try {
+      const version = await runProcess({
+        file: this.#bwrapPath,
+        args: ["--version"],
+        cwd: "/",
+        env: sandboxEnvironment(this.config.cwd, {}),
+        timeoutMs: this.config.timeoutMs,
+        maxOutputBytes: 4_096,
+      });
+      this.#disableUserns = supportsDisableUserns(version.stdout);
       const outcome = await runProcess({
         file: this.#bwrapPath,
-        args: this.#bubblewrapArgs([this.#program("bash"), "-c", "exit 0"]),
+        args: this.#bubblewrapArgs([this.#program("bash"), "-c", NO_CAPABILITIES_CHECK]),
         cwd: "/",
         env: sandboxEnvironment(this.config.cwd, {}),
         timeoutMs: this.config.timeoutMs,

@@ -1,11 +1,40 @@
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Sandbox, SandboxUnavailableError } from "../../../src/index.js";
-import { recordingHooks, scratchFolder } from "./support.js";
+import {
+  commandAsNobody,
+  NOBODY,
+  nobodysFolder,
+  recordingHooks,
+  scratchFolder,
+} from "./support.js";
+
+/**
+ * What a program would try to become root on the host with: its capabilities, its uid, a
+ * remount of the read-only /usr and a write there, and a user namespace of its own.
+ */
+const escapeAttempt = (marker: string) =>
+  [
+    "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
+    'echo "uid=$(id -u)"',
+    `mount -o remount,bind,rw /usr 2>/dev/null && touch /usr/${marker} 2>/dev/null; echo "remount=$?"`,
+    'unshare -Ur true 2>/dev/null; echo "userns=$?"',
+    "touch written-inside && echo wrote",
+  ].join("; ");
+
+/** The fields `escapeAttempt` printed. */
+const fieldsOf = (stdout: string) =>
+  Object.fromEntries(
+    stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/[:=]\s*/) as [string, string]),
+  );
 
 // .ci/run installs bubblewrap: a machine without bwrap fails these tests instead of skipping them.
 describe("the bubblewrap tier", () => {
@@ -80,6 +109,48 @@ describe("the bubblewrap tier", () => {
       expect(home.exitCode).not.toBe(0);
     } finally {
       await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("is a boundary when harnessx runs as root: no capability, no remount, nothing on the host", async () => {
+    // CI runs as root: the break this guards against only shows there.
+    expect(process.getuid?.()).toBe(0);
+    const marker = `harnessx-pwned-${randomUUID()}`;
+    const sandbox = new Sandbox({ tier: "bubblewrap", cwd: folder.path });
+    const result = await sandbox.executeCommand(escapeAttempt(marker));
+    expect(result.exitCode).toBe(0);
+    expect(fieldsOf(result.stdout)).toEqual({
+      CapEff: "0000000000000000",
+      NoNewPrivs: "1",
+      uid: String(NOBODY),
+      remount: expect.not.stringMatching(/^0$/),
+      userns: expect.not.stringMatching(/^0$/),
+      wrote: undefined,
+    });
+    expect(result.stdout).toMatch(/\nwrote\n$/);
+    expect(existsSync(`/usr/${marker}`)).toBe(false);
+    // The work folder stays writable, and what the program wrote belongs to the host's user.
+    expect(statSync(join(folder.path, "written-inside")).uid).toBe(0);
+  });
+
+  it("holds the same when harnessx runs as an unprivileged user", async () => {
+    const own = await nobodysFolder();
+    try {
+      const marker = `harnessx-pwned-${randomUUID()}`;
+      const outcome = await commandAsNobody("bubblewrap", own.path, escapeAttempt(marker));
+      expect(outcome.uid).toBe(NOBODY);
+      expect(outcome.exitCode).toBe(0);
+      expect(fieldsOf(outcome.stdout)).toMatchObject({
+        CapEff: "0000000000000000",
+        NoNewPrivs: "1",
+        uid: String(NOBODY),
+        remount: expect.not.stringMatching(/^0$/),
+        userns: expect.not.stringMatching(/^0$/),
+      });
+      expect(existsSync(`/usr/${marker}`)).toBe(false);
+      expect(statSync(join(own.path, "written-inside")).uid).toBe(NOBODY);
+    } finally {
+      await own.remove();
     }
   });
 

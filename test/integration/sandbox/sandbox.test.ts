@@ -1,10 +1,20 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, Sandbox, SandboxError, type SandboxTier } from "../../../src/index.js";
 import { until } from "../../support/until.js";
-import { expectReported, isAlive, liveSleeps, recordingHooks, scratchFolder } from "./support.js";
+import {
+  commandInNewProcess,
+  expectReported,
+  liveSleeps,
+  NOBODY,
+  nobodysFolder,
+  recordingHooks,
+  scratchFolder,
+  startCommandInNewProcess,
+} from "./support.js";
 
 // Both tiers keep the same limits; bubblewrap is installed by .ci/run, so its absence fails here.
 describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier) => {
@@ -127,12 +137,8 @@ describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier)
     );
     expectReported(recorded.events[before], result, { kind: "command", tier });
     expect(result).toMatchObject({ exitCode: null, timedOut: true });
+    // The pid printed is the sleep's pid in the program's own PID namespace, in both tiers.
     expect(result.stdout).toMatch(/^\d+\n$/);
-    if (tier === "process") {
-      // The pid printed is this host's pid of the background sleep.
-      const pid = Number(result.stdout.trim());
-      await until(`pid ${pid} to be gone`, async () => !isAlive(pid), { timeoutMs: 2_000 });
-    }
     await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
       timeoutMs: 2_000,
     });
@@ -147,6 +153,80 @@ describe.each<SandboxTier>(["process", "bubblewrap"])("Sandbox, %s tier", (tier)
     await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
       timeoutMs: 2_000,
     });
+  });
+
+  it("kills a setsid daemon the command started when the command exits", async () => {
+    const token = `${3300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    // Two ways out of the process group: setsid, and setsid after a double fork.
+    const result = await reported("command", () =>
+      sandbox.executeCommand(
+        `setsid sleep ${token} </dev/null >/dev/null 2>&1 & (setsid sleep ${token} </dev/null >/dev/null 2>&1 &); echo started`,
+      ),
+    );
+    expect(result).toMatchObject({ stdout: "started\n", exitCode: 0, timedOut: false });
+    // Gone by the time the call returns, not a moment later.
+    expect(liveSleeps(token)).toEqual([]);
+  });
+
+  it("kills a setsid daemon at the timeout", async () => {
+    const short = new Sandbox({ tier, cwd: folder.path, timeoutMs: 1_500 });
+    const token = `${4300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const result = await short.executeCommand(
+      `setsid sleep ${token} </dev/null >/dev/null 2>&1 & echo started; sleep ${token}`,
+    );
+    expect(result).toMatchObject({ stdout: "started\n", exitCode: null, timedOut: true });
+    await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
+      timeoutMs: 2_000,
+    });
+  });
+
+  it("kills what the command started when the process running it is killed", async () => {
+    const token = `${5300 + Math.floor(Math.random() * 1000)}.${Date.now() % 1000}`;
+    const worker = startCommandInNewProcess(
+      tier,
+      folder.path,
+      `setsid sleep ${token} </dev/null >/dev/null 2>&1 & sleep ${token}`,
+    );
+    const exited = once(worker, "exit");
+    try {
+      await until(`both "sleep ${token}" to start`, async () => liveSleeps(token).length === 2);
+    } finally {
+      worker.kill("SIGKILL");
+      await exited;
+    }
+    await until(`no "sleep ${token}" left`, async () => liveSleeps(token).length === 0, {
+      timeoutMs: 2_000,
+    });
+  });
+
+  it.each([
+    ["this process's user", false],
+    ["nobody", true],
+  ])("shows the command no environment of the process that runs it, as %s", async (_, asNobody) => {
+    const canary = `canary-${randomUUID()}`;
+    const own = asNobody ? await nobodysFolder() : await scratchFolder();
+    try {
+      // The worker's pid, its parent's and the sandboxed program's parent's environments.
+      const outcome = await commandInNewProcess(
+        tier,
+        own.path,
+        [
+          'echo "ppid=$PPID"',
+          "cat /proc/$PPID/environ 2>&1 | tr '\\0' '\\n'",
+          "cat /proc/{worker}/environ 2>&1 | tr '\\0' '\\n'",
+          "for each in /proc/[0-9]*; do cat $each/environ 2>/dev/null | tr '\\0' '\\n'; done",
+        ].join("; "),
+        { asNobody, env: { HARNESSX_WORKER_SECRET: canary } },
+      );
+      expect(outcome.uid).toBe(asNobody ? NOBODY : process.getuid?.());
+      expect(outcome.stdout).toMatch(/^ppid=\d+\n/);
+      // The program's own environment is there: the scan read something.
+      expect(outcome.stdout).toContain(`HOME=${own.path}`);
+      expect(outcome.stdout).not.toContain(canary);
+      expect(outcome.stderr).not.toContain(canary);
+    } finally {
+      await own.remove();
+    }
   });
 
   it("kills the program when the signal aborts", async () => {

@@ -1,7 +1,10 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { expect } from "vitest";
 import {
   HOOK_PAYLOADS,
@@ -10,6 +13,8 @@ import {
   type SandboxExecData,
   type SandboxResult,
 } from "../../../src/index.js";
+
+const execFileAsync = promisify(execFile);
 
 /** A fresh folder under the system temp folder; `remove()` deletes it. */
 export async function scratchFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
@@ -59,12 +64,65 @@ export function liveSleeps(duration: string): number[] {
   return pids;
 }
 
-/** True while `pid` is a live (not zombie) process. */
-export function isAlive(pid: number): boolean {
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
+/** What `test/fixtures/sandbox-command.ts` printed: the result and the uid it ran as. */
+export type CommandOutcome = SandboxResult & { uid: number };
+
+/** The uid and gid of `nobody`, the unprivileged user the tests switch to. */
+export const NOBODY = 65534;
+
+/**
+ * Runs one sandbox command in a new Node.js process, whose environment is PATH, HOME and `env`
+ * only; `{worker}` in the command stands for that process's pid. As `nobody`, it is switched
+ * to with `setpriv`, which needs root (CI runs as root).
+ */
+export async function commandInNewProcess(
+  tier: "process" | "bubblewrap",
+  cwd: string,
+  command: string,
+  options: { asNobody?: boolean; env?: Record<string, string> } = {},
+): Promise<CommandOutcome> {
+  if (options.asNobody === true && process.getuid?.() !== 0) {
+    throw new Error("Switching to nobody needs root: run these tests as root, as CI does.");
   }
+  const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  const node = [process.execPath, "--import", "tsx", script, tier, cwd, command];
+  const [file, ...args] =
+    options.asNobody === true
+      ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", ...node]
+      : node;
+  const { stdout } = await execFileAsync(file as string, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, ...options.env },
+  });
+  return JSON.parse(stdout) as CommandOutcome;
+}
+
+/**
+ * Starts one sandbox command in a new Node.js process and answers that process, to be killed
+ * while the command runs (`commandInNewProcess` waits for it instead).
+ */
+export function startCommandInNewProcess(
+  tier: "process" | "bubblewrap",
+  cwd: string,
+  command: string,
+): ChildProcess {
+  const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  return spawn(process.execPath, ["--import", "tsx", script, tier, cwd, command], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd },
+    stdio: "ignore",
+  });
+}
+
+/** `commandInNewProcess` as `nobody`. */
+export const commandAsNobody = (tier: "process" | "bubblewrap", cwd: string, command: string) =>
+  commandInNewProcess(tier, cwd, command, { asNobody: true });
+
+/** A scratch folder that belongs to `nobody`. */
+export async function nobodysFolder(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const folder = await scratchFolder();
+  await chown(folder.path, NOBODY, NOBODY);
+  return folder;
 }

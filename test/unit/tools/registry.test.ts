@@ -231,6 +231,28 @@ describe("ToolRegistry.execute", () => {
     expect(JSON.parse(result.content)).toEqual(value);
   });
 
+  it("gives a value JSON cannot represent an error result naming why, never [object Object]", async () => {
+    const cycle: Record<string, unknown> = { name: "loop" };
+    cycle.self = cycle;
+    const cases: [unknown, string][] = [
+      [{ amount: 10n }, 'a BigInt at "amount"'],
+      [10n, "a BigInt at the value returned"],
+      [cycle, "a cycle (an object that contains itself)"],
+      [() => "hi", "a function at the value returned"],
+      [{ ok: true, callback: () => 1 }, 'a function at "callback"'],
+      [[1, Symbol("s")], 'a symbol at "1"'],
+    ];
+    for (const [output, problem] of cases) {
+      const registry = new ToolRegistry([makeTool("odd", () => output)]);
+      const result = await registry.execute(call("odd", { query: "x" }));
+      expect(result).toEqual({
+        toolCallId: "call-1",
+        content: `Tool "odd" returned a value JSON cannot represent (${problem}); return a string or JSON data.`,
+        isError: true,
+      });
+    }
+  });
+
   it("returns numbers, booleans and null as JSON text and undefined as empty text", async () => {
     const outputs: unknown[] = [7, true, null, undefined, [1, "two"]];
     const expected = ["7", "true", "null", "", '[1,"two"]'];

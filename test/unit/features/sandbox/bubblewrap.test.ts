@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { bubblewrapArgs, type SystemEntry } from "../../../../src/features/sandbox/bubblewrap.js";
+import {
+  bubblewrapArgs,
+  type SystemEntry,
+  supportsDisableUserns,
+} from "../../../../src/features/sandbox/bubblewrap.js";
 import { sandboxEnvironment } from "../../../../src/features/sandbox/environment.js";
 
 const mergedUsr: SystemEntry[] = [
@@ -18,12 +22,37 @@ describe("bubblewrapArgs", () => {
       system: mergedUsr,
       cwd: "/srv/work",
       readOnlyExtras: ["/usr/bin/node", "/opt/node/bin/node"],
+      disableUserns: true,
     },
     ["/usr/bin/bash", "-c", "echo hi"],
   );
 
+  it("runs the program as nobody in a user namespace of its own, with every capability dropped", () => {
+    expect(args).toContain("--unshare-user");
+    expect(valuesOf(args, "--uid")).toEqual([["65534"]]);
+    expect(valuesOf(args, "--gid")).toEqual([["65534"]]);
+    expect(valuesOf(args, "--cap-drop")).toEqual([["ALL"]]);
+    expect(args).toContain("--disable-userns");
+    expect(args).not.toContain("--cap-add");
+  });
+
+  it("leaves --disable-userns out for a bwrap older than 0.8", () => {
+    const older = bubblewrapArgs(
+      { system: mergedUsr, cwd: "/srv/work", readOnlyExtras: [], disableUserns: false },
+      ["/usr/bin/true"],
+    );
+    expect(older).not.toContain("--disable-userns");
+    expect(older).toContain("--unshare-user");
+  });
+
   it("isolates network and PIDs, detaches the session and dies with its parent", () => {
-    for (const flag of ["--unshare-net", "--unshare-pid", "--new-session", "--die-with-parent"]) {
+    for (const flag of [
+      "--unshare-net",
+      "--unshare-pid",
+      "--as-pid-1",
+      "--new-session",
+      "--die-with-parent",
+    ]) {
       expect(args).toContain(flag);
     }
     expect(args).not.toContain("--share-net");
@@ -49,6 +78,17 @@ describe("bubblewrapArgs", () => {
     expect(args.indexOf("--bind")).toBeGreaterThan(args.indexOf("--tmpfs"));
     expect(valuesOf(args, "--chdir")).toEqual([["/srv/work"]]);
     expect(args.slice(-4)).toEqual(["--", "/usr/bin/bash", "-c", "echo hi"]);
+  });
+});
+
+describe("supportsDisableUserns", () => {
+  it("is true from bubblewrap 0.8.0 on", () => {
+    expect(supportsDisableUserns("bubblewrap 0.8.0\n")).toBe(true);
+    expect(supportsDisableUserns("bubblewrap 0.11.1")).toBe(true);
+    expect(supportsDisableUserns("bubblewrap 1.0.0")).toBe(true);
+    expect(supportsDisableUserns("bubblewrap 0.7.9")).toBe(false);
+    expect(supportsDisableUserns("bubblewrap 0.6.1")).toBe(false);
+    expect(supportsDisableUserns("something else")).toBe(false);
   });
 });
 
