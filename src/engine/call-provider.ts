@@ -13,6 +13,7 @@ import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { describeIssues } from "../tools/validate.js";
 import { emitContentAsDeltas } from "./emit-content.js";
+import { logProviderFailure, scrubbedProviderError } from "./provider-failure.js";
 import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
@@ -53,6 +54,16 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
   // With afterLlmCall middleware, deltas wait for the processed response (see afterLlm).
   const live =
     env.emit !== undefined && env.pipeline.afterLlmCall.length === 0 ? env.emit : undefined;
+  // Every failure of the call is scrubbed and logged once, wherever it is found.
+  const failed = (error: HarnessError): HarnessError => {
+    const failure = scrubbedProviderError(error);
+    logProviderFailure(env.logger, failure, {
+      agent: env.config.name,
+      runId: context.runId,
+      provider: provider.name,
+    });
+    return failure;
+  };
   const timeoutMs = env.config.providerTimeoutMs;
   const timedOut = () =>
     new ProviderError(
@@ -92,26 +103,32 @@ export async function callProvider(context: RunContext, env: RunEnv): Promise<Ru
     if (env.providerGate !== undefined && isRateLimited(error)) {
       await env.providerGate.rateLimited(error);
     }
-    throw toHarnessError(
-      error,
-      (message, options) =>
-        new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
-      "provider",
+    throw failed(
+      toHarnessError(
+        error,
+        (message, options) =>
+          new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
+        "provider",
+      ),
     );
   }
   const parsed = ProviderResponse.safeParse(response);
   if (!parsed.success) {
-    throw new ProviderError(
-      `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
-      { phase: "provider" },
+    throw failed(
+      new ProviderError(
+        `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
+        { phase: "provider" },
+      ),
     );
   }
   // The response is stored, hashed and sent back: it must be plain JSON data, not too deep.
   const problem = responseJsonProblem(parsed.data);
   if (problem !== undefined) {
-    throw new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
-      phase: "provider",
-    });
+    throw failed(
+      new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
+        phase: "provider",
+      }),
+    );
   }
   const durationMs = env.clock.now() - started;
   if (env.providerGate !== undefined) await env.providerGate.spent(parsed.data);

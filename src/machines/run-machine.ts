@@ -4,6 +4,7 @@ import type {
   Message,
   ProviderResponse,
   RunError,
+  StopReason,
   ToolCall,
   ToolResult,
   ToolSchema,
@@ -73,6 +74,8 @@ export interface RunContext {
   raw: Record<string, ToolResult>;
   output: string | null;
   error: RunError | null;
+  /** The last provider response's stop reason (absent in snapshots saved before it existed). */
+  stopReason?: StopReason | null;
 }
 
 export interface RunInput {
@@ -234,6 +237,7 @@ export const runMachine = setup({
     iteration: 0,
     messages: input.messages,
     usage: emptyUsage(),
+    stopReason: null,
     ...idleStageContext(),
   }),
   initial: "compose",
@@ -279,6 +283,7 @@ export const runMachine = setup({
           actions: assign({
             response: ({ event }) => event.response,
             responseMs: ({ event }) => event.durationMs,
+            stopReason: ({ event }) => event.response.stopReason,
             request: null,
           }),
         },
