@@ -26,8 +26,11 @@ export function logProviderFailure(
   details: { agent: string; runId: string; provider: string },
 ): void {
   const { code, message, retryable, retryAfterMs } = toRunError(failure);
+  // A run's child logger already names the run: the line says it once.
+  const { runId, ...rest } = details;
+  const named = logger.bindings().runId === runId;
   logger.warn(
-    { ...details, code, retryable, retryAfterMs, errorMessage: message },
+    { ...rest, ...(named ? {} : { runId }), code, retryable, retryAfterMs, errorMessage: message },
     "provider call failed",
   );
 }

@@ -9,7 +9,7 @@ import type {
 import type { ProviderResponse } from "../core/values.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
 import { chooseModel } from "./response-parts.js";
-import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
+import { type ProviderLogger, parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
 export interface AnthropicProviderOptions {
   /**
@@ -27,6 +27,13 @@ export interface AnthropicProviderOptions {
   maxRetries?: number;
   /** @defaultValue "anthropic" */
   name?: string;
+  /**
+   * Fields merged into every request body, over harnessx's own: `thinking`, `tool_choice`,
+   * `metadata`, `service_tier`…
+   */
+  extraBody?: Record<string, unknown>;
+  /** Where the provider warns. @defaultValue process warnings */
+  logger?: ProviderLogger;
 }
 
 const Options = z
@@ -67,14 +74,22 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): Promise<ProviderResponse> {
-      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      const params = messagesParams(
+        request,
+        chooseModel(request.model, parsed.model),
+        parsed.extraBody,
+      );
       return completeMessages(params, await context(call));
     },
     async *stream(
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): AsyncIterable<ProviderStreamEvent> {
-      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      const params = messagesParams(
+        request,
+        chooseModel(request.model, parsed.model),
+        parsed.extraBody,
+      );
       yield* streamMessages(params, await context(call));
     },
   };
