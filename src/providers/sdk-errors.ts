@@ -80,7 +80,12 @@ export function retryAfterMs(headers: unknown, now: number = Date.now()): number
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function codeForStatus(status: number, labels: string[], message: string): ProviderErrorCode {
+/** The `ProviderError` code of an HTTP status, its body's type/code labels and its message. */
+export function codeForStatus(
+  status: number,
+  labels: string[],
+  message: string,
+): ProviderErrorCode {
   const tooLong =
     labels.some((label) => CONTEXT_TOO_LONG.test(label)) || CONTEXT_TOO_LONG.test(message);
   if (status === 413 || labels.includes("request_too_large")) return "context_too_long";
