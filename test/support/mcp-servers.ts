@@ -36,9 +36,9 @@ export interface HttpServer {
   stop(): Promise<void>;
 }
 
-/** server-everything over streamable HTTP on a free port, as its package starts it. */
-export async function everythingOverHttp(): Promise<HttpServer> {
-  const port = await freePort();
+/** server-everything over streamable HTTP on a free port (or `port`: a restart), as its package starts it. */
+export async function everythingOverHttp(port?: number): Promise<HttpServer> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], {
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
