@@ -26,6 +26,11 @@ export interface ProviderCallOptions {
 /** What every model adapter implements. */
 export interface Provider {
   readonly name: string;
+  /**
+   * The model the provider calls when the agent config names none: what traces report as the
+   * requested model. Optional (a fake or custom provider may not say).
+   */
+  readonly model?: string;
   complete(request: ProviderRequest, options?: ProviderCallOptions): Promise<ProviderResponse>;
   stream?(
     request: ProviderRequest,

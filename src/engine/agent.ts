@@ -23,7 +23,7 @@ import { emitHook, HookRegistry } from "../hooks/registry.js";
 import type { Decision, RunContext } from "../machines/run-machine.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
-import { traceRun } from "../observability/spans.js";
+import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -343,7 +343,13 @@ export class Agent implements AsyncDisposable {
     const { runId, sessionId } = actor.getSnapshot().context;
     const { name: agent, provider, config } = this;
     await traceRun(
-      { agent, runId, sessionId, model: config.model, provider: provider?.name },
+      {
+        agent,
+        runId,
+        sessionId,
+        model: requestedModel(config.model, provider),
+        provider: provider?.name,
+      },
       () => drive(actor, env),
       () => {
         const { value, context } = actor.getSnapshot();

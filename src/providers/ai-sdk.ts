@@ -59,6 +59,7 @@ export function aiSdkProvider(
 
   return {
     name: options.name ?? model.provider,
+    model: model.modelId,
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},

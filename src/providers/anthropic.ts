@@ -70,6 +70,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
 
   return {
     name: parsed.name ?? "anthropic",
+    model: parsed.model,
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},

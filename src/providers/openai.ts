@@ -104,6 +104,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
 
   return {
     name,
+    model: parsed.model,
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},

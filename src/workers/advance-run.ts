@@ -18,7 +18,7 @@ import {
   runsHandler,
 } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
-import { traceRun } from "../observability/spans.js";
+import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
@@ -115,7 +115,13 @@ export async function advanceRun(
     // Each step is an `invoke_agent` span in the trace the run was submitted in.
     await withExtractedContext(trace, () =>
       traceRun(
-        { agent, runId, sessionId, model: config.model, provider: provider?.name },
+        {
+          agent,
+          runId,
+          sessionId,
+          model: requestedModel(config.model, provider),
+          provider: provider?.name,
+        },
         () => proceed(step).catch((error: unknown) => saveDeferred(step, error)),
         () => spanOutcome(step),
       ),
