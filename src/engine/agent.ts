@@ -353,7 +353,15 @@ export class Agent implements AsyncDisposable {
       () => drive(actor, env),
       () => {
         const { value, context } = actor.getSnapshot();
-        return { ...context, status: statusOf(value), iterations: context.iteration };
+        const status = statusOf(value);
+        // The run's totals once: a run parked for approval gets them on its resumption's span.
+        const ended = status !== "running" && status !== "awaiting_approval";
+        return {
+          ...context,
+          status,
+          usage: ended ? context.usage : undefined,
+          iterations: context.iteration,
+        };
       },
     );
     const snapshot = actor.getSnapshot();

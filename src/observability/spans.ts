@@ -57,7 +57,11 @@ export interface RunSpanInfo {
 export interface RunSpanOutcome {
   status: string;
   error: RunError | null;
-  usage: Usage;
+  /**
+   * The run's usage totals, on the span that ends the run only: a durable run's earlier steps
+   * leave it out, so that summing `invoke_agent` spans never counts a call twice.
+   */
+  usage: Usage | undefined;
   iterations: number;
 }
 
@@ -96,7 +100,7 @@ export async function traceRun<T>(
   } finally {
     const ended = outcome();
     span.setAttributes({
-      ...usageAttributes(ended.usage),
+      ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
       "harnessx.run.status": ended.status,
       "harnessx.run.iterations": ended.iterations,
     });

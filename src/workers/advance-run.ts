@@ -523,10 +523,12 @@ function outcomeEvents(record: RunRecord): RunEvent[] {
 /** Where a step left the run, for its span. */
 function spanOutcome(step: Step) {
   const { value, context } = step.actor.getSnapshot();
+  const status = statusOf(value as Phase | FinalPhase);
   return {
-    status: statusOf(value as Phase | FinalPhase),
+    status,
     error: context.error,
-    usage: context.usage,
+    // The run's totals once, on the step that ends it (SPEC §13).
+    usage: status === "running" || status === "awaiting_approval" ? undefined : context.usage,
     iterations: context.iteration,
   };
 }
