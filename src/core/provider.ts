@@ -31,6 +31,8 @@ export interface Provider {
    * requested model. Optional (a fake or custom provider may not say).
    */
   readonly model?: string;
+  /** The host the provider's requests go to, where known: traces report it as `server.address`. */
+  readonly serverAddress?: string;
   complete(request: ProviderRequest, options?: ProviderCallOptions): Promise<ProviderResponse>;
   stream?(
     request: ProviderRequest,

@@ -20,6 +20,7 @@ export const STAGES: Record<StageName, Stage> = {
     traceChat(
       {
         provider: env.provider?.name,
+        serverAddress: env.provider?.serverAddress,
         model: requestedModel(env.config.model, env.provider),
         maxTokens: env.config.maxTokens,
         temperature: env.config.temperature,

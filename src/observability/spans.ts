@@ -68,6 +68,8 @@ export interface RunSpanOutcome {
 /** What `chat` records about a provider request. */
 export interface ChatSpanInfo {
   provider: string | undefined;
+  /** The host the request goes to, where the provider says. */
+  serverAddress?: string | undefined;
   model: string | undefined;
   maxTokens: number;
   temperature: number;
@@ -133,6 +135,7 @@ export async function traceChat<T>(
         ...metricAttributes,
         "gen_ai.request.max_tokens": info.maxTokens,
         "gen_ai.request.temperature": info.temperature,
+        ...(info.serverAddress === undefined ? {} : { "server.address": info.serverAddress }),
       }),
       body,
       (span, value) => {

@@ -8,6 +8,7 @@ import type {
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
+import { hostOf } from "./openai-wire.js";
 import { chooseModel } from "./response-parts.js";
 import { type ProviderLogger, parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
@@ -48,6 +49,14 @@ const Options = z
   })
   .strict();
 
+// The base URL requests go to: the given client's, the option, or the SDK's environment variable.
+const anthropicBaseURL = (options: { client?: unknown; baseURL?: string | undefined }) => {
+  const clientURL = (options.client as { baseURL?: unknown } | undefined)?.baseURL;
+  return typeof clientURL === "string"
+    ? clientURL
+    : (options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || undefined));
+};
+
 /**
  * A provider on Anthropic's official SDK (the Messages API). With prompt caching on, the tools and
  * the system prompt carry cache breakpoints. The SDK is loaded on the first call.
@@ -71,6 +80,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   return {
     name: parsed.name ?? "anthropic",
     model: parsed.model,
+    serverAddress: hostOf(anthropicBaseURL(parsed)) ?? "api.anthropic.com",
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},

@@ -18,6 +18,16 @@ export interface OpenAIWireOptions {
 
 const OPENAI_HOST = /(^|\.)api\.openai\.com$/i;
 
+/** The host of a base URL, or undefined when there is none or it does not parse. */
+export function hostOf(baseURL: string | undefined): string | undefined {
+  if (baseURL === undefined) return undefined;
+  try {
+    return new URL(baseURL).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when requests go to OpenAI's own API (the SDK's default base URL). */
 export function isOpenAIHost(baseURL: string | undefined): boolean {
   if (baseURL === undefined) return true;

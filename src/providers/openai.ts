@@ -9,7 +9,7 @@ import type {
 import type { ProviderResponse } from "../core/values.js";
 import { chatParams, completeChat, streamChat } from "./openai-chat.js";
 import { completeResponses, responsesParams, streamResponses } from "./openai-responses.js";
-import { openAIWire } from "./openai-wire.js";
+import { hostOf, openAIWire } from "./openai-wire.js";
 import { chooseModel } from "./response-parts.js";
 import {
   type ProviderLogger,
@@ -94,17 +94,16 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
   const chat = parsed.api === "chat";
   const name = parsed.name ?? "openai";
   const clientURL = (parsed.client as { baseURL?: unknown } | undefined)?.baseURL;
-  const wire = openAIWire(
-    parsed,
+  const baseURL =
     typeof clientURL === "string"
       ? clientURL
-      : (parsed.baseURL ?? (process.env.OPENAI_BASE_URL || undefined)),
-    providerWarning(parsed.logger, name),
-  );
+      : (parsed.baseURL ?? (process.env.OPENAI_BASE_URL || undefined));
+  const wire = openAIWire(parsed, baseURL, providerWarning(parsed.logger, name));
 
   return {
     name,
     model: parsed.model,
+    serverAddress: hostOf(baseURL) ?? "api.openai.com",
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},

@@ -3,7 +3,14 @@ import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, type Provider, type ProviderResponse, tool } from "../../../src/index.js";
+import {
+  Agent,
+  anthropicProvider,
+  openaiProvider,
+  type Provider,
+  type ProviderResponse,
+  tool,
+} from "../../../src/index.js";
 import { textResponse, toolCallResponse } from "../../../src/testing.js";
 import { useTracing } from "../../support/tracing.js";
 
@@ -46,6 +53,7 @@ function ownModelProvider(responses: ProviderResponse[]): Provider {
   return {
     name: "openai",
     model: "gpt-own-model",
+    serverAddress: "llm.internal",
     complete: async () => {
       const response = responses[next++];
       if (response === undefined) throw new Error("script ran out");
@@ -59,6 +67,23 @@ const lookup = tool({
   description: "Looks up.",
   input: z.object({ q: z.string() }),
   handler: async ({ q }) => `found ${q}`,
+});
+
+describe("what the built-in providers tell the traces", () => {
+  it("their own model and the host their requests go to", () => {
+    const key = { apiKey: "sk-test-0000000000" };
+    expect(openaiProvider({ model: "gpt-5-mini", ...key })).toMatchObject({
+      model: "gpt-5-mini",
+      serverAddress: "api.openai.com",
+    });
+    expect(
+      openaiProvider({ model: "qwen3", api: "chat", baseURL: "http://127.0.0.1:11434/v1" }),
+    ).toMatchObject({ model: "qwen3", serverAddress: "127.0.0.1" });
+    expect(anthropicProvider({ model: "claude-sonnet-4-5", ...key })).toMatchObject({
+      model: "claude-sonnet-4-5",
+      serverAddress: "api.anthropic.com",
+    });
+  });
 });
 
 describe("GenAI spans and metrics (SPEC §13)", () => {
@@ -85,6 +110,10 @@ describe("GenAI spans and metrics (SPEC §13)", () => {
     expect(chats.map((span) => span.name)).toEqual(["chat gpt-own-model", "chat gpt-own-model"]);
     expect(chats.map((span) => span.attributes["gen_ai.usage.input_tokens"])).toEqual([1000, 1200]);
     expect(chats.map((span) => span.attributes["gen_ai.usage.output_tokens"])).toEqual([10, 20]);
+    expect(chats.map((span) => span.attributes["server.address"])).toEqual([
+      "llm.internal",
+      "llm.internal",
+    ]);
     const run = spans.find((span) => span.name.startsWith("invoke_agent"));
     expect(run?.attributes).toMatchObject({
       "gen_ai.request.model": "gpt-own-model",
