@@ -1,9 +1,19 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Agent, HookEvent, mcpTools, ToolRegistry } from "../../src/index.js";
+import {
+  Agent,
+  AgentRuntime,
+  HookEvent,
+  mcpTools,
+  memoryBackend,
+  ToolRegistry,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { captureLogs } from "../support/log-capture.js";
 import { EVERYTHING_SERVER, everythingOverHttp, killChild } from "../support/mcp-servers.js";
+import { useTracing } from "../support/tracing.js";
+
+const tracing = useTracing();
 
 // Real server processes on a shared 2-core machine: slow, never wrong.
 const SLOW = { timeout: 90_000 };
@@ -61,6 +71,62 @@ describe("MCP credentials (SPEC §11.1)", SLOW, () => {
     });
     const everything = JSON.stringify(result) + logs.lines.join("\n");
     for (const canary of CANARIES) expect(everything).not.toContain(canary);
+  });
+});
+
+describe("MCP credentials in a durable run", SLOW, () => {
+  it("reach no record, log line or span", async () => {
+    const marker = "harnessx-canary-durable";
+    const mcp = await mcpTools({
+      command: process.execPath,
+      args: [EVERYTHING_SERVER, "stdio", `postgresql://app:${DB_PASSWORD}@db.internal/app`, marker],
+      env: { API_TOKEN: ENV_TOKEN },
+      stderr: "ignore",
+    });
+    const logs = captureLogs("debug");
+    const agent = new Agent({
+      config: { name: "canary-agent" },
+      logger: logs.logger,
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "get-env", input: {} }]),
+        toolCallResponse([{ name: "echo", input: { message: "after the crash" } }]),
+        textResponse("done"),
+      ]),
+      tools: mcp.tools,
+      mcp: [mcp],
+    });
+    agent.hooks.on(HookEvent.TOOL_CALL_END, (context) => {
+      if (context.data.toolCall.name === "get-env") killChild(marker);
+    });
+    const runtime = new AgentRuntime({
+      agents: [agent],
+      backend: memoryBackend(),
+      logger: logs.logger,
+    });
+    await runtime.start();
+    try {
+      const handle = await runtime.submit("canary-agent", "go");
+      const result = await handle.result();
+      const record = await handle.record();
+      expect(result.status).toBe("completed");
+      const results = result.messages
+        .flatMap((message) => message.content)
+        .filter((block) => block.type === "tool_result");
+      expect(results[1]).toMatchObject({ content: "Echo: after the crash", isError: false });
+      const everything = [
+        JSON.stringify(result),
+        JSON.stringify(record),
+        logs.lines.join("\n"),
+        JSON.stringify(
+          tracing.spans().map((span) => ({ name: span.name, attributes: span.attributes })),
+        ),
+      ].join("\n");
+      expect(everything).toContain("[redacted]");
+      for (const canary of CANARIES) expect(everything).not.toContain(canary);
+    } finally {
+      await runtime.close();
+      await agent.close();
+    }
   });
 });
 
