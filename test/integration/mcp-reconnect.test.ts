@@ -10,7 +10,12 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { captureLogs } from "../support/log-capture.js";
-import { EVERYTHING_SERVER, everythingOverHttp, killChild } from "../support/mcp-servers.js";
+import {
+  EVERYTHING_SERVER,
+  everythingOverHttp,
+  killChild,
+  killChildAndWait,
+} from "../support/mcp-servers.js";
 import { useTracing } from "../support/tracing.js";
 
 const tracing = useTracing();
@@ -95,8 +100,10 @@ describe("MCP credentials in a durable run", SLOW, () => {
       tools: mcp.tools,
       mcp: [mcp],
     });
-    agent.hooks.on(HookEvent.TOOL_CALL_END, (context) => {
-      if (context.data.toolCall.name === "get-env") killChild(marker);
+    // Killed between two calls (and seen gone): the next call starts it again.
+    agent.hooks.on(HookEvent.TOOL_CALL_END, async (context) => {
+      if (context.data.toolCall.name !== "get-env") return;
+      await killChildAndWait(marker);
     });
     const runtime = new AgentRuntime({
       agents: [agent],
@@ -143,9 +150,7 @@ describe("MCP reconnection", SLOW, () => {
       expect(await call(registry, "c1", "echo", { message: "one" })).toMatchObject({
         content: "Echo: one",
       });
-      const exited = new Promise((resolve) => setTimeout(resolve, 300));
-      killChild(marker);
-      await exited;
+      await killChildAndWait(marker);
 
       expect(await call(registry, "c2", "echo", { message: "two" })).toEqual({
         toolCallId: "c2",

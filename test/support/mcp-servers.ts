@@ -30,6 +30,30 @@ export function killChild(marker: string): void {
   process.kill(Number(pids[0]), "SIGKILL");
 }
 
+const childrenMatching = (marker: string): string[] => {
+  try {
+    return execFileSync("pgrep", ["-P", String(process.pid), "-f", marker], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+};
+
+/**
+ * Kills the child whose command line contains `marker` and waits until this process has reaped
+ * it (it is no longer listed as a child), so the client has seen its connection close.
+ */
+export async function killChildAndWait(marker: string): Promise<void> {
+  killChild(marker);
+  while (childrenMatching(marker).length > 0) {
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+  }
+  // The child's `close` (which the MCP transport listens to) follows its reaping.
+  await new Promise<void>((resolve) => setTimeout(resolve, 20));
+}
+
 export interface HttpServer {
   url: string;
   child: ChildProcess;
