@@ -6,6 +6,7 @@
 // Options: --rounds=<n> alternating rounds per case (40), --chunk=<n> calls per side per round (50),
 // --warmup=<n> untimed calls per side first (500).
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { cpus, loadavg } from "node:os";
 import Anthropic from "@anthropic-ai/sdk";
 import { anthropicProvider, openaiProvider } from "harnessx";
@@ -15,6 +16,10 @@ import { median, option, round } from "./lib/stats.mjs";
 const ROUNDS = option("rounds", 40);
 const CHUNK = option("chunk", 50);
 const WARMUP = option("warmup", 500);
+// The local-HTTP cases (issue 28): a 2 KB streamed answer with two tool calls, median of 5 rounds.
+const HTTP_ROUNDS = option("http-rounds", 5);
+const HTTP_WARMUP = option("http-warmup", 100);
+const HTTP_TARGET_RATIO = 1.1;
 const TARGET_RATIO = 1.2;
 const log = (line) => process.stderr.write(`[bench:providers] ${line}\n`);
 const loadAtStart = loadavg()[0];
@@ -249,6 +254,158 @@ const cases = [
   ),
 ];
 
+// A real local HTTP server answering every request with one streamed body, as a compatible
+// server would: the adapter and the bare SDK read the same bytes over the same kind of socket.
+const ANSWER =
+  "The weather in Lisbon is sunny and warm, with a light breeze from the west. ".repeat(27);
+const sse = (events) => events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("");
+const named = (events) =>
+  events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("");
+const slices = (text, size) => {
+  const parts = [];
+  for (let at = 0; at < text.length; at += size) parts.push(text.slice(at, at + size));
+  return parts;
+};
+const chatChunk = (delta, finish = null, usage = undefined) => ({
+  id: "chatcmpl-bench",
+  object: "chat.completion.chunk",
+  created: 1756315700,
+  model: "bench-model",
+  choices: usage === undefined ? [{ index: 0, delta, finish_reason: finish }] : [],
+  ...(usage === undefined ? {} : { usage }),
+});
+const callChunks = (index, id, city) => [
+  chatChunk({
+    tool_calls: [{ index, id, type: "function", function: { name: "get_weather", arguments: "" } }],
+  }),
+  ...slices(JSON.stringify({ city, unit: "celsius" }), 8).map((part) =>
+    chatChunk({ tool_calls: [{ index, function: { arguments: part } }] }),
+  ),
+];
+const chatBody = `${sse([
+  chatChunk({ role: "assistant", content: "" }),
+  ...slices(ANSWER, 48).map((part) => chatChunk({ content: part })),
+  ...callChunks(0, "call_a", "Lisbon"),
+  ...callChunks(1, "call_b", "Porto"),
+  chatChunk({}, "tool_calls"),
+  chatChunk({}, null, { prompt_tokens: 900, completion_tokens: 600, total_tokens: 1500 }),
+])}data: [DONE]\n\n`;
+const anthropicUsage = {
+  input_tokens: 900,
+  output_tokens: 1,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+};
+const toolBlock = (index, id, city) => [
+  {
+    type: "content_block_start",
+    index,
+    content_block: { type: "tool_use", id, name: "get_weather", input: {} },
+  },
+  ...slices(JSON.stringify({ city, unit: "celsius" }), 8).map((part) => ({
+    type: "content_block_delta",
+    index,
+    delta: { type: "input_json_delta", partial_json: part },
+  })),
+  { type: "content_block_stop", index },
+];
+const anthropicBody = named([
+  {
+    type: "message_start",
+    message: {
+      id: "msg_bench",
+      type: "message",
+      role: "assistant",
+      model: "claude-bench",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: anthropicUsage,
+    },
+  },
+  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+  ...slices(ANSWER, 48).map((part) => ({
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "text_delta", text: part },
+  })),
+  { type: "content_block_stop", index: 0 },
+  ...toolBlock(1, "toolu_a", "Lisbon"),
+  ...toolBlock(2, "toolu_b", "Porto"),
+  {
+    type: "message_delta",
+    delta: { stop_reason: "tool_use", stop_sequence: null },
+    usage: { output_tokens: 600 },
+  },
+  { type: "message_stop" },
+]);
+const server = createServer((request, response) => {
+  request.resume();
+  request.on("end", () => {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    response.end(request.url?.includes("/messages") ? anthropicBody : chatBody);
+  });
+});
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+const httpCases = [
+  {
+    name: "openai chat stream over local HTTP (2 KB answer, two tool calls)",
+    adapter: (() => {
+      const provider = openaiProvider({
+        model: "bench-model",
+        api: "chat",
+        baseURL: `${base}/v1`,
+        apiKey: "sk-bench-0000000000",
+        maxRetries: 0,
+      });
+      return () => drain(provider.stream(request(true)));
+    })(),
+    direct: (() => {
+      const client = new OpenAI({
+        apiKey: "sk-bench-0000000000",
+        baseURL: `${base}/v1`,
+        maxRetries: 0,
+      });
+      const { prompt_cache_key: _key, max_completion_tokens: _max, ...params } = openaiChatParams;
+      return async () =>
+        drain(
+          await client.chat.completions.create({
+            ...params,
+            model: "bench-model",
+            max_tokens: 1024,
+            stream: true,
+            stream_options: { include_usage: true },
+          }),
+        );
+    })(),
+  },
+  {
+    name: "anthropic stream over local HTTP (2 KB answer, two tool calls)",
+    adapter: (() => {
+      const provider = anthropicProvider({
+        model: "claude-bench",
+        baseURL: base,
+        apiKey: "sk-ant-bench-0000000000",
+        maxRetries: 0,
+      });
+      return () => drain(provider.stream(request(true)));
+    })(),
+    direct: (() => {
+      const client = new Anthropic({
+        apiKey: "sk-ant-bench-0000000000",
+        baseURL: base,
+        maxRetries: 0,
+      });
+      return async () =>
+        drain(
+          await client.messages.create({ ...anthropicParams, model: "claude-bench", stream: true }),
+        );
+    })(),
+  },
+];
+
 const batch = async (call, calls) => {
   const started = performance.now();
   for (let index = 0; index < calls; index += 1) await call();
@@ -286,6 +443,36 @@ for (const each of cases) {
   results.push(result);
 }
 
+const httpResults = [];
+for (const each of httpCases) {
+  log(`${each.name}: warming up`);
+  await batch(each.adapter, HTTP_WARMUP);
+  await batch(each.direct, HTTP_WARMUP);
+  const adapter = [];
+  const direct = [];
+  for (let index = 0; index < HTTP_ROUNDS; index += 1) {
+    if (index % 2 === 0) {
+      adapter.push(await batch(each.adapter, CHUNK));
+      direct.push(await batch(each.direct, CHUNK));
+    } else {
+      direct.push(await batch(each.direct, CHUNK));
+      adapter.push(await batch(each.adapter, CHUNK));
+    }
+  }
+  const ratio = median(adapter.map((value, index) => value / direct[index]));
+  const result = {
+    case: each.name,
+    adapterUsPerCall: round(median(adapter)),
+    sdkDirectUsPerCall: round(median(direct)),
+    overheadUsPerCall: round(median(adapter) - median(direct)),
+    ratio: round(ratio, 3),
+    withinTarget: ratio <= HTTP_TARGET_RATIO,
+  };
+  log(JSON.stringify(result));
+  httpResults.push(result);
+}
+server.close();
+
 process.stdout.write(
   `${JSON.stringify(
     {
@@ -298,6 +485,13 @@ process.stdout.write(
       cpus: cpus().length,
       loadAverage: { start: round(loadAtStart, 2), end: round(loadavg()[0], 2) },
       results,
+      localHttp: {
+        what: "µs per call over a real local HTTP server: a 2 KB streamed answer with two tool calls, adapter (parse + map) vs the bare SDK reading the same stream; median of the rounds",
+        targetRatio: HTTP_TARGET_RATIO,
+        rounds: HTTP_ROUNDS,
+        callsPerRound: CHUNK,
+        results: httpResults,
+      },
     },
     null,
     2,

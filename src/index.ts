@@ -37,6 +37,7 @@ export { Registration } from "./core/registration.js";
 export {
   ContentBlock,
   type JSONSchema,
+  type JsonValue,
   Message,
   PendingApproval,
   ProviderResponse,
@@ -153,6 +154,11 @@ export {
   type PermissionVerdict,
 } from "./permissions/permission-manager.js";
 // Real model providers (their SDKs load on the first call)
+export {
+  type AiSdkLanguageModel,
+  type AiSdkProviderOptions,
+  aiSdkProvider,
+} from "./providers/ai-sdk.js";
 export { type AnthropicProviderOptions, anthropicProvider } from "./providers/anthropic.js";
 // MCP tools
 export {

@@ -65,6 +65,7 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   input_too_large: caller,
   provider_missing: caller,
   provider_failed: model,
+  output_truncated: model,
   rate_limited: { fault: "model", jobRetries: true },
   context_too_long: model,
   auth: caller,
@@ -196,7 +197,9 @@ export type ProviderErrorCode =
   | "bad_request"
   | "unavailable"
   | "timeout"
-  | "aborted";
+  | "aborted"
+  /** The answer hit the token limit inside a tool call's arguments: raise `maxTokens`. */
+  | "output_truncated";
 
 const RETRYABLE_PROVIDER_CODES: ReadonlySet<string> = new Set([
   "rate_limited",
@@ -229,6 +232,10 @@ export class ProviderError extends HarnessError {
     super(code, message, rest);
     this.retryable = retryable ?? RETRYABLE_PROVIDER_CODES.has(code);
     this.retryAfterMs = retryAfterMs;
+  }
+
+  override toJSON(): RunError {
+    return toRunError(this);
   }
 }
 
@@ -322,12 +329,19 @@ export const toHarnessError = (
 export function toRunError(error: HarnessError): RunError {
   const text = (value: unknown, otherwise: string): string =>
     typeof value === "string" ? value : otherwise;
-  const base = {
+  const runError: RunError = {
     name: text(error.name, "HarnessError"),
     code: text(error.code, "unknown"),
     message: text(error.message, ""),
   };
-  return typeof error.phase === "string" ? { ...base, phase: error.phase } : base;
+  if (typeof error.phase === "string") runError.phase = error.phase;
+  // A provider error's retry hints, as it gave them (SPEC §1).
+  const { retryable, retryAfterMs } = error as { retryable?: unknown; retryAfterMs?: unknown };
+  if (typeof retryable === "boolean") runError.retryable = retryable;
+  if (typeof retryAfterMs === "number" && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+    runError.retryAfterMs = retryAfterMs;
+  }
+  return runError;
 }
 
 /**

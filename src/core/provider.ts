@@ -26,6 +26,13 @@ export interface ProviderCallOptions {
 /** What every model adapter implements. */
 export interface Provider {
   readonly name: string;
+  /**
+   * The model the provider calls when the agent config names none: what traces report as the
+   * requested model. Optional (a fake or custom provider may not say).
+   */
+  readonly model?: string;
+  /** The host the provider's requests go to, where known: traces report it as `server.address`. */
+  readonly serverAddress?: string;
   complete(request: ProviderRequest, options?: ProviderCallOptions): Promise<ProviderResponse>;
   stream?(
     request: ProviderRequest,

@@ -30,7 +30,24 @@ export interface ToolSchema {
 }
 
 export const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
-export const ThinkingBlock = z.object({ type: z.literal("thinking"), text: z.string() });
+/** Any JSON value: what `providerData` may hold. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/**
+ * A thinking block. `providerData` is what the provider needs to get it back unchanged on the
+ * next request (an OpenAI reasoning item, an Anthropic signature or redacted thinking).
+ */
+export const ThinkingBlock = z.object({
+  type: z.literal("thinking"),
+  text: z.string(),
+  providerData: z.json().optional(),
+});
 export const ToolUseBlock = z.object({
   type: z.literal("tool_use"),
   id: z.string().min(1),
@@ -112,6 +129,10 @@ export const RunError = z.object({
   code: z.string(),
   message: z.string(),
   phase: z.string().optional(),
+  /** A `ProviderError`'s: whether trying again can help. */
+  retryable: z.boolean().optional(),
+  /** A `ProviderError`'s: how long the API asked callers to wait, when it said. */
+  retryAfterMs: z.number().nonnegative().optional(),
 });
 export type RunError = z.infer<typeof RunError>;
 
@@ -131,6 +152,11 @@ export const RunResult = z.object({
   status: RunStatus,
   output: z.string().nullable(),
   error: RunError.nullable(),
+  /**
+   * The last model response's stop reason: null before any. Every run of this version has it;
+   * a result stored by an older version has none.
+   */
+  stopReason: StopReason.nullable().optional(),
   pending: z.array(PendingApproval),
   usage: Usage,
   iterations: z.number().int().nonnegative(),

@@ -21,7 +21,7 @@ import type { HookPayloads } from "../hooks/payloads.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
-import { traceRun } from "../observability/spans.js";
+import { requestedModel, traceRun } from "../observability/spans.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
@@ -341,11 +341,25 @@ export class Agent implements AsyncDisposable {
     const { runId, sessionId } = actor.getSnapshot().context;
     const { name: agent, provider, config } = this;
     await traceRun(
-      { agent, runId, sessionId, model: config.model, provider: provider?.name },
+      {
+        agent,
+        runId,
+        sessionId,
+        model: requestedModel(config.model, provider),
+        provider: provider?.name,
+      },
       () => drive(actor, env),
       () => {
         const { value, context } = actor.getSnapshot();
-        return { ...context, status: statusOf(value), iterations: context.iteration };
+        const status = statusOf(value);
+        // The run's totals once: a run parked for approval gets them on its resumption's span.
+        const ended = status !== "running" && status !== "awaiting_approval";
+        return {
+          ...context,
+          status,
+          usage: ended ? context.usage : undefined,
+          iterations: context.iteration,
+        };
       },
     );
     const snapshot = actor.getSnapshot();

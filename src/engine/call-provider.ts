@@ -15,6 +15,7 @@ import { capToolInputs } from "../tools/input-limit.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/result-limit.js";
 import { describeIssues } from "../tools/validate.js";
 import { emitContentAsDeltas } from "./emit-content.js";
+import { logProviderFailure, scrubbedProviderError } from "./provider-failure.js";
 import type { ProviderCallDeferred } from "./provider-gate.js";
 import { record } from "./record.js";
 import { requireRequest } from "./require.js";
@@ -65,6 +66,16 @@ export async function callProvider(
   // With afterLlmCall middleware, deltas wait for the processed response (see afterLlm).
   const live =
     env.emit !== undefined && env.pipeline.afterLlmCall.length === 0 ? env.emit : undefined;
+  // Every failure of the call is scrubbed and logged once, wherever it is found.
+  const failed = (error: HarnessError): HarnessError => {
+    const failure = scrubbedProviderError(error);
+    logProviderFailure(env.logger, failure, {
+      agent: env.config.name,
+      runId: context.runId,
+      provider: provider.name,
+    });
+    return failure;
+  };
   const timeoutMs = env.config.providerTimeoutMs;
   const timedOut = () =>
     new ProviderError(
@@ -106,26 +117,32 @@ export async function callProvider(
     if (env.providerGate !== undefined && isRateLimited(error)) {
       return { type: "PROVIDER_DEFERRED", deferral: await env.providerGate.rateLimited(error) };
     }
-    throw toHarnessError(
-      error,
-      (message, options) =>
-        new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
-      "provider",
+    throw failed(
+      toHarnessError(
+        error,
+        (message, options) =>
+          new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
+        "provider",
+      ),
     );
   }
   const parsed = ProviderResponse.safeParse(response);
   if (!parsed.success) {
-    throw new ProviderError(
-      `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
-      { phase: "provider" },
+    throw failed(
+      new ProviderError(
+        `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
+        { phase: "provider" },
+      ),
     );
   }
   // The response is stored, hashed and sent back: it must be plain JSON data, not too deep.
   const problem = responseJsonProblem(parsed.data);
   if (problem !== undefined) {
-    throw new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
-      phase: "provider",
-    });
+    throw failed(
+      new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
+        phase: "provider",
+      }),
+    );
   }
   // An oversized tool input goes no further than here: not to middleware, record or recording.
   const taken = capToolInputs(parsed.data, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolInputBytes);

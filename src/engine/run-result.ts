@@ -31,6 +31,8 @@ export function toRunResult(context: RunContext, status: RunStatus): RunResult {
     status,
     output: status === "completed" ? context.output : null,
     error: status === "failed" || status === "cancelled" ? context.error : null,
+    // A snapshot saved before stop reasons were kept gives the result it gave then.
+    ...(context.stopReason === undefined ? {} : { stopReason: context.stopReason }),
     pending: status === "awaiting_approval" ? pendingOf(context) : [],
     usage: context.usage,
     iterations: context.iteration,

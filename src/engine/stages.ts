@@ -1,5 +1,5 @@
 import type { RunContext, RunMachineEvent, StageName } from "../machines/run-machine.js";
-import { traceChat } from "../observability/spans.js";
+import { requestedModel, traceChat } from "../observability/spans.js";
 import { afterLlm } from "./after-llm.js";
 import { beforeLlm } from "./before-llm.js";
 import { callProvider } from "./call-provider.js";
@@ -24,7 +24,8 @@ export const STAGES: Record<StageName, Stage> = {
     traceChat(
       {
         provider: env.provider?.name,
-        model: env.config.model,
+        serverAddress: env.provider?.serverAddress,
+        model: requestedModel(env.config.model, env.provider),
         maxTokens: env.config.maxTokens,
         temperature: env.config.temperature,
       },

@@ -4,6 +4,7 @@ import type {
   Message,
   ProviderResponse,
   RunError,
+  StopReason,
   ToolResult,
   ToolSchema,
   Usage,
@@ -49,6 +50,8 @@ export interface RunContext {
   raw: Record<string, ToolResult>;
   output: string | null;
   error: RunError | null;
+  /** The last provider response's stop reason (absent in snapshots saved before it existed). */
+  stopReason?: StopReason | null;
 }
 
 export interface RunInput {
@@ -210,6 +213,7 @@ export const runMachine = setup({
     iteration: 0,
     messages: input.messages,
     usage: emptyUsage(),
+    stopReason: null,
     ...idleStageContext(),
   }),
   initial: "compose",
@@ -255,6 +259,7 @@ export const runMachine = setup({
           actions: assign({
             response: ({ event }) => event.response,
             responseMs: ({ event }) => event.durationMs,
+            stopReason: ({ event }) => event.response.stopReason,
             request: null,
           }),
         },

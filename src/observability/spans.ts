@@ -9,6 +9,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "../core/values.js";
+import { recordChatMetrics } from "./metrics.js";
 
 // Spans follow the OpenTelemetry GenAI semantic conventions. They carry names, ids, models and
 // token counts only: never prompts, tool inputs, tool results or error messages (any of which
@@ -30,12 +31,25 @@ function activeTracer(): Tracer | undefined {
     : provider.getTracer(TRACER_NAME);
 }
 
+/** The agent config's model when it names none (the provider's own is used). */
+const UNNAMED_MODEL = "default";
+
+/**
+ * The model a run requests: the agent config's, else the provider's own, else unknown (a
+ * provider that does not say) — never the config's placeholder.
+ */
+export const requestedModel = (
+  configured: string,
+  provider: { readonly model?: string | undefined } | undefined,
+): string | undefined =>
+  configured !== UNNAMED_MODEL && configured !== "" ? configured : provider?.model;
+
 /** What `invoke_agent` records about a run. */
 export interface RunSpanInfo {
   agent: string;
   runId: string;
   sessionId: string;
-  model: string;
+  model: string | undefined;
   provider: string | undefined;
 }
 
@@ -43,14 +57,20 @@ export interface RunSpanInfo {
 export interface RunSpanOutcome {
   status: string;
   error: RunError | null;
-  usage: Usage;
+  /**
+   * The run's usage totals, on the span that ends the run only: a durable run's earlier steps
+   * leave it out, so that summing `invoke_agent` spans never counts a call twice.
+   */
+  usage: Usage | undefined;
   iterations: number;
 }
 
 /** What `chat` records about a provider request. */
 export interface ChatSpanInfo {
   provider: string | undefined;
-  model: string;
+  /** The host the request goes to, where the provider says. */
+  serverAddress?: string | undefined;
+  model: string | undefined;
   maxTokens: number;
   temperature: number;
 }
@@ -69,7 +89,7 @@ export async function traceRun<T>(
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.agent.name": info.agent,
       "gen_ai.conversation.id": info.sessionId,
-      "gen_ai.request.model": info.model,
+      ...modelAttribute(info.model),
       ...providerAttribute(info.provider),
       "harnessx.run.id": info.runId,
     },
@@ -82,7 +102,7 @@ export async function traceRun<T>(
   } finally {
     const ended = outcome();
     span.setAttributes({
-      ...usageAttributes(ended.usage),
+      ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
       "harnessx.run.status": ended.status,
       "harnessx.run.iterations": ended.iterations,
     });
@@ -91,33 +111,56 @@ export async function traceRun<T>(
   }
 }
 
-/** Runs one provider call in a `chat` span; `responseOf` picks the response out of its value. */
+/**
+ * Runs one provider call in a `chat` span carrying that call's usage only; `responseOf` picks
+ * the response out of its value. Records the GenAI client metrics (duration, tokens) too.
+ */
 export async function traceChat<T>(
   info: ChatSpanInfo,
   body: () => Promise<T>,
   responseOf: (value: T) => ProviderResponse | undefined,
 ): Promise<T> {
-  return inSpan(
-    () => `chat ${info.model}`,
-    SpanKind.CLIENT,
-    () => ({
-      "gen_ai.operation.name": "chat",
-      "gen_ai.request.model": info.model,
-      "gen_ai.request.max_tokens": info.maxTokens,
-      "gen_ai.request.temperature": info.temperature,
-      ...providerAttribute(info.provider),
-    }),
-    body,
-    (span, value) => {
-      const response = responseOf(value);
-      if (response === undefined) return;
-      span.setAttributes({
-        "gen_ai.response.model": response.model,
-        "gen_ai.response.finish_reasons": [response.stopReason],
-        ...usageAttributes(response.usage),
-      });
-    },
-  );
+  const metricAttributes: Attributes = {
+    "gen_ai.operation.name": "chat",
+    ...modelAttribute(info.model),
+    ...providerAttribute(info.provider),
+  };
+  const started = performance.now();
+  let response: ProviderResponse | undefined;
+  try {
+    const value = await inSpan(
+      () => (info.model === undefined ? "chat" : `chat ${info.model}`),
+      SpanKind.CLIENT,
+      () => ({
+        ...metricAttributes,
+        "gen_ai.request.max_tokens": info.maxTokens,
+        "gen_ai.request.temperature": info.temperature,
+        ...(info.serverAddress === undefined ? {} : { "server.address": info.serverAddress }),
+      }),
+      body,
+      (span, value) => {
+        response = responseOf(value);
+        if (response === undefined) return;
+        span.setAttributes({
+          "gen_ai.response.model": response.model,
+          "gen_ai.response.finish_reasons": [response.stopReason],
+          ...usageAttributes(response.usage),
+        });
+      },
+    );
+    if (response === undefined) response = responseOf(value);
+    const model = response === undefined ? {} : { "gen_ai.response.model": response.model };
+    recordChatMetrics(
+      { ...metricAttributes, ...model },
+      performance.now() - started,
+      response?.usage,
+      undefined,
+    );
+    return value;
+  } catch (error) {
+    recordChatMetrics(metricAttributes, performance.now() - started, undefined, errorType(error));
+    throw error;
+  }
 }
 
 /** Runs one tool handler in an `execute_tool` span; an error result marks the span failed. */
@@ -170,6 +213,9 @@ function failSpan(span: Span, type: string): void {
 
 // The error's class name (as `RunResult.error.name` gives it), never its message.
 const errorType = (error: unknown): string => (error instanceof Error ? error.name : "unknown");
+
+const modelAttribute = (model: string | undefined): Attributes =>
+  model === undefined ? {} : { "gen_ai.request.model": model };
 
 const providerAttribute = (provider: string | undefined): Attributes =>
   provider === undefined ? {} : { "gen_ai.provider.name": provider };

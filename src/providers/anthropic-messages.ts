@@ -1,6 +1,12 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
-import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
+import type {
+  ContentBlock,
+  JsonValue,
+  ProviderResponse,
+  StopReason,
+  Usage,
+} from "../core/values.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
 import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
@@ -26,12 +32,39 @@ function blockOf(block: ContentBlock): BlockParam | undefined {
         content: block.content,
         ...(block.isError ? { is_error: true } : {}),
       };
-    // A thinking block goes back only with the signature the API gave, which the canonical
-    // block does not keep; harnessx does not ask for thinking, so none is sent back.
+    // A thinking block goes back only as the API gave it: with its signature, or redacted.
     case "thinking":
-      return undefined;
+      return thinkingParam(block.text, block.providerData);
   }
 }
+
+/** What a thinking block keeps of the API's: its signature, or the redacted thinking's data. */
+type ThinkingData = { signature: string } | { type: "redacted_thinking"; data: string };
+
+function thinkingParam(text: string, data: unknown): BlockParam | undefined {
+  if (typeof data !== "object" || data === null) return undefined;
+  const {
+    signature,
+    type,
+    data: redacted,
+  } = data as {
+    signature?: unknown;
+    type?: unknown;
+    data?: unknown;
+  };
+  if (type === "redacted_thinking" && typeof redacted === "string") {
+    return { type: "redacted_thinking", data: redacted };
+  }
+  return typeof signature === "string"
+    ? { type: "thinking", thinking: text, signature }
+    : undefined;
+}
+
+const thinkingBlock = (text: string, data: ThinkingData): ContentBlock => ({
+  type: "thinking",
+  text,
+  providerData: data as JsonValue,
+});
 
 // Tool results travel in user turns; consecutive turns of one role are merged into one.
 function messagesOf(messages: ProviderRequest["messages"]): Anthropic.Messages.MessageParam[] {
@@ -47,17 +80,38 @@ function messagesOf(messages: ProviderRequest["messages"]): Anthropic.Messages.M
   return turns;
 }
 
+// The last block of the conversation that may carry a breakpoint (thinking blocks may not).
+function markLastBlock(turns: Anthropic.Messages.MessageParam[]): void {
+  const content = turns.at(-1)?.content;
+  if (!Array.isArray(content)) return;
+  for (let index = content.length - 1; index >= 0; index--) {
+    const block = content[index];
+    if (block === undefined || block.type === "thinking" || block.type === "redacted_thinking") {
+      continue;
+    }
+    content[index] = { ...block, ...BREAKPOINT } as BlockParam;
+    return;
+  }
+}
+
 /**
- * The Messages API request for a canonical request. With a `prefixKey`, cache breakpoints mark
- * the end of the tools and of the system prompt, so both are cached as one prefix.
+ * The Messages API request for a canonical request, `extraBody` merged over it. With a
+ * `prefixKey`, cache breakpoints mark the end of the tools, of the system prompt and of the
+ * conversation (a rolling one: each call of a loop reads the turns before it from the cache).
  */
-export function messagesParams(request: ProviderRequest, model: string): Params {
+export function messagesParams(
+  request: ProviderRequest,
+  model: string,
+  extraBody?: Record<string, unknown>,
+): Params {
   const cached = request.prefixKey !== null;
   const last = request.tools.length - 1;
-  return {
+  const messages = messagesOf(request.messages);
+  if (cached) markLastBlock(messages);
+  const params: Params = {
     model,
     max_tokens: request.maxTokens,
-    messages: messagesOf(request.messages),
+    messages,
     ...(request.system === ""
       ? {}
       : {
@@ -75,6 +129,7 @@ export function messagesParams(request: ProviderRequest, model: string): Params 
         }),
     ...temperatureOf(request.temperature),
   };
+  return extraBody === undefined ? params : ({ ...params, ...extraBody } as Params);
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -110,8 +165,11 @@ function contentOf(blocks: readonly Anthropic.Messages.ContentBlock[]): ContentB
   const content: ContentBlock[] = [];
   for (const block of blocks) {
     if (block.type === "text") content.push({ type: "text", text: block.text });
-    else if (block.type === "thinking") content.push({ type: "thinking", text: block.thinking });
-    else if (block.type === "tool_use") {
+    else if (block.type === "thinking") {
+      content.push(thinkingBlock(block.thinking, { signature: block.signature }));
+    } else if (block.type === "redacted_thinking") {
+      content.push(thinkingBlock("", { type: "redacted_thinking", data: block.data }));
+    } else if (block.type === "tool_use") {
       content.push({
         type: "tool_use",
         id: block.id,
@@ -154,28 +212,36 @@ export async function completeMessages(
 
 type OpenBlock =
   | { type: "text"; text: string }
-  | { type: "thinking"; text: string }
+  | { type: "thinking"; text: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; json: string }
   | { type: "other" };
 
 function started(block: Anthropic.Messages.RawContentBlockStartEvent["content_block"]): OpenBlock {
   if (block.type === "text") return { type: "text", text: block.text };
-  if (block.type === "thinking") return { type: "thinking", text: block.thinking };
+  if (block.type === "thinking") {
+    return { type: "thinking", text: block.thinking, signature: block.signature };
+  }
+  if (block.type === "redacted_thinking") return { type: "redacted_thinking", data: block.data };
   if (block.type === "tool_use")
     return { type: "tool_use", id: block.id, name: block.name, json: "" };
   return { type: "other" };
 }
 
-function finished(blocks: ReadonlyMap<number, OpenBlock>): ContentBlock[] {
+function finished(blocks: ReadonlyMap<number, OpenBlock>, truncated: boolean): ContentBlock[] {
   const content: ContentBlock[] = [];
   for (const [, block] of [...blocks.entries()].sort(([a], [b]) => a - b)) {
-    if (block.type === "text" || block.type === "thinking") content.push(block);
-    else if (block.type === "tool_use") {
+    if (block.type === "text") content.push(block);
+    else if (block.type === "thinking") {
+      content.push(thinkingBlock(block.text, { signature: block.signature }));
+    } else if (block.type === "redacted_thinking") {
+      content.push(thinkingBlock("", { type: "redacted_thinking", data: block.data }));
+    } else if (block.type === "tool_use") {
       content.push({
         type: "tool_use",
         id: block.id,
         name: block.name,
-        input: parseToolInput(PROVIDER, block.name, block.json),
+        input: parseToolInput(PROVIDER, block.name, block.json, truncated),
       });
     }
   }
@@ -216,6 +282,8 @@ export async function* streamMessages(
           } else if (delta.type === "thinking_delta" && block?.type === "thinking") {
             block.text += delta.thinking;
             yield { type: "thinking_delta", text: delta.thinking };
+          } else if (delta.type === "signature_delta" && block?.type === "thinking") {
+            block.signature += delta.signature;
           } else if (delta.type === "input_json_delta" && block?.type === "tool_use") {
             block.json += delta.partial_json;
           }
@@ -237,7 +305,7 @@ export async function* streamMessages(
     yield {
       type: "response",
       response: responseOf(
-        finished(blocks),
+        finished(blocks, stopOf(stopReason) === "max_tokens"),
         stopOf(stopReason),
         usageFrom(message.usage),
         message.model,

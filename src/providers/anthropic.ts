@@ -9,8 +9,9 @@ import type {
 import type { ProviderResponse } from "../core/values.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
 import { loadAnthropic } from "./load-anthropic.js";
+import { hostOf } from "./openai-wire.js";
 import { chooseModel } from "./response-parts.js";
-import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
+import { type ProviderLogger, parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
 
 export interface AnthropicProviderOptions {
   /**
@@ -28,6 +29,13 @@ export interface AnthropicProviderOptions {
   maxRetries?: number;
   /** @defaultValue "anthropic" */
   name?: string;
+  /**
+   * Fields merged into every request body, over harnessx's own: `thinking`, `tool_choice`,
+   * `metadata`, `service_tier`…
+   */
+  extraBody?: Record<string, unknown>;
+  /** Where the provider warns. @defaultValue process warnings */
+  logger?: ProviderLogger;
 }
 
 const Options = z
@@ -41,6 +49,14 @@ const Options = z
       .optional(),
   })
   .strict();
+
+// The base URL requests go to: the given client's, the option, or the SDK's environment variable.
+const anthropicBaseURL = (options: { client?: unknown; baseURL?: string | undefined }) => {
+  const clientURL = (options.client as { baseURL?: unknown } | undefined)?.baseURL;
+  return typeof clientURL === "string"
+    ? clientURL
+    : (options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || undefined));
+};
 
 /**
  * A provider on Anthropic's official SDK (the Messages API). With prompt caching on, the tools and
@@ -64,18 +80,28 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
 
   return {
     name: parsed.name ?? "anthropic",
+    model: parsed.model,
+    serverAddress: hostOf(anthropicBaseURL(parsed)) ?? "api.anthropic.com",
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): Promise<ProviderResponse> {
-      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      const params = messagesParams(
+        request,
+        chooseModel(request.model, parsed.model),
+        parsed.extraBody,
+      );
       return completeMessages(params, await context(call));
     },
     async *stream(
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): AsyncIterable<ProviderStreamEvent> {
-      const params = messagesParams(request, chooseModel(request.model, parsed.model));
+      const params = messagesParams(
+        request,
+        chooseModel(request.model, parsed.model),
+        parsed.extraBody,
+      );
       yield* streamMessages(params, await context(call));
     },
   };

@@ -25,6 +25,16 @@ interface McpCommonOptions {
    * @defaultValue "harnessx"
    */
   clientName?: string;
+  /**
+   * How the server is named in errors and logs (never its command line, arguments,
+   * environment or URL credentials). @defaultValue the command's file name, or the URL's host
+   */
+  name?: string;
+  /**
+   * The biggest tool result (UTF-8 bytes of its text) given to the model; a bigger one is an
+   * error result. @defaultValue 1_048_576 (1 MB)
+   */
+  maxToolResultBytes?: number;
 }
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -55,7 +65,10 @@ export interface McpTools extends AsyncDisposable {
   readonly server: { readonly name: string; readonly version: string } | undefined;
   /** Tools the server listed that could not be offered (a clashing name, a schema that does not compile). */
   readonly skipped: readonly { readonly name: string; readonly reason: string }[];
-  /** True once closed or once the server went away; calls then give error results. */
+  /**
+   * True once closed, or once the server went away and could not be reconnected; calls then give
+   * error results. A server that died or lost its session is reconnected on the next call.
+   */
   readonly closed: boolean;
   /** Disconnects (stopping a stdio server). Idempotent. */
   close(): Promise<void>;
@@ -78,6 +91,8 @@ const common = {
   timeoutMs: z.number().int().positive().optional(),
   recovery: z.enum(["retry", "fail", "ask"]).optional(),
   clientName: z.string().min(1).optional(),
+  name: z.string().min(1).max(100).optional(),
+  maxToolResultBytes: z.number().int().positive().optional(),
 };
 
 const McpStdioOptionsSchema = z.strictObject({

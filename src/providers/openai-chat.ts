@@ -1,6 +1,8 @@
 import type OpenAI from "openai";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from "../core/values.js";
+import { type AssembledCall, completeCall, ToolCallAssembler } from "./openai-chat-calls.js";
+import type { OpenAIWire } from "./openai-wire.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
 import { type CallContext, requestOptionsOf } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
@@ -42,9 +44,12 @@ function messagesOf(system: string, messages: ProviderRequest["messages"]): Chat
   return chat;
 }
 
-/** The Chat Completions request for a canonical request. */
-export function chatParams(request: ProviderRequest, model: string): Params {
-  return {
+/**
+ * The Chat Completions request for a canonical request: `maxTokens` under the field the server
+ * reads, `prompt_cache_key` only where it is known, `extraBody` merged over the rest.
+ */
+export function chatParams(request: ProviderRequest, model: string, wire: OpenAIWire): Params {
+  const params: Params = {
     model,
     messages: messagesOf(request.system, request.messages),
     ...(request.tools.length === 0
@@ -59,10 +64,13 @@ export function chatParams(request: ProviderRequest, model: string): Params {
             },
           })),
         }),
-    max_completion_tokens: request.maxTokens,
+    [wire.maxTokensField]: request.maxTokens,
     ...temperatureOf(request.temperature),
-    ...(request.prefixKey === null ? {} : { prompt_cache_key: request.prefixKey }),
+    ...(request.prefixKey === null || !wire.promptCacheKey
+      ? {}
+      : { prompt_cache_key: request.prefixKey }),
   };
+  return wire.extraBody === undefined ? params : ({ ...params, ...wire.extraBody } as Params);
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -84,21 +92,34 @@ function usageFrom(usage: ApiUsage | null | undefined): Usage {
   );
 }
 
-interface AssembledCall {
-  id: string;
-  name: string;
-  arguments: string;
+// Compatible servers (vLLM, DeepSeek, Ollama, OpenRouter) put reasoning beside the content.
+interface Reasoning {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
 }
 
-function finish(
-  text: string,
-  refusal: string,
-  calls: readonly AssembledCall[],
-  finishReason: string | null,
-  usage: Usage,
-  model: string,
-): ProviderResponse {
+const reasoningOf = (part: object): string => {
+  const { reasoning_content: content, reasoning } = part as Reasoning;
+  return (
+    (typeof content === "string" ? content : "") || (typeof reasoning === "string" ? reasoning : "")
+  );
+};
+
+interface Answer {
+  thinking: string;
+  text: string;
+  refusal: string;
+  calls: readonly AssembledCall[];
+  finishReason: string | null;
+  usage: Usage;
+  model: string;
+}
+
+function finish(answer: Answer): ProviderResponse {
+  const { thinking, text, refusal, calls, finishReason, usage, model } = answer;
+  const truncated = finishReason === "length";
   const content: ContentBlock[] = [];
+  if (thinking !== "") content.push({ type: "thinking", text: thinking });
   if (text !== "") content.push({ type: "text", text });
   if (refusal !== "") content.push({ type: "text", text: refusal });
   for (const call of calls) {
@@ -106,7 +127,7 @@ function finish(
       type: "tool_use",
       id: call.id,
       name: call.name,
-      input: parseToolInput(PROVIDER, call.name, call.arguments),
+      input: parseToolInput(PROVIDER, call.name, call.arguments, truncated),
     });
   }
   const stop = refusal !== "" ? "refusal" : (STOP_REASONS[finishReason ?? "stop"] ?? "end_turn");
@@ -118,19 +139,24 @@ export function fromChatCompletion(completion: OpenAI.Chat.ChatCompletion): Prov
   const choice = completion.choices[0];
   const message = choice?.message;
   const calls: AssembledCall[] = [];
+  // Some compatible servers leave out `type` or `id`: every call with a function is kept.
   for (const call of message?.tool_calls ?? []) {
-    if (call.type === "function") {
-      calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
-    }
+    if (call.type === "custom") continue;
+    const fn = (call as Partial<OpenAI.Chat.ChatCompletionMessageFunctionToolCall>).function;
+    const id = typeof call.id === "string" ? call.id : "";
+    calls.push(
+      completeCall({ id, name: fn?.name ?? "", arguments: fn?.arguments ?? "" }, PROVIDER),
+    );
   }
-  return finish(
-    message?.content ?? "",
-    message?.refusal ?? "",
+  return finish({
+    thinking: message === undefined ? "" : reasoningOf(message),
+    text: message?.content ?? "",
+    refusal: message?.refusal ?? "",
     calls,
-    choice?.finish_reason ?? null,
-    usageFrom(completion.usage),
-    completion.model,
-  );
+    finishReason: choice?.finish_reason ?? null,
+    usage: usageFrom(completion.usage),
+    model: completion.model,
+  });
 }
 
 export async function completeChat(
@@ -152,16 +178,19 @@ export async function completeChat(
 }
 
 /**
- * Streams a chat completion: text deltas as they come, tool calls assembled by their `index`
- * from the id, name and argument fragments the chunks carry; usage from the final chunk.
+ * Streams a chat completion: text and reasoning deltas as they come, tool calls assembled from the
+ * id, name and argument fragments the chunks carry (`ToolCallAssembler`); usage from the final
+ * chunk, or zero (logged once) from a server that sends none.
  */
 export async function* streamChat(
   params: Params,
   context: CallContext<OpenAI>,
+  wire: OpenAIWire,
 ): AsyncGenerator<ProviderStreamEvent> {
+  let thinking = "";
   let text = "";
   let refusal = "";
-  const calls: AssembledCall[] = [];
+  const calls = new ToolCallAssembler();
   let finishReason: string | null = null;
   let usage: ApiUsage | null | undefined;
   let model = params.model;
@@ -176,6 +205,11 @@ export async function* streamChat(
       const choice = chunk.choices[0];
       if (choice === undefined) continue;
       const delta = choice.delta;
+      const reasoning = reasoningOf(delta);
+      if (reasoning !== "") {
+        thinking += reasoning;
+        yield { type: "thinking_delta", text: reasoning };
+      }
       if (delta.content) {
         text += delta.content;
         yield { type: "text_delta", text: delta.content };
@@ -184,21 +218,24 @@ export async function* streamChat(
         refusal += delta.refusal;
         yield { type: "text_delta", text: delta.refusal };
       }
-      for (const part of delta.tool_calls ?? []) {
-        const call = calls[part.index] ?? { id: "", name: "", arguments: "" };
-        calls[part.index] = call;
-        if (part.id) call.id = part.id;
-        if (part.function?.name) call.name += part.function.name;
-        if (part.function?.arguments) call.arguments += part.function.arguments;
-      }
+      for (const part of delta.tool_calls ?? []) calls.add(part);
       if (choice.finish_reason) finishReason = choice.finish_reason;
     }
     context.signal?.throwIfAborted();
     // Every choice ends with a finish reason: without one the stream was cut.
     if (finishReason === null) throw streamCutError(PROVIDER);
+    if (!usage) wire.usageMissing();
     yield {
       type: "response",
-      response: finish(text, refusal, calls.filter(Boolean), finishReason, usageFrom(usage), model),
+      response: finish({
+        thinking,
+        text,
+        refusal,
+        calls: calls.calls(PROVIDER),
+        finishReason,
+        usage: usageFrom(usage),
+        model,
+      }),
     };
   } catch (error) {
     throw toProviderError(error, {

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
-import type { ContentBlock, ProviderResponse, StopReason } from "../core/values.js";
+import type { ContentBlock, JsonValue, ProviderResponse, StopReason } from "../core/values.js";
+import type { OpenAIWire } from "./openai-wire.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
 import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
@@ -12,8 +13,15 @@ type ApiResponse = OpenAI.Responses.Response;
 
 const PROVIDER = "OpenAI";
 
-// Thinking blocks are not sent back: a reasoning item needs the id and encrypted content the API
-// gave, which the canonical block does not keep.
+/** A reasoning item the API gave, kept as a thinking block's `providerData`. */
+const isReasoningItem = (data: unknown): data is OpenAI.Responses.ResponseReasoningItem =>
+  typeof data === "object" &&
+  data !== null &&
+  (data as { type?: unknown }).type === "reasoning" &&
+  typeof (data as { id?: unknown }).id === "string";
+
+// A thinking block goes back as the reasoning item it came from (id, summary and, with
+// `store: false`, its encrypted content), unchanged; one without that item is not sent.
 function inputOf(messages: ProviderRequest["messages"]): InputItem[] {
   const input: InputItem[] = [];
   for (const message of messages) {
@@ -25,7 +33,12 @@ function inputOf(messages: ProviderRequest["messages"]): InputItem[] {
     };
     for (const block of message.content) {
       if (block.type === "text") text += block.text;
-      else if (block.type === "tool_use") {
+      else if (block.type === "thinking") {
+        if (role === "assistant" && isReasoningItem(block.providerData)) {
+          flush();
+          input.push(block.providerData);
+        }
+      } else if (block.type === "tool_use") {
         flush();
         input.push({
           type: "function_call",
@@ -47,9 +60,9 @@ function inputOf(messages: ProviderRequest["messages"]): InputItem[] {
   return input;
 }
 
-/** The Responses API request for a canonical request. */
-export function responsesParams(request: ProviderRequest, model: string): Params {
-  return {
+/** The Responses API request for a canonical request, `extraBody` merged over it. */
+export function responsesParams(request: ProviderRequest, model: string, wire: OpenAIWire): Params {
+  const params: Params = {
     model,
     input: inputOf(request.messages),
     ...(request.system === "" ? {} : { instructions: request.system }),
@@ -67,11 +80,17 @@ export function responsesParams(request: ProviderRequest, model: string): Params
         }),
     max_output_tokens: request.maxTokens,
     ...temperatureOf(request.temperature),
-    ...(request.prefixKey === null ? {} : { prompt_cache_key: request.prefixKey }),
+    ...(request.prefixKey === null || !wire.promptCacheKey
+      ? {}
+      : { prompt_cache_key: request.prefixKey }),
   };
+  return wire.extraBody === undefined ? params : ({ ...params, ...wire.extraBody } as Params);
 }
 
-function contentOf(output: readonly OutputItem[]): { content: ContentBlock[]; refused: boolean } {
+function contentOf(
+  output: readonly OutputItem[],
+  truncated: boolean,
+): { content: ContentBlock[]; refused: boolean } {
   const content: ContentBlock[] = [];
   let refused = false;
   for (const item of output) {
@@ -88,12 +107,13 @@ function contentOf(output: readonly OutputItem[]): { content: ContentBlock[]; re
         type: "tool_use",
         id: item.call_id,
         name: item.name,
-        input: parseToolInput(PROVIDER, item.name, item.arguments),
+        input: parseToolInput(PROVIDER, item.name, item.arguments, truncated),
       });
     } else if (item.type === "reasoning") {
       const parts = item.summary.length > 0 ? item.summary : (item.content ?? []);
       const text = parts.map((part) => part.text).join("\n\n");
-      if (text !== "") content.push({ type: "thinking", text });
+      // Kept even without a summary: the item goes back on the next request as it came.
+      content.push({ type: "thinking", text, providerData: item as unknown as JsonValue });
     }
   }
   return { content, refused };
@@ -122,7 +142,9 @@ export function fromResponse(
   output: readonly OutputItem[] = response.output,
 ): ProviderResponse {
   if (response.status === "failed") throw failureOf(response);
-  const { content, refused } = contentOf(output);
+  const truncated =
+    response.status === "incomplete" && response.incomplete_details?.reason === "max_output_tokens";
+  const { content, refused } = contentOf(output, truncated);
   const usage = response.usage;
   const cached = usage?.input_tokens_details?.cached_tokens ?? 0;
   const written = usage?.input_tokens_details?.cache_write_tokens ?? 0;

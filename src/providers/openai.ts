@@ -10,8 +10,15 @@ import type { ProviderResponse } from "../core/values.js";
 import { loadOpenAI } from "./load-openai.js";
 import { chatParams, completeChat, streamChat } from "./openai-chat.js";
 import { completeResponses, responsesParams, streamResponses } from "./openai-responses.js";
+import { hostOf, openAIWire } from "./openai-wire.js";
 import { chooseModel } from "./response-parts.js";
-import { parseOptions, sdkCaller, sdkProviderOptions } from "./sdk-client.js";
+import {
+  type ProviderLogger,
+  parseOptions,
+  providerWarning,
+  sdkCaller,
+  sdkProviderOptions,
+} from "./sdk-client.js";
 
 export interface OpenAIProviderOptions {
   /**
@@ -31,6 +38,23 @@ export interface OpenAIProviderOptions {
   api?: "responses" | "chat";
   /** @defaultValue "openai" */
   name?: string;
+  /**
+   * Fields merged into every request body, over harnessx's own: reasoning effort, `tool_choice`,
+   * `parallel_tool_calls`, `store`, `service_tier`, `metadata`, a server's own options…
+   */
+  extraBody?: Record<string, unknown>;
+  /**
+   * Send the run's prefix key as `prompt_cache_key`. @defaultValue true on OpenAI's own API only
+   * (other servers may answer 400 to a field they do not know)
+   */
+  promptCacheKey?: boolean;
+  /**
+   * Where Chat Completions requests put `maxTokens`. @defaultValue "max_completion_tokens" on
+   * OpenAI's own API, "max_tokens" elsewhere (Ollama, vLLM… read only that one)
+   */
+  maxTokensField?: "max_completion_tokens" | "max_tokens";
+  /** Where the provider warns (e.g. a server that sends no usage). @defaultValue process warnings */
+  logger?: ProviderLogger;
 }
 
 const Options = z
@@ -44,6 +68,8 @@ const Options = z
       )
       .optional(),
     api: z.enum(["responses", "chat"]).default("responses"),
+    promptCacheKey: z.boolean().optional(),
+    maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
   })
   .strict();
 
@@ -67,17 +93,26 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
     },
   });
   const chat = parsed.api === "chat";
+  const name = parsed.name ?? "openai";
+  const clientURL = (parsed.client as { baseURL?: unknown } | undefined)?.baseURL;
+  const baseURL =
+    typeof clientURL === "string"
+      ? clientURL
+      : (parsed.baseURL ?? (process.env.OPENAI_BASE_URL || undefined));
+  const wire = openAIWire(parsed, baseURL, providerWarning(parsed.logger, name));
 
   return {
-    name: parsed.name ?? "openai",
+    name,
+    model: parsed.model,
+    serverAddress: hostOf(baseURL) ?? "api.openai.com",
     async complete(
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): Promise<ProviderResponse> {
       const model = chooseModel(request.model, parsed.model);
       return chat
-        ? completeChat(chatParams(request, model), await context(call))
-        : completeResponses(responsesParams(request, model), await context(call));
+        ? completeChat(chatParams(request, model, wire), await context(call))
+        : completeResponses(responsesParams(request, model, wire), await context(call));
     },
     async *stream(
       request: ProviderRequest,
@@ -85,8 +120,8 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
     ): AsyncIterable<ProviderStreamEvent> {
       const model = chooseModel(request.model, parsed.model);
       yield* chat
-        ? streamChat(chatParams(request, model), await context(call))
-        : streamResponses(responsesParams(request, model), await context(call));
+        ? streamChat(chatParams(request, model, wire), await context(call), wire)
+        : streamResponses(responsesParams(request, model, wire), await context(call));
     },
   };
 }

@@ -21,11 +21,16 @@ export const chooseModel = (requested: string, configured: string): string =>
 export const temperatureOf = (temperature: number): { temperature?: number } =>
   temperature === 1 ? {} : { temperature };
 
-/** Tool arguments the model streamed or returned as JSON text, as a tool input object. */
+/**
+ * Tool arguments the model streamed or returned as JSON text, as a tool input object. When the
+ * answer was cut by the token limit (`truncated`), arguments that do not parse are an
+ * `output_truncated` error naming `maxTokens`, not a malformed answer.
+ */
 export function parseToolInput(
   provider: string,
   name: string,
   json: string,
+  truncated = false,
 ): Record<string, unknown> {
   if (json.trim() === "") return {};
   let value: unknown;
@@ -35,6 +40,7 @@ export function parseToolInput(
     value = undefined;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    if (truncated) throw truncatedCallError(provider, name);
     throw new ProviderError(
       `${provider} returned arguments for tool "${name}" that are not a JSON object.`,
       { phase: "provider", retryable: true },
@@ -42,6 +48,13 @@ export function parseToolInput(
   }
   return value as Record<string, unknown>;
 }
+
+/** A tool call whose arguments the token limit cut off: retrying the same request cannot help. */
+export const truncatedCallError = (provider: string, name: string): ProviderError =>
+  new ProviderError(
+    `${provider} stopped at the token limit inside the arguments of tool "${name}": raise maxTokens (agent config) so that the whole call fits.`,
+    { code: "output_truncated", phase: "provider", retryable: false },
+  );
 
 const count = (value: number | null | undefined): number =>
   typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;

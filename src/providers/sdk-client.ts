@@ -11,7 +11,33 @@ export const sdkProviderOptions = {
   baseURL: z.url().optional(),
   maxRetries: z.number().int().nonnegative().optional(),
   name: z.string().min(1).optional(),
+  extraBody: z.record(z.string(), z.unknown()).optional(),
+  logger: z
+    .custom<ProviderLogger>(
+      (value) =>
+        typeof value === "object" &&
+        value !== null &&
+        typeof (value as { warn?: unknown }).warn === "function",
+      { message: "expected a logger with a warn method (pino)" },
+    )
+    .optional(),
 };
+
+/** Where a provider reports what is worth knowing but fails nothing (pino's `warn` fits). */
+export interface ProviderLogger {
+  warn(object: Record<string, unknown>, message: string): void;
+}
+
+/** A provider's warning: to its logger when it has one, else a process warning. */
+export const providerWarning =
+  (logger: ProviderLogger | undefined, provider: string) =>
+  (message: string): void => {
+    if (logger !== undefined) logger.warn({ provider }, message);
+    else process.emitWarning(message, { code: "HARNESSX_PROVIDER" });
+  };
+
+// A server that takes no key (Ollama, vLLM, LM Studio) still gets one: both SDKs need a value.
+const NO_KEY = "no-key";
 
 /** Parses a factory's options; a bad one is a `ConfigError` naming its path (never its value). */
 export function parseOptions<T>(schema: z.ZodType<T>, options: unknown, factory: string): T {
@@ -62,9 +88,11 @@ export function sdkCaller<Client>(
 ): (call: ProviderCallOptions) => Promise<CallContext<Client>> {
   const { options } = setup;
   const envKey = process.env[setup.variable];
-  if (options.client === undefined && options.apiKey === undefined && !envKey) {
+  // With a baseURL the server may take no key at all (a local Ollama): the key is optional.
+  const keyless = options.client === undefined && options.apiKey === undefined && !envKey;
+  if (keyless && options.baseURL === undefined) {
     throw new ConfigError(
-      `${setup.factory} needs an API key: pass \`apiKey\` or \`client\`, or set ${setup.variable}.`,
+      `${setup.factory} needs an API key: pass \`apiKey\` or \`client\`, or set ${setup.variable} (or pass \`baseURL\` for a server that takes none).`,
     );
   }
   const secrets = [options.apiKey, options.client?.apiKey, envKey].filter(
@@ -75,6 +103,7 @@ export function sdkCaller<Client>(
   const build = () =>
     setup.load({
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(keyless ? { apiKey: NO_KEY } : {}),
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
       ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
     });

@@ -1,4 +1,5 @@
 import { HarnessError, ProviderError, type ProviderErrorCode } from "../core/errors.js";
+import { scrubCredentials } from "../core/scrub-credentials.js";
 
 /** What of an SDK error may be kept: never the SDK object itself, whose headers may hold a key. */
 export interface SanitisedCause {
@@ -32,14 +33,9 @@ const CONTEXT_TOO_LONG =
 const className = (error: unknown): string =>
   typeof error === "object" && error !== null ? (error.constructor?.name ?? "") : "";
 
-/** Scrubs each secret (8 characters or more) out of a text. */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let clean = text;
-  for (const secret of secrets) {
-    if (secret.length >= 8) clean = clean.replaceAll(secret, "[redacted]");
-  }
-  return clean;
-}
+/** Scrubs each secret (8 characters or more) and anything credential-shaped out of a text. */
+export const scrub = (text: string, secrets: readonly string[]): string =>
+  scrubCredentials(text, secrets);
 
 // The error body's `type` and `code`, wherever the SDK put them (top level, or nested `error`).
 function bodyLabels(fields: SdkErrorFields): string[] {
@@ -84,7 +80,12 @@ export function retryAfterMs(headers: unknown, now: number = Date.now()): number
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function codeForStatus(status: number, labels: string[], message: string): ProviderErrorCode {
+/** The `ProviderError` code of an HTTP status, its body's type/code labels and its message. */
+export function codeForStatus(
+  status: number,
+  labels: string[],
+  message: string,
+): ProviderErrorCode {
   const tooLong =
     labels.some((label) => CONTEXT_TOO_LONG.test(label)) || CONTEXT_TOO_LONG.test(message);
   if (status === 413 || labels.includes("request_too_large")) return "context_too_long";

@@ -18,7 +18,7 @@ import {
   runsHandler,
 } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
-import { traceRun } from "../observability/spans.js";
+import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { OpenedRun } from "../store/backend.js";
@@ -123,7 +123,13 @@ export async function advanceRun(
     // Each step is an `invoke_agent` span in the trace the run was submitted in.
     deferral = await withExtractedContext(trace, () =>
       traceRun(
-        { agent, runId, sessionId, model: config.model, provider: provider?.name },
+        {
+          agent,
+          runId,
+          sessionId,
+          model: requestedModel(config.model, provider),
+          provider: provider?.name,
+        },
         () => proceed(step),
         () => spanOutcome(step),
       ),
@@ -528,10 +534,12 @@ function outcomeEvents(record: RunRecord): RunEvent[] {
 /** Where a step left the run, for its span. */
 function spanOutcome(step: Step) {
   const { value, context } = step.actor.getSnapshot();
+  const status = statusOf(value as Phase | FinalPhase);
   return {
-    status: statusOf(value as Phase | FinalPhase),
+    status,
     error: context.error,
-    usage: context.usage,
+    // The run's totals once, on the step that ends it (SPEC §13).
+    usage: status === "running" || status === "awaiting_approval" ? undefined : context.usage,
     iterations: context.iteration,
   };
 }

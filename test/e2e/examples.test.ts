@@ -210,6 +210,22 @@ const EXPECTED: Record<string, readonly string[]> = {
     'usage: {"inputTokens":65,"outputTokens":39,"cacheReadTokens":1200,"cacheWriteTokens":1200}',
     'last tool\'s cache_control: {"type":"ephemeral"}',
   ],
+  "compatible-servers.ts": [
+    "mode: local stand-in server (no network)",
+    'ollama: completed, output "Lisbon is sunny, 21 °C.", stopReason end_turn',
+    'reasoning kept as thinking: "The tool said sunny."',
+    "sent max_tokens: 512, prompt_cache_key sent: false",
+    'groq: completed, output "Lisbon is sunny, 21 °C."',
+    "extraBody sent: parallel_tool_calls=false, service_tier=on_demand",
+  ],
+  "ai-sdk-model.ts": [
+    "mode: local stand-in server (no network)",
+    "provider: local.chat, model qwen3",
+    'run: completed, output "Lisbon is sunny, 21 °C."',
+    'runStream: completed, output "Lisbon is sunny, 21 °C."',
+    'tool result sent back: {"role":"tool","tool_call_id":"call_local_1","content":"Lisbon: sunny, 21 °C"}',
+    "providerOptions sent: user=example-user",
+  ],
 };
 
 const outputs = new Map<string, Promise<string[]>>();

@@ -63,6 +63,13 @@ describe("tracing durable runs on redisBackend()", () => {
     const steps = spans.filter((span) => span.name === "invoke_agent support");
     expect(steps.length).toBeGreaterThanOrEqual(2);
     for (const step of steps) expect(step.parentSpanContext?.spanId).toBe(spanId);
+    // The run's totals once (on the step that ended it): summing the spans counts each call once.
+    const result = await handle.result();
+    const counted = steps.map((step) => step.attributes["gen_ai.usage.output_tokens"]);
+    expect(counted.filter((value) => value !== undefined)).toEqual([result.usage.outputTokens]);
+    const chats = spans.filter((span) => span.name.startsWith("chat"));
+    const perCall = chats.map((span) => Number(span.attributes["gen_ai.usage.output_tokens"]));
+    expect(perCall.reduce((sum, value) => sum + value, 0)).toBe(result.usage.outputTokens);
   });
 
   it("starts a trace of the run's own when nothing was traced at submit", async () => {

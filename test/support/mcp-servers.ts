@@ -30,15 +30,39 @@ export function killChild(marker: string): void {
   process.kill(Number(pids[0]), "SIGKILL");
 }
 
+const childrenMatching = (marker: string): string[] => {
+  try {
+    return execFileSync("pgrep", ["-P", String(process.pid), "-f", marker], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+};
+
+/**
+ * Kills the child whose command line contains `marker` and waits until this process has reaped
+ * it (it is no longer listed as a child), so the client has seen its connection close.
+ */
+export async function killChildAndWait(marker: string): Promise<void> {
+  killChild(marker);
+  while (childrenMatching(marker).length > 0) {
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+  }
+  // The child's `close` (which the MCP transport listens to) follows its reaping.
+  await new Promise<void>((resolve) => setTimeout(resolve, 20));
+}
+
 export interface HttpServer {
   url: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** server-everything over streamable HTTP on a free port, as its package starts it. */
-export async function everythingOverHttp(): Promise<HttpServer> {
-  const port = await freePort();
+/** server-everything over streamable HTTP on a free port (or `port`: a restart), as its package starts it. */
+export async function everythingOverHttp(port?: number): Promise<HttpServer> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], {
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],

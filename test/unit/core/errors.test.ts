@@ -217,6 +217,7 @@ describe("toHarnessError", () => {
       code: "provider_failed",
       message: "42",
       phase: "dispatch",
+      retryable: false,
     });
   });
 });

@@ -71,6 +71,7 @@ describe("a thrown SDK error never reaches results, logs or hooks", () => {
       code: "provider_failed",
       message: 'Provider "leaky" failed: Request failed with status code 401',
       phase: "provider",
+      retryable: false,
     });
     expect(payloads.some((payload) => payload.includes('"code":"provider_failed"'))).toBe(true);
     expectNoCanary(result, lines, payloads);

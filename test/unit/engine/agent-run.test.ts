@@ -630,6 +630,7 @@ describe("Agent.run: the RunResult", () => {
       status: "completed",
       output: "final answer",
       error: null,
+      stopReason: "end_turn",
       pending: [],
       usage: { inputTokens: 31, outputTokens: 10, cacheReadTokens: 11, cacheWriteTokens: 5 },
       iterations: 2,

@@ -208,6 +208,7 @@ describe("provider timeouts", () => {
       code: "timeout",
       message: 'Provider "hanging" did not answer within 50 ms (config.providerTimeoutMs).',
       phase: "provider",
+      retryable: true,
     });
     expect(provider.signals).toHaveLength(1);
     expect(provider.signals[0]?.aborted).toBe(true);

@@ -53,7 +53,7 @@ describe("spans and the tracer provider registered now", () => {
         .spans()
         .map((span) => span.name)
         .sort(),
-    ).toEqual(["chat default", "chat default", "execute_tool probe", "invoke_agent agent"]);
+    ).toEqual(["chat", "chat", "execute_tool probe", "invoke_agent agent"]);
   });
 
   it("a provider removed again leaves later runs without spans", async () => {

@@ -125,6 +125,8 @@ describe("an Agent on a real provider adapter (SDK over a fake fetch)", () => {
           type: "tool_result",
           tool_use_id: "toolu_01B19q90qw90lq917835lq8",
           content: "Porto: sunny, 21°C",
+          // The rolling breakpoint: the conversation's last block (SPEC §11.1).
+          cache_control: { type: "ephemeral" },
         },
       ],
     });

@@ -42,7 +42,11 @@ describe("anthropicProvider complete", () => {
     expect(response).toStrictEqual(
       expectedResponse({
         content: [
-          { type: "thinking", text: "Two cities: call the tool twice." },
+          {
+            type: "thinking",
+            text: "Two cities: call the tool twice.",
+            providerData: { signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds" },
+          },
           { type: "text", text: "I'll check both cities." },
           {
             type: "tool_use",
@@ -94,7 +98,8 @@ describe("anthropicProvider complete", () => {
           role: "user",
           content: [
             { type: "tool_result", tool_use_id: "call_1", content: "boom", is_error: true },
-            { type: "text", text: "And Porto?" },
+            // The rolling breakpoint: the conversation's last block.
+            { type: "text", text: "And Porto?", cache_control: { type: "ephemeral" } },
           ],
         },
       ],
@@ -134,7 +139,11 @@ describe("anthropicProvider stream", () => {
     expect(response).toStrictEqual(
       expectedResponse({
         content: [
-          { type: "thinking", text: "The user wants Lisbon's weather." },
+          {
+            type: "thinking",
+            text: "The user wants Lisbon's weather.",
+            providerData: { signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds" },
+          },
           { type: "text", text: "Okay, let's check." },
           {
             type: "tool_use",

@@ -47,7 +47,17 @@ describe("openaiProvider (Responses API) complete", () => {
     expect(response).toStrictEqual(
       expectedResponse({
         content: [
-          { type: "thinking", text: "The user wants the weather in two cities." },
+          {
+            type: "thinking",
+            text: "The user wants the weather in two cities.",
+            providerData: {
+              id: "rs_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b",
+              type: "reasoning",
+              summary: [
+                { type: "summary_text", text: "The user wants the weather in two cities." },
+              ],
+            },
+          },
           { type: "text", text: "Checking both cities." },
           { type: "tool_use", id: "call_12345xyz", name: "get_weather", input: { city: "Lisbon" } },
           { type: "tool_use", id: "call_67890abc", name: "get_weather", input: { city: "Porto" } },
@@ -126,7 +136,15 @@ describe("openaiProvider (Responses API) stream", () => {
     expect(response).toStrictEqual(
       expectedResponse({
         content: [
-          { type: "thinking", text: "Need the weather tool." },
+          {
+            type: "thinking",
+            text: "Need the weather tool.",
+            providerData: {
+              id: "rs_68af4030baa48193b0d8ad1c7ecf7f6e05438e46b5f69a3b",
+              type: "reasoning",
+              summary: [{ type: "summary_text", text: "Need the weather tool." }],
+            },
+          },
           { type: "text", text: "Let me check." },
           {
             type: "tool_use",

@@ -93,11 +93,14 @@ describe.each(makers)("%s errors", (name, make) => {
         status: testCase.status,
         requestId: "req_42",
       });
+      // RunResult.error keeps the retry hints (SPEC §11.1).
       expect(providerError.toJSON()).toStrictEqual({
         name: "ProviderError",
         code: testCase.code,
         message: providerError.message,
         phase: "provider",
+        retryable: testCase.retryable,
+        ...(testCase.retryAfterMs === undefined ? {} : { retryAfterMs: testCase.retryAfterMs }),
       });
       expect(everything(error)).not.toContain(CANARY_KEY);
     },
@@ -209,7 +212,7 @@ describe("ProviderError", () => {
     expect(new ProviderError("x", { code }).retryable).toBe(retryable);
   });
 
-  it("keeps retryable and retryAfterMs on the object, out of toJSON (which has the code)", () => {
+  it("keeps retryable and retryAfterMs on the object and in toJSON (RunResult.error)", () => {
     const error = new ProviderError("slow down", {
       code: "rate_limited",
       retryable: false,
@@ -222,6 +225,8 @@ describe("ProviderError", () => {
       code: "rate_limited",
       message: "slow down",
       phase: "provider",
+      retryable: false,
+      retryAfterMs: 1500,
     });
   });
 });
