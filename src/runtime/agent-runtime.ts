@@ -10,12 +10,7 @@ import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type {
-  BackendQueue,
-  EnqueueStepOptions,
-  QueueConcurrency,
-  RunBackend,
-} from "../store/backend.js";
+import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
@@ -37,6 +32,7 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { type BackendQueue, backendQueues } from "./backend-queue.js";
 import { watchEventLoopLag } from "./event-loop-lag.js";
 import {
   checkInputSize,
@@ -411,7 +407,7 @@ export class AgentRuntime implements AsyncDisposable {
    */
   queues(): BackendQueue[] {
     this.#requireStarted("queues");
-    return this.backend.queues?.() ?? [];
+    return backendQueues(this.backend);
   }
 
   /**

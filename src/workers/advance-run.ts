@@ -375,18 +375,13 @@ async function sendSave(
   const thenTools = toolJobs(step, tools.filter(runsHandler));
   const storedMessages = step.storedMessages;
   step.storedMessages = conversationOf(record).length;
-  const saving = step.deps.backend.saveRun(
-    record.runId,
-    step.token,
-    record,
-    [...pending, ...outcomeEvents(record)],
+  const saving = step.deps.backend.saveRun(record.runId, step.token, record, {
+    events: [...pending, ...outcomeEvents(record)],
     storedMessages,
-    {
-      checkpoint,
-      ...(release ? { release } : {}),
-      ...(thenTools.length > 0 ? { thenTools } : {}),
-    },
-  );
+    checkpoint,
+    ...(release ? { release } : {}),
+    ...(thenTools.length > 0 ? { thenTools } : {}),
+  });
   markSent();
   const outcome = await saving;
   if (previous !== undefined) await previous.done.catch(() => {});

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryWorkQueue } from "../../../src/runtime/memory-work-queue.js";
+import { MemoryWorkQueue } from "../../../../src/runtime/memory/work-queue.js";
 
 function latch() {
   let open = () => {};

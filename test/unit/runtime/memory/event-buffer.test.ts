@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunEvent, RunResult } from "../../../src/index.js";
-import { MemoryEventLog } from "../../../src/runtime/memory-event-log.js";
+import type { RunEvent, RunResult } from "../../../../src/index.js";
+import { MemoryEventBuffer } from "../../../../src/runtime/memory/event-buffer.js";
 
 const result = (status: RunResult["status"]): RunResult => ({
   runId: "run",
@@ -22,9 +22,9 @@ async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
 
 const delta = (text: string): RunEvent => ({ type: "text_delta", text });
 
-describe("MemoryEventLog", () => {
+describe("MemoryEventBuffer", () => {
   it("gives every reader the run's events from the start, live or late", async () => {
-    const log = new MemoryEventLog(100);
+    const log = new MemoryEventBuffer(100);
     const early = collect(log.read("run"));
     log.publish("run", delta("a"));
     log.publish("other", delta("elsewhere"));
@@ -36,7 +36,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("keeps reading past an approval wait and ends at the final result", async () => {
-    const log = new MemoryEventLog(100);
+    const log = new MemoryEventBuffer(100);
     const reading = collect(log.read("run"));
     log.publish("run", { type: "result", result: result("awaiting_approval") });
     log.publish("run", delta("resumed"));
@@ -47,7 +47,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("keeps only the last maxLength events", async () => {
-    const log = new MemoryEventLog(3);
+    const log = new MemoryEventBuffer(3);
     for (const text of ["1", "2", "3", "4", "5"]) log.publish("run", delta(text));
     log.publish("run", { type: "result", result: result("cancelled") });
 
@@ -59,7 +59,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("hands out copies: a reader cannot change what others read", async () => {
-    const log = new MemoryEventLog(10);
+    const log = new MemoryEventBuffer(10);
     const event = { type: "text_delta" as const, text: "original" };
     log.publish("run", event);
     event.text = "changed by the publisher";
@@ -71,7 +71,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("close() ends readers that wait for more", async () => {
-    const log = new MemoryEventLog(10);
+    const log = new MemoryEventBuffer(10);
     log.publish("run", delta("only"));
     const reader = log.read("run");
 
