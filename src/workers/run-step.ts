@@ -2,8 +2,9 @@ import { loggableError } from "../core/errors.js";
 import { ProviderCallDeferred } from "../engine/provider-gate.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { RunRecord, StepJob } from "../store/schemas.js";
-import { advanceRun, failStuckRun, type HeldLease } from "./advance-run.js";
+import { advanceRun, failStuckRun } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
+import type { HeldLease } from "./step-saves.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -54,7 +55,13 @@ export async function runStep(
       const record = lease.opened?.record ?? (await backend.loadRun(job.runId));
       await expireApprovals(deps, record, job.approvalTimeout);
     }
-    left = await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince, held);
+    left = await advanceRun(deps, {
+      runId: job.runId,
+      token: lease.token,
+      opened: lease.opened,
+      rateLimitedSince: job.rateLimitedSince,
+      lease: held,
+    });
   } catch (error) {
     if (!(error instanceof ProviderCallDeferred)) throw error;
     deferred = error;
@@ -102,7 +109,7 @@ export async function giveUpStep(
   }
   let failed = false;
   try {
-    failed = await failStuckRun(deps, runId, lease.token, reason, lease.opened);
+    failed = await failStuckRun(deps, { runId, token: lease.token, reason, opened: lease.opened });
   } finally {
     const { wake } = await backend.releaseLease(runId, lease.token);
     if (wake && !failed) await backend.enqueueStep(runId, queued);
