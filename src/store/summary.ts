@@ -2,10 +2,10 @@ import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
+import { conversationOf } from "./conversation.js";
 import { fastSafeParser } from "./fast-parse.js";
 import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
-import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
 
 // What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no

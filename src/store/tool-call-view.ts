@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { CallState } from "../machines/run-machine.js";
 import { describeIssues } from "../tools/validate.js";
 import { fastSafeParser } from "./fast-parse.js";
-import { assertReadableVersion, corrupt } from "./record-codec.js";
+import { assertReadableVersion, corrupt } from "./record/codec.js";
+import { completeDocument, parseDocument } from "./record/decode.js";
 import { CallStateView, RunRecord, type RunRecordStatus } from "./schemas.js";
-import { completeDocument, parseDocument } from "./stored-record.js";
 import type { RunSummary } from "./summary.js";
 
 /**

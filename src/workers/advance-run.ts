@@ -20,6 +20,7 @@ import { traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import { checkpointOf } from "../store/checkpoint.js";
+import { conversationOf } from "../store/conversation.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
@@ -32,7 +33,6 @@ import {
   type RunRecord,
   type ToolJob,
 } from "../store/schemas.js";
-import { conversationOf } from "../store/stored-record.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
 import { boundaryOf, type HeldLease, type SaveBoundary, StepSaves } from "./step-saves.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";

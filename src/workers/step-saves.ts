@@ -4,10 +4,10 @@ import type { statusOf } from "../engine/run-result.js";
 import type { FinalPhase, Phase } from "../machines/run-machine.js";
 import type { RunBackend } from "../store/backend.js";
 import type { StoredCheckpoint } from "../store/checkpoint.js";
+import { conversationOf } from "../store/conversation.js";
 import type { EventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
 import type { RunRecord, ToolJob } from "../store/schemas.js";
-import { conversationOf } from "../store/stored-record.js";
 
 /**
  * The effect boundaries at which a step saves the run (SPEC §8). Every save writes, in one

@@ -1,7 +1,7 @@
 import type { ToolResult } from "../../core/values.js";
 import type { RunEvent } from "../../engine/run-events.js";
 import type { CallLedger, OpenedToolCall } from "../../store/call-ledger.js";
-import { decodeStored } from "../../store/record-codec.js";
+import { decodeStored } from "../../store/record/codec.js";
 import { isTerminal, type RunRecord, StoredDecision } from "../../store/schemas.js";
 import { DecisionRecord } from "../../store/summary.js";
 import { type ToolCallRun, toolCallRun } from "../../store/tool-call-view.js";

@@ -1,7 +1,7 @@
 import type { RunEvent } from "../../engine/run-events.js";
 import type { StoredCheckpoint } from "../../store/checkpoint.js";
-import { decodeCheckpoint, encodeCheckpoint } from "../../store/checkpoint-codec.js";
 import type { EventLog } from "../../store/event-log.js";
+import { decodeCheckpoint, encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
 import type { EventPage, NumberedEvent } from "../../store/run-feeds.js";
 import { isTerminal, type RunRecord } from "../../store/schemas.js";
 import { MemoryEventBuffer } from "./event-buffer.js";

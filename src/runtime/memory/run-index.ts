@@ -1,4 +1,4 @@
-import { decodeStored } from "../../store/record-codec.js";
+import { decodeStored } from "../../store/record/codec.js";
 import {
   type IndexedQuery,
   indexFor,

@@ -1,6 +1,9 @@
 import type { ExtensionStateStore } from "../../extensions/state-store.js";
 import { memoryExtensionStateStore } from "../../extensions/state-store.js";
+import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
+import { joinRecord } from "../../store/record/decode.js";
+import { recordDocument } from "../../store/record/encode.js";
 import type { RunPage, RunQuery } from "../../store/run-query.js";
 import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
 import {
@@ -9,7 +12,6 @@ import {
   type RunRecordStatus,
   type ToolJob,
 } from "../../store/schemas.js";
-import { conversationOf, joinRecord, recordDocument } from "../../store/stored-record.js";
 import { type RunSummary, summarize } from "../../store/summary.js";
 import { SummaryFeed } from "../summary-feed.js";
 import type { MemoryCallLedger } from "./call-ledger.js";

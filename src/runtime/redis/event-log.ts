@@ -1,7 +1,7 @@
 import type { RunEvent } from "../../engine/run-events.js";
 import type { StoredCheckpoint } from "../../store/checkpoint.js";
-import { decodeCheckpoint } from "../../store/checkpoint-codec.js";
 import type { EventLog } from "../../store/event-log.js";
+import { decodeCheckpoint } from "../../store/record/checkpoint-codec.js";
 import type { EventPage, NumberedEvent } from "../../store/run-feeds.js";
 import { isTerminal, type RunRecord } from "../../store/schemas.js";
 import { appendEvents, RedisEventReaders, readEventPage } from "../redis-events.js";

@@ -11,10 +11,10 @@ import {
   queueConcurrency,
 } from "../../store/job-queue.js";
 import type { ModelLimiter } from "../../store/model-limiter.js";
+import { readSummary } from "../../store/record/summary-codec.js";
 import { callKey } from "../../store/run-view.js";
 import { type RunRecord, StepJob, stepJob, ToolJob } from "../../store/schemas.js";
 import { type RunSummary, summarize } from "../../store/summary.js";
-import { readSummary } from "../../store/summary-codec.js";
 import type { BackendQueue } from "../backend-queue.js";
 import { coalesceWrites } from "../coalesced-writes.js";
 import { redisModelLimiter } from "../model-limiter.js";

@@ -1,6 +1,6 @@
 import type { LeaseOutcome, Leases } from "../../store/leases.js";
+import { joinRecord } from "../../store/record/decode.js";
 import { contextView } from "../../store/run-view.js";
-import { joinRecord } from "../../store/stored-record.js";
 import { ACQUIRE_LEASE, RELEASE_LEASE, RENEW_LEASE, REQUEST_CANCEL } from "../redis-scripts.js";
 import type { RedisContext } from "./context.js";
 import { parseLeaseReply, rawResultsOf, storedSummary } from "./replies.js";

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { recordById } from "../../core/id-record.js";
 import { ToolResult } from "../../core/values.js";
 import { fastThrowingParser } from "../../store/fast-parse.js";
-import { decodeStored } from "../../store/record-codec.js";
+import { decodeStored } from "../../store/record/codec.js";
+import { decodeSummary } from "../../store/record/summary-codec.js";
 import type { RunSummary } from "../../store/summary.js";
-import { decodeSummary } from "../../store/summary-codec.js";
 import { callKeyOfField } from "../redis-keys.js";
 
 /**

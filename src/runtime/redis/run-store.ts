@@ -1,8 +1,16 @@
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
 import type { ExtensionStateStore } from "../../extensions/state-store.js";
-import { encodeCheckpoint } from "../../store/checkpoint-codec.js";
+import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
+import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
+import { joinRecord } from "../../store/record/decode.js";
+import { recordDocument } from "../../store/record/encode.js";
+import {
+  decodeSummary,
+  encodeSummary,
+  readAnnouncement,
+} from "../../store/record/summary-codec.js";
 import {
   indexFor,
   legacyIndexes,
@@ -20,9 +28,7 @@ import {
   type RunRecordStatus,
   type ToolJob,
 } from "../../store/schemas.js";
-import { conversationOf, joinRecord, recordDocument } from "../../store/stored-record.js";
 import { corruptSummary, type RunSummary, summarize } from "../../store/summary.js";
-import { decodeSummary, encodeSummary, readAnnouncement } from "../../store/summary-codec.js";
 import { type RedisClient, subscriberOf } from "../redis-connection.js";
 import { indexFields } from "../redis-index-lua.js";
 import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";

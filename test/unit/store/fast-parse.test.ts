@@ -3,10 +3,10 @@ import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fastParser, fastThrowingParser, UNSURE } from "../../../src/store/fast-parse.js";
+import { joinRecord } from "../../../src/store/record/decode.js";
+import { decodeSummary } from "../../../src/store/record/summary-codec.js";
 import { PersistedSnapshot, RunRecord, SnapshotContextView } from "../../../src/store/schemas.js";
-import { joinRecord } from "../../../src/store/stored-record.js";
 import { RunSummary } from "../../../src/store/summary.js";
-import { decodeSummary } from "../../../src/store/summary-codec.js";
 
 // The fast parser stands in for a zod parse only when it returns what that parse returns: these
 // tests hold it to that on the stored fixtures and on every small change of them.

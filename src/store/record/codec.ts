@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import { messageOf } from "../core/errors.js";
-import { describeIssues } from "../tools/validate.js";
-import { BackendError, StoreVersionError } from "./errors.js";
-import { fastSafeParser } from "./fast-parse.js";
-import { RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
+import { messageOf } from "../../core/errors.js";
+import { describeIssues } from "../../tools/validate.js";
+import { BackendError, StoreVersionError } from "../errors.js";
+import { fastSafeParser } from "../fast-parse.js";
+import { RUN_RECORD_VERSION, RunRecord } from "../schemas.js";
 
 // Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
 // here: data that is not JSON or not of its shape is refused with one error, a `BackendError`
