@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { recordById } from "../../core/id-record.js";
 import { ToolResult } from "../../core/values.js";
-import { fastThrowingParser } from "../../store/fast-parse.js";
 import { decodeStored } from "../../store/record/codec.js";
 import { decodeSummary } from "../../store/record/summary-codec.js";
 import type { RunSummary } from "../../store/summary.js";
@@ -14,8 +13,14 @@ import { callKeyOfField } from "../redis-keys.js";
 export const STARTED = "started";
 export const INTERRUPTED = "interrupted:";
 
+/** `schema.parse`, as a function of the reply. */
+const parserOf =
+  <T>(schema: z.ZodType<T>) =>
+  (value: unknown): T =>
+    schema.parse(value);
+
 /** ACQUIRE_LEASE's reply: refused (0, ms left), or taken with the run as it stood. */
-export const parseLeaseReply = fastThrowingParser(
+export const parseLeaseReply = parserOf(
   z.union([
     z.tuple([z.literal(0), z.number()]),
     z.tuple([
@@ -31,12 +36,12 @@ export const parseLeaseReply = fastThrowingParser(
 );
 
 /** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
-export const parseOpenToolCallReply = fastThrowingParser(
+export const parseOpenToolCallReply = parserOf(
   z.tuple([z.string(), z.string(), z.number(), z.number(), z.union([z.number(), z.string()])]),
 );
 
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
-export const parseSaveReply = fastThrowingParser(
+export const parseSaveReply = parserOf(
   z.union([
     z.literal(-1),
     z.literal(-2),

@@ -7,7 +7,6 @@ import {
 } from "../../core/values.js";
 import { describeIssues } from "../../tools/validate.js";
 import { StoreVersionError } from "../errors.js";
-import { fastSafeParser } from "../fast-parse.js";
 import { RunSummary } from "../summary.js";
 import { corrupt } from "./codec.js";
 
@@ -101,7 +100,7 @@ export function encodeSummary(summary: RunSummary): string {
 }
 
 /** `RunSummary.safeParse`, without zod's copy when the summary is plainly one. */
-const parseSummary = fastSafeParser(RunSummary);
+const parseSummary = (value: unknown) => RunSummary.safeParse(value);
 
 /** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
 function expand(runId: string, value: unknown): unknown {
