@@ -42,7 +42,9 @@ const load = (path) => import(pathToFileURL(`${dist}/${path}`).href);
 const [
   { AgentRuntime, memoryBackend, Agent, tool },
   { textResponse, toolCallResponse },
-  { recordDocument, joinRecord, conversationOf },
+  { recordDocument },
+  { joinRecord },
+  { conversationOf },
   { summarize },
   { encodeSummary, decodeSummary },
   { checkpointOf },
@@ -52,11 +54,13 @@ const [
 ] = await Promise.all([
   load("index.js"),
   load("testing.js"),
-  load("store/stored-record.js"),
+  load("store/record/encode.js"),
+  load("store/record/decode.js"),
+  load("store/conversation.js"),
   load("store/summary.js"),
-  load("store/summary-codec.js"),
+  load("store/record/summary-codec.js"),
   load("store/checkpoint.js"),
-  load("store/checkpoint-codec.js"),
+  load("store/record/checkpoint-codec.js"),
   load("store/run-view.js"),
   load("runtime/redis-index-lua.js"),
 ]);

@@ -184,20 +184,6 @@ export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
 export { RunHandle } from "./runtime/run-handle.js";
-export type {
-  BackendQueue,
-  BackendStartOptions,
-  CloseOptions,
-  EnqueueStepOptions,
-  JobDelivery,
-  JobProcessors,
-  LeaseOutcome,
-  OpenedRun,
-  OpenedToolCall,
-  RunBackend,
-  SaveOptions,
-  SaveOutcome,
-} from "./store/backend.js";
 // The run store: list, get and prune (SPEC §8), audit trail, stored versions
 export {
   BackendError,

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import type { BackendQueue } from "../store/backend.js";
+import type { BackendQueue } from "../runtime/agent-runtime.js";
 import { loadBullBoard } from "./load-bull-board.js";
 
 const ROLE: Record<BackendQueue["role"], { label: string; about: string }> = {

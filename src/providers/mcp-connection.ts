@@ -8,8 +8,8 @@ import { McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.
 import { scrubCredentials } from "../core/scrub-credentials.js";
 import { jsonSchemaInput } from "../tools/json-schema-input.js";
 import type { RecoveryPolicy, Tool } from "../tools/tool.js";
-import { McpServerError, type McpTools, type ParsedMcpOptions } from "./mcp.js";
 import { mcpResultText } from "./mcp-content.js";
+import { McpServerError, type McpTools, type ParsedMcpOptions } from "./mcp-options.js";
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 // Below the SDK's stdio read buffer (10 MB), so a result too big is refused before it is read whole.

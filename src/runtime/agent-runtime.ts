@@ -1,21 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { type Logger, pino } from "pino";
-import { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
-import { Agent } from "../engine/agent.js";
+import type { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type {
-  BackendQueue,
-  EnqueueStepOptions,
-  QueueConcurrency,
-  RunBackend,
-} from "../store/backend.js";
+import type { QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
@@ -37,104 +31,35 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
+import { type BackendQueue, backendQueues } from "./backend-queue.js";
+
+// What `queues()` gives, for the dashboard, which reaches the runtime through this module alone.
+export type { BackendQueue };
+
 import { watchEventLoopLag } from "./event-loop-lag.js";
-import {
-  checkInputSize,
-  type RuntimeLimits,
-  RuntimeLimitsSchema,
-  resolveLimits,
-} from "./limits.js";
+import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
+import {
+  type AgentRuntimeOptions,
+  DEFAULT_CONCURRENCY,
+  type PruneOptions,
+  PruneOptionsSchema,
+  parseSubmitOptions,
+  RuntimeOptionsSchema,
+  type StartOptions,
+  type SubmitOptions,
+  stepOptions,
+  traceOf,
+} from "./runtime-options.js";
 
-export interface AgentRuntimeOptions {
-  /** The agents this runtime submits and advances runs for, found by `config.name`. */
-  agents: readonly Agent[];
-  /** @defaultValue memoryBackend() */
-  backend?: RunBackend;
-  /**
-   * Jobs this process works on at once: run steps and tool calls, or one number for both. A
-   * step waiting on its model holds no CPU, so many fit; tool handlers may use CPU.
-   * @defaultValue { steps: 256, tools: 32 }
-   */
-  concurrency?: number | { steps?: number; tools?: number };
-  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
-  logger?: Logger;
-  /** Clock and id generator; tests inject their own. */
-  deps?: Partial<RuntimeDeps>;
-  /** Size limits of inputs and tool results (1 MB each by default). */
-  limits?: RuntimeLimits;
-}
-
-export interface StartOptions {
-  /**
-   * Run workers in this process; `false` only submits and reads runs.
-   * @defaultValue true
-   */
-  workers?: boolean;
-}
-
-export interface SubmitOptions {
-  /** @defaultValue a new UUID */
-  sessionId?: string;
-  /**
-   * The run's priority, kept by every job of the run (BullMQ's: 1 is taken first, then 2, … up
-   * to 2,097,152; runs without a priority are taken before any run with one).
-   */
-  priority?: number;
-  /** Starts the run after this many milliseconds (a delayed job). @defaultValue 0 */
-  delayMs?: number;
-}
-
-/** The concurrency a runtime starts with when none is given (see `AgentRuntimeOptions`). */
-export const DEFAULT_CONCURRENCY = { steps: 256, tools: 32 } as const;
-
-const SubmitOptionsSchema = z.strictObject({
-  sessionId: z.string().min(1).optional(),
-  priority: z.number().int().min(1).max(2_097_152).optional(),
-  delayMs: z.number().int().nonnegative().optional(),
-});
-
-export interface PruneOptions {
-  /** Deletes the runs that finished (completed, failed or cancelled) before this time (ms). */
-  finishedBefore: number;
-}
-
-const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
-
-const Options = z.object({
-  agents: z.array(z.instanceof(Agent)),
-  backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
-  concurrency: z
-    .union([
-      z.number().int().positive(),
-      z.strictObject({
-        steps: z.number().int().positive().optional(),
-        tools: z.number().int().positive().optional(),
-      }),
-    ])
-    .optional(),
-  logger: z.unknown().optional(),
-  deps: z.unknown().optional(),
-  limits: RuntimeLimitsSchema.optional(),
-});
-
-function parseSubmitOptions(options: SubmitOptions): SubmitOptions {
-  const parsed = SubmitOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new ConfigError(`Invalid submit options: ${describeIssues(parsed.error.issues)}`);
-  }
-  return options;
-}
-
-/** How a submitted run's first step is queued. */
-const stepOptions = (options: SubmitOptions): EnqueueStepOptions => ({
-  ...(options.priority === undefined ? {} : { priority: options.priority }),
-  ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
-});
-
-const traceOf = (carrier: Record<string, string>) =>
-  Object.keys(carrier).length === 0 ? {} : { trace: carrier };
+export type {
+  AgentRuntimeOptions,
+  PruneOptions,
+  StartOptions,
+  SubmitOptions,
+} from "./runtime-options.js";
+export { DEFAULT_CONCURRENCY } from "./runtime-options.js";
 
 /**
  * Many concurrent, durable agent runs: each run is a machine advanced by workers through the
@@ -158,7 +83,7 @@ export class AgentRuntime implements AsyncDisposable {
   #stopLagWatch: (() => void) | undefined;
 
   constructor(options: AgentRuntimeOptions) {
-    const parsed = Options.safeParse(options);
+    const parsed = RuntimeOptionsSchema.safeParse(options);
     if (!parsed.success) {
       throw new ConfigError(`Invalid AgentRuntime options: ${describeIssues(parsed.error.issues)}`);
     }
@@ -414,7 +339,7 @@ export class AgentRuntime implements AsyncDisposable {
    */
   queues(): BackendQueue[] {
     this.#requireStarted("queues");
-    return this.backend.queues?.() ?? [];
+    return backendQueues(this.backend);
   }
 
   /**

@@ -3,7 +3,6 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { jobMayRetry, loggableError, messageOf } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
-import { fastSafeParser } from "../store/fast-parse.js";
 import { describeIssues } from "../tools/validate.js";
 import type { RedisClient } from "./redis-connection.js";
 
@@ -47,7 +46,7 @@ export function createWorker<T>(
   process: (payload: T, delivery: JobDelivery) => Promise<unknown>,
   settings: QueueSettings & { concurrency: number; logger: Logger; workerName: string },
 ): Worker {
-  const parse = fastSafeParser(schema);
+  const parse = (value: unknown) => schema.safeParse(value);
   const worker = new Worker(
     name,
     async (job: Job) => {

@@ -1,5 +1,5 @@
+import { readSummary } from "../store/record/summary-codec.js";
 import type { RunRecordStatus } from "../store/schemas.js";
-import { readSummary } from "../store/summary-codec.js";
 import type { RedisClient } from "./redis-connection.js";
 import type { RedisKeys } from "./redis-keys.js";
 

@@ -1,7 +1,8 @@
+import { conversationOf } from "../store/conversation.js";
+import { recordDocument } from "../store/record/encode.js";
+import { encodeSummary } from "../store/record/summary-codec.js";
 import type { RunRecord } from "../store/schemas.js";
-import { conversationOf, recordDocument } from "../store/stored-record.js";
 import { summarize } from "../store/summary.js";
-import { encodeSummary } from "../store/summary-codec.js";
 import { announceLua, indexFields, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
 import type { RedisKeys } from "./redis-keys.js";
 import { LuaScript } from "./redis-scripts.js";

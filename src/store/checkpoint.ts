@@ -2,7 +2,6 @@ import { z } from "zod";
 import { recordById } from "../core/id-record.js";
 import { type Message, StopReason, type ToolResult, Usage } from "../core/values.js";
 import type { RunContext } from "../machines/run-machine.js";
-import { fastSafeParser } from "./fast-parse.js";
 import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 
@@ -55,7 +54,7 @@ const SavedContext = z.looseObject({
 });
 
 // Only read: the context's keys may be in any order.
-const parseSavedContext = fastSafeParser(SavedContext, { anyOrder: true });
+const parseSavedContext = (value: unknown) => SavedContext.safeParse(value);
 
 /** A context this process's machine made, as `parseSavedContext` gives one (no parse needed). */
 const liveSaved = (context: RunContext) => ({ success: true as const, data: context });

@@ -75,10 +75,18 @@ export class StoreVersionError extends HarnessError {
   override name = "StoreVersionError";
   readonly found: unknown;
   readonly expected: number;
-  constructor(runId: string, found: unknown, expected: number) {
+  /** `shape`: what was stored in another version, the run's record or its summary. */
+  constructor(
+    runId: string,
+    found: unknown,
+    expected: number,
+    shape: "record" | "summary" = "record",
+  ) {
     super(
       "store_version",
-      `Run "${runId}" was stored with schemaVersion ${JSON.stringify(found)}; this version of harnessx reads schemaVersion ${expected} (and 2 and 3, which it migrates) only.`,
+      shape === "record"
+        ? `Run "${runId}" was stored with schemaVersion ${JSON.stringify(found)}; this version of harnessx reads schemaVersion ${expected} (and 2 and 3, which it migrates) only.`
+        : `The summary of run "${runId}" was stored with version ${JSON.stringify(found)}; this version of harnessx reads summary version ${expected} (and 1, the full form) only.`,
     );
     this.found = found;
     this.expected = expected;

@@ -1,6 +1,5 @@
 import type { RunContext } from "../machines/run-machine.js";
 import { BackendError } from "./errors.js";
-import { fastSafeParser } from "./fast-parse.js";
 import { liveContext } from "./live-context.js";
 import { type RunRecord, SnapshotContextView } from "./schemas.js";
 
@@ -9,7 +8,7 @@ import { type RunRecord, SnapshotContextView } from "./schemas.js";
 // Records are values (never changed in place), so a context's view stays its view.
 const views = new WeakMap<object, SnapshotContextView>();
 // A view is read, never stored: its keys may be in the context's order.
-const parseView = fastSafeParser(SnapshotContextView, { anyOrder: true });
+const parseView = (value: unknown) => SnapshotContextView.safeParse(value);
 
 /** A context the run machine made, as its view: a shallow copy, no parse. */
 const liveView = (context: RunContext): SnapshotContextView => ({ ...context });

@@ -2,10 +2,9 @@ import { z } from "zod";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
-import { fastSafeParser } from "./fast-parse.js";
+import { conversationOf } from "./conversation.js";
 import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
-import { conversationOf } from "./stored-record.js";
 import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "./timeline.js";
 
 // What `list()` and `get()` read: a small summary per run, kept apart from the heavy record (no
@@ -82,7 +81,7 @@ const ContextProgress = z.looseObject({
  * `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one (only
  * read: its keys may be in any order).
  */
-const progressOf = fastSafeParser(ContextProgress, { anyOrder: true });
+const progressOf = (value: unknown) => ContextProgress.safeParse(value);
 
 /** `progressOf`, without a parse for a context this process's run machine made. */
 function progressOfContext(context: unknown) {

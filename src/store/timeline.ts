@@ -2,8 +2,8 @@ import { z } from "zod";
 import { entryById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
 import { ModelCallInfo, StoredCheckpoint, ToolOutcome } from "./checkpoint.js";
+import { conversationOf } from "./conversation.js";
 import type { RunRecord } from "./schemas.js";
-import { conversationOf } from "./stored-record.js";
 
 // A durable run's timeline as `runtime.get()` shows it, put together from its conversation and
 // the entries its saves appended (see checkpoint.ts).

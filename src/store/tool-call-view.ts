@@ -1,10 +1,9 @@
 import { z } from "zod";
 import type { CallState } from "../machines/call-state.js";
 import { describeIssues } from "../tools/validate.js";
-import { fastSafeParser } from "./fast-parse.js";
-import { assertReadableVersion, corrupt } from "./record-codec.js";
+import { assertReadableVersion, corrupt } from "./record/codec.js";
+import { completeDocument, parseDocument } from "./record/decode.js";
 import { CallStateView, RunRecord, type RunRecordStatus } from "./schemas.js";
-import { completeDocument, parseDocument } from "./stored-record.js";
 import type { RunSummary } from "./summary.js";
 
 /**
@@ -54,7 +53,7 @@ const ToolCallRunShape = RunRecord.pick({
     })
     .nullable(),
 });
-const parseShape = fastSafeParser(ToolCallRunShape);
+const parseShape = (value: unknown) => ToolCallRunShape.safeParse(value);
 
 /**
  * The tool job's view of a stored run (`document`, with the `summary` stored beside it) for

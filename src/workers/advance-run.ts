@@ -1,6 +1,5 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
-import type { ToolResult } from "../core/values.js";
 import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import type { ProviderDeferral } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
@@ -12,7 +11,6 @@ import {
   type CallState,
   type Decision,
   type FinalPhase,
-  isEffectBoundary,
   type Phase,
   persistedRunSnapshot,
   runsHandler,
@@ -21,10 +19,11 @@ import { withExtractedContext } from "../observability/propagation.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
-import type { OpenedRun } from "../store/backend.js";
-import { checkpointOf, type StoredCheckpoint } from "../store/checkpoint.js";
+import { checkpointOf } from "../store/checkpoint.js";
+import { conversationOf } from "../store/conversation.js";
 import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
+import type { OpenedRun } from "../store/leases.js";
 import { markLiveContext } from "../store/live-context.js";
 import { callKey } from "../store/run-view.js";
 import {
@@ -34,63 +33,44 @@ import {
   type RunRecord,
   type ToolJob,
 } from "../store/schemas.js";
-import { conversationOf } from "../store/stored-record.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
+import { boundaryOf, type HeldLease, type SaveBoundary, StepSaves } from "./step-saves.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
 const STOP_AT: ReadonlySet<Phase> = new Set<Phase>(["dispatch"]);
 
 /**
- * The lease a step holds, as its saves leave it: a step's last save (the run finished, or
- * handed to its tool jobs) gives the lease up in the same write (`released`, with whether a
- * wake-up was left meanwhile) and calls `onRelease`.
+ * How the step came to the run's current phase: it `opened` the run there (restored from the
+ * store), or it `drove` the run there itself. A dispatch the step drove to has no tool job out
+ * yet (none can be interrupted); one it opened at may.
  */
-export interface HeldLease {
-  released?: { wake: boolean };
-  onRelease?: () => void;
-}
+type Arrival = "opened" | "drove";
 
-/** An effect boundary the run reached: the run as it stood there. */
-interface Boundary {
-  readonly record: RunRecord;
-  readonly phase: Phase | FinalPhase;
-  readonly status: ReturnType<typeof statusOf>;
-}
-
-/** A save of the step: sent once the one before it was sent; `done` rejects when it failed. */
-interface SaveSlot {
-  readonly sent: Promise<void>;
-  readonly done: Promise<void>;
-}
-
-/** One step's working state: the run as at its last boundary, and the actor advancing it. */
+/** One step's working parts: the actor advancing the run, and the saves of its boundaries. */
 interface Step {
   readonly deps: WorkerDeps;
-  readonly token: number;
   readonly actor: RunActor;
   readonly env: RunEnv;
   readonly controller: AbortController;
   /** The run's events as they happen (deltas while the provider streams), in order. */
   readonly publisher: EventPublisher;
-  /** The run as at its last effect boundary (saved, or saved behind). */
-  record: RunRecord;
-  /** How many of the run's messages the store holds once the saves sent are applied. */
-  storedMessages: number;
-  /** The step's last save, while it may be under way. */
-  latestSave: SaveSlot | undefined;
-  /** Saves nobody waits for (`persist`'s `behind`): the step's end does. */
-  behind: Array<Promise<void>>;
-  /** Raw results read with the lease, for the dispatch the step opened at (used once). */
-  prefetched: OpenedRun["raw"];
-  /** True once this step saved a boundary. */
-  advanced: boolean;
-  /** The raw results this step handed to the machine, for the next save's checkpoint. */
-  raw?: Readonly<Record<string, ToolResult>> | undefined;
-  /** True once this step drove the run on: a dispatch it enters has no tool job out yet. */
-  drove: boolean;
+  /** The run as at its last boundary, and every save under way. */
+  readonly saves: StepSaves;
+  /** Whether the step holds a lease its last save may give up (`HeldLease`). */
+  readonly releasable: boolean;
+  arrival: Arrival;
+}
+
+/** What a step works on: the run, under its lease, as the lease found it. */
+export interface StepOptions {
+  runId: string;
+  /** The run's lease: every save is fenced by it. */
+  token: number;
+  /** The run as read with the lease (none: the step reads it). */
+  opened?: OpenedRun | undefined;
   /** The lease, when the step may give it up with its last save. */
-  readonly lease: HeldLease | undefined;
+  lease?: HeldLease | undefined;
 }
 
 /** What a step left: the run as it stands (none when unknown), and a model call's deferral. */
@@ -107,18 +87,18 @@ export interface AdvancedRun {
  */
 export async function advanceRun(
   deps: WorkerDeps,
-  runId: string,
-  token: number,
-  opened?: OpenedRun,
-  rateLimitedSince?: number,
-  lease?: HeldLease,
+  options: StepOptions & {
+    /** Since when the run's model call has waited for its rate limit (`StepJob`). */
+    rateLimitedSince?: number | undefined;
+  },
 ): Promise<AdvancedRun> {
+  const { runId, rateLimitedSince } = options;
   let deferral: ProviderDeferral | undefined;
-  const record = await withStep(deps, runId, token, opened, lease, async (step, starting) => {
+  const record = await withStep(deps, options, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     // A run that failed as it started (it has no provider) is saved as such.
-    if (starting && step.actor.getSnapshot().status !== "active") await persist(step);
-    const { agent, sessionId, trace } = step.record;
+    if (starting && step.actor.getSnapshot().status !== "active") await persist(step, "finished");
+    const { agent, sessionId, trace } = step.saves.record;
     const { config, provider } = step.env;
     // Each step is an `invoke_agent` span in the trace the run was submitted in.
     deferral = await withExtractedContext(trace, () =>
@@ -144,18 +124,16 @@ export async function advanceRun(
  */
 export async function failStuckRun(
   deps: WorkerDeps,
-  runId: string,
-  token: number,
-  reason: string,
-  opened?: OpenedRun,
+  options: StepOptions & { reason: string },
 ): Promise<boolean> {
+  const { reason } = options;
   let failed = false;
-  await withStep(deps, runId, token, opened, undefined, async (step) => {
+  await withStep(deps, { ...options, lease: undefined }, async (step) => {
     const phase = step.actor.getSnapshot().value as Phase;
     if (phase === "dispatch" || phase === "awaitingApproval") return;
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
-    await persist(step);
+    await persist(step, "finished");
     failed = true;
   });
   return failed;
@@ -168,10 +146,7 @@ export async function failStuckRun(
  */
 async function withStep(
   deps: WorkerDeps,
-  runId: string,
-  token: number,
-  opened: OpenedRun | undefined,
-  lease: HeldLease | undefined,
+  { runId, token, opened, lease }: StepOptions,
   body: (step: Step, starting: boolean) => Promise<void>,
 ): Promise<RunRecord | undefined> {
   const record = opened === undefined ? await deps.backend.loadRun(runId) : opened.record;
@@ -196,32 +171,42 @@ async function withStep(
     if (cancelled) controller.abort();
     const starting = record.snapshot === null;
     const actor = starting ? await startActor(record, env) : restoreRunActor(record.snapshot);
+    const saves = new StepSaves({
+      backend: deps.backend,
+      runId,
+      token,
+      record,
+      publisher,
+      lease,
+      opened: opened?.raw,
+      outcomeEvents,
+      onApplied: async (applied) => {
+        if (applied.cancelRequested) controller.abort();
+        const { status, phase } = applied;
+        const { sessionId } = applied.record;
+        await notify(env, HookEvent.CHECKPOINT, () => ({ sessionId, runId, status, phase }));
+      },
+    });
     const step: Step = {
       deps,
-      token,
       actor,
       env,
       controller,
       publisher,
-      record,
-      storedMessages: conversationOf(record).length,
-      latestSave: undefined,
-      behind: [],
-      prefetched: opened?.raw,
-      advanced: false,
-      drove: false,
-      lease,
+      saves,
+      releasable: lease !== undefined,
+      arrival: "opened",
     };
     try {
       await body(step, starting);
-      if (step.behind.length > 0) await Promise.all(step.behind);
+      await saves.settle();
       await publisher.flush();
-      if (step.advanced) await announce(step);
+      if (saves.anyApplied) await announce(step);
       const { approvalTimeoutMs } = env.config;
-      if (step.advanced && step.record.status === "awaiting_approval" && approvalTimeoutMs) {
-        await scheduleApprovalTimeout(deps, step.record, approvalTimeoutMs);
+      if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
+        await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
       }
-      return step.record;
+      return saves.record;
     } finally {
       actor.stop();
     }
@@ -245,7 +230,7 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
     const snapshot = step.actor.getSnapshot();
     if (snapshot.status !== "active") return undefined;
     const phase = snapshot.value as Phase;
-    if (step.lease?.released !== undefined) {
+    if (step.saves.released !== undefined) {
       // The last save gave the lease up; entering dispatch, it queued the tool jobs with it.
       // A cancel that came meanwhile is the run's next step's to apply.
       if (phase !== "dispatch" || step.controller.signal.aborted) await handOn(step);
@@ -253,13 +238,13 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
     }
     if (step.controller.signal.aborted) {
       step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
-      await persist(step);
+      await persist(step, "finished");
     } else if (phase === "awaitingApproval") {
       if (!(await applyDecisions(step))) return undefined;
     } else if (phase === "dispatch") {
-      if (!(await collectToolResults(step, step.drove))) return undefined;
+      if (!(await collectToolResults(step))) return undefined;
     } else {
-      step.drove = true;
+      step.arrival = "drove";
       const deferral = await drive(step.actor, step.env, {
         stopAt: STOP_AT,
         onBoundary: (_actor, left) => persistAtBoundary(step, left),
@@ -279,15 +264,13 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
  * comes back.
  */
 async function saveWhereItWaits(step: Step): Promise<void> {
-  if (currentPhase(step.actor) !== step.record.phase) await persist(step);
+  if (currentPhase(step.actor) !== step.saves.record.phase) await persist(step, "deferred");
 }
 
 /** A step that gave its lease up and finds more to do: the run's next step does it. */
 async function handOn(step: Step): Promise<void> {
-  await step.deps.backend.enqueueStep(step.record.runId, {
-    ...priorityOf(step.record),
-    agent: step.record.agent,
-  });
+  const { record } = step.saves;
+  await step.deps.backend.enqueueStep(record.runId, { ...priorityOf(record), agent: record.agent });
 }
 
 /**
@@ -295,44 +278,33 @@ async function handOn(step: Step): Promise<void> {
  * step with calls for tool jobs to run (none can be out yet, so the step only hands them on).
  */
 function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["status"]): boolean {
-  if (step.lease === undefined) return false;
+  if (!step.releasable) return false;
   if (isTerminal(status)) return true;
   return (
-    phase === "dispatch" && step.drove && step.actor.getSnapshot().context.calls.some(runsHandler)
+    phase === "dispatch" &&
+    step.arrival === "drove" &&
+    step.actor.getSnapshot().context.calls.some(runsHandler)
   );
 }
 
-/**
- * After the machine left phase `left`: saves the run if it now stands at an effect boundary.
- * Nothing waits for the save after a provider response or after tool results entered the
- * conversation: what follows either up to the next save is middleware and the provider call,
- * which a crash may repeat, and the next save is applied after it. A provider response is
- * out of the process before `afterLlmCall` runs (a middleware that kills the process does not
- * cost a second model call); the results' save may leave with the writes that follow it.
- */
+/** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
 async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
-  const entered = step.actor.getSnapshot().value as Phase | FinalPhase;
-  if (!isEffectBoundary(entered, left)) return;
-  if (entered === "afterLlm") await persist(step, { behind: "left" });
-  else if (entered === "compose") await persist(step, { behind: "sent" });
-  else await persist(step);
+  const boundary = boundaryOf(step.actor.getSnapshot().value as Phase | FinalPhase, left);
+  if (boundary !== undefined) await persist(step, boundary);
 }
 
 /**
- * Saves the run (fenced by the lease) and emits `CHECKPOINT`. A parked or finished run's
- * `approval_required` or `result` event is appended in the same atomic write, after every
- * event emitted before it: no reader sees a result before the state it reports is saved.
- * `behind`: returns without waiting for the save to be applied, once it is sent (`"sent"`: it
- * may still sit in the connection's batch for this turn) or once it has left the process
- * (`"left"`).
+ * Saves the run at `boundary` (fenced by the lease) and emits `CHECKPOINT`; `StepSaves` says
+ * what each boundary writes and waits for.
  */
-async function persist(step: Step, options: { behind?: "sent" | "left" } = {}): Promise<void> {
+async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
   const snapshot = step.actor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
   markLiveContext(snapshot.context);
+  const previous = step.saves.record;
   const record: RunRecord = {
-    ...step.record,
+    ...previous,
     status,
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
@@ -342,87 +314,21 @@ async function persist(step: Step, options: { behind?: "sent" | "left" } = {}): 
   };
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
-  const checkpoint = checkpointOf(record, conversationOf(step.record).length, step.raw);
-  step.record = record;
-  step.raw = undefined;
-  const done = save(step, { record, phase, status }, checkpoint);
-  if (options.behind === undefined) return done;
-  // Its failure reaches the step's end (and fences the saves after it).
-  done.catch(() => {});
-  step.behind.push(done);
-  await step.latestSave?.sent;
-  if (options.behind === "sent") return;
-  // A backend that batches its writes (Redis: `coalesceWrites`) sends a turn's writes at the
-  // turn's end: by the next turn, the save has left the process.
-  await new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * One save, sent right behind the step's save before it, without waiting for that one's reply
- * (`RunBackend.saveRun` applies a run's saves in the order they are issued); its outcome is
- * applied, and `CHECKPOINT` emitted, after the one before it.
- */
-function save(step: Step, boundary: Boundary, checkpoint: StoredCheckpoint): Promise<void> {
-  const previous = step.latestSave;
-  let markSent = () => {};
-  const sent = new Promise<void>((resolve) => {
-    markSent = resolve;
-  });
-  const done = sendSave(step, boundary, checkpoint, previous, markSent);
-  done.then(markSent, markSent);
-  step.latestSave = { sent, done };
-  return done;
-}
-
-async function sendSave(
-  step: Step,
-  { record, phase, status }: Boundary,
-  checkpoint: StoredCheckpoint,
-  previous: SaveSlot | undefined,
-  markSent: () => void,
-): Promise<void> {
-  // No await without a save before it: the run's end hooks follow its final save closely.
-  if (previous !== undefined) await previous.sent;
-  // Events not sent yet go out with the save, before its outcome event.
-  const pending = await step.publisher.take();
+  const checkpoint = checkpointOf(record, conversationOf(previous).length, step.saves.takeHanded());
   const release = lastSave(step, phase, status);
   // Entering dispatch with calls for tool jobs: they are queued right behind the save (and so
   // behind every save before it).
-  const tools = release && !isTerminal(status) ? step.actor.getSnapshot().context.calls : [];
-  const thenTools = toolJobs(step, tools.filter(runsHandler));
-  const storedMessages = step.storedMessages;
-  step.storedMessages = conversationOf(record).length;
-  const saving = step.deps.backend.saveRun(
-    record.runId,
-    step.token,
+  const calls = release && !isTerminal(status) ? snapshot.context.calls.filter(runsHandler) : [];
+  await step.saves.save({
+    boundary,
     record,
-    [...pending, ...outcomeEvents(record)],
-    storedMessages,
-    {
-      checkpoint,
-      ...(release ? { release } : {}),
-      ...(thenTools.length > 0 ? { thenTools } : {}),
-    },
-  );
-  markSent();
-  const outcome = await saving;
-  if (previous !== undefined) await previous.done.catch(() => {});
-  step.prefetched =
-    outcome.raw === undefined
-      ? undefined
-      : { iteration: step.actor.getSnapshot().context.iteration, results: outcome.raw };
-  step.advanced = true;
-  if (step.lease !== undefined && outcome.released !== undefined) {
-    step.lease.released = outcome.released;
-    step.lease.onRelease?.();
-  }
-  if (outcome.cancelRequested) step.controller.abort();
-  await notify(step.env, HookEvent.CHECKPOINT, () => ({
-    sessionId: record.sessionId,
-    runId: record.runId,
-    status,
     phase,
-  }));
+    status,
+    checkpoint,
+    release,
+    thenTools: toolJobs(step, calls),
+    iteration: snapshot.context.iteration,
+  });
 }
 
 /** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
@@ -460,25 +366,24 @@ async function applyDecisions(step: Step): Promise<boolean> {
  * Phase `dispatch`: when every permitted call has a committed raw result, hands them to the
  * machine; when every call still missing one was interrupted by a crash under recovery `ask`,
  * parks the run for a person (`INTERRUPTED`); otherwise queues a tool job per missing call and
- * returns false. `entered`: this step just entered dispatch, so no call can be interrupted yet.
+ * returns false. A dispatch this step drove to has no call interrupted yet.
  */
-async function collectToolResults(step: Step, entered: boolean): Promise<boolean> {
+async function collectToolResults(step: Step): Promise<boolean> {
   const context = step.actor.getSnapshot().context;
   const { backend } = step.deps;
   const todo = context.calls.filter(runsHandler);
-  // Read with the lease when the step opened at this dispatch: nothing ran in between.
-  const prefetched =
-    step.prefetched?.iteration === context.iteration ? step.prefetched.results : undefined;
-  step.prefetched = undefined;
+  // Read with the lease (or the save) at this dispatch: nothing ran in between.
+  const prefetched = step.saves.takeRaw(context.iteration);
   const committed =
     todo.length === 0
       ? {}
       : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
   const missing = todo.filter((state) => entryById(committed, state.call.id) === undefined);
   if (missing.length > 0) {
-    const interrupted = entered
-      ? new Map<string, string>()
-      : await backend.interruptedCalls(context.runId, context.iteration);
+    const interrupted =
+      step.arrival === "drove"
+        ? new Map<string, string>()
+        : await backend.interruptedCalls(context.runId, context.iteration);
     const running = missing.filter((state) => !interrupted.has(callKey(state)));
     if (running.length === 0) {
       step.actor.send({
@@ -502,7 +407,7 @@ async function collectToolResults(step: Step, entered: boolean): Promise<boolean
     }),
   );
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
-  step.raw = raw;
+  step.saves.handed(raw);
   await persistAtBoundary(step, "dispatch");
   return true;
 }
@@ -514,10 +419,10 @@ function toolJobs(step: Step, calls: readonly CallState[]): ToolJob[] {
     runId,
     iteration,
     toolCallId: state.call.id,
-    agent: step.record.agent,
+    agent: step.saves.record.agent,
     tool: state.call.name,
     ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
-    ...priorityOf(step.record),
+    ...priorityOf(step.saves.record),
   }));
 }
 
@@ -546,6 +451,6 @@ function spanOutcome(step: Step) {
 
 /** After a step that moved the run to its end: tell the hooks. */
 async function announce(step: Step): Promise<void> {
-  const { result } = step.record;
-  if (result !== null && isTerminal(step.record.status)) await finishRun(step.env, result);
+  const { result, status } = step.saves.record;
+  if (result !== null && isTerminal(status)) await finishRun(step.env, result);
 }

@@ -1,8 +1,9 @@
 import { loggableError } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { RunRecord, StepJob } from "../store/schemas.js";
-import { type AdvancedRun, advanceRun, failStuckRun, type HeldLease } from "./advance-run.js";
+import { type AdvancedRun, advanceRun, failStuckRun } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
+import type { HeldLease } from "./step-saves.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -52,7 +53,13 @@ export async function runStep(
       const record = lease.opened?.record ?? (await backend.loadRun(job.runId));
       await expireApprovals(deps, record, job.approvalTimeout);
     }
-    left = await advanceRun(deps, job.runId, lease.token, lease.opened, job.rateLimitedSince, held);
+    left = await advanceRun(deps, {
+      runId: job.runId,
+      token: lease.token,
+      opened: lease.opened,
+      rateLimitedSince: job.rateLimitedSince,
+      lease: held,
+    });
   } finally {
     clearInterval(heartbeat);
     // The step's last save may have given the lease up already.
@@ -98,7 +105,7 @@ export async function giveUpStep(
   }
   let failed = false;
   try {
-    failed = await failStuckRun(deps, runId, lease.token, reason, lease.opened);
+    failed = await failStuckRun(deps, { runId, token: lease.token, reason, opened: lease.opened });
   } finally {
     const { wake } = await backend.releaseLease(runId, lease.token);
     if (wake && !failed) await backend.enqueueStep(runId, queued);

@@ -187,6 +187,13 @@ const EXPECTED: Record<string, readonly string[]> = {
     "    execute_tool weather  tool.call.id=call_1",
     "traces: 2",
   ],
+  "backend-roles.ts": [
+    "RunStore save: afterLlm (running)",
+    "RunStore save: dispatch (running), lease given up",
+    "CallLedger commit: call_1 of iteration 1, first: true",
+    "RunStore save: done (completed), lease given up",
+    "result: completed",
+  ],
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
     'a JSON value, stringified: {"documents":3,"indexed":true}',

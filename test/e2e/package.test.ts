@@ -93,13 +93,13 @@ describe("the built package", () => {
     expect(JSON.parse(output)).toEqual({ before: false, after: true, refused: true });
   });
 
-  it("declares types and an exports map for both entry points", async () => {
+  it("declares types and an exports map for every entry point", async () => {
     const manifest = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as {
       type: string;
       exports: Record<string, { types: string; default: string }>;
     };
     expect(manifest.type).toBe("module");
-    for (const entry of [".", "./testing"]) {
+    for (const entry of [".", "./testing", "./backend"]) {
       const target = manifest.exports[entry];
       expect(target).toBeDefined();
       await expect(readFile(new URL(target?.types ?? "", root))).resolves.toBeInstanceOf(Buffer);

@@ -2,28 +2,23 @@
 // redisBackend() alike (see memory-backend.test.ts and redis-backend.test.ts).
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   ApprovalError,
-  type DecisionRecord,
   HarnessError,
   HookEvent,
-  LeaseLostError,
   type Message,
   Middleware,
   PermissionManager,
   type RecoveryPolicy,
-  type RunBackend,
   type RunEvent,
   RunNotFoundError,
-  type RunQuery,
-  type RunRecord,
   type RunResult,
   tool,
   UnknownAgentError,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
-import { storedRun } from "../support/run-records.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -38,10 +33,10 @@ import {
   Runtimes,
   rejection,
   searchTool,
-  silent,
   withoutDeltas,
 } from "./fixtures.js";
 import { describeHardeningContract } from "./hardening-contract.js";
+import { describeRoleContracts } from "./roles/role-contracts.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
 import { describeRunFeedsContract } from "./run-feeds-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
@@ -68,7 +63,7 @@ export interface BackendFactory {
 }
 
 export function describeBackendContract(name: string, factory: BackendFactory): void {
-  describePrimitives(name, factory);
+  describeRoleContracts(name, factory);
   describeRecovery(name, factory);
   describeRunStoreContract(name, factory);
   describeRunExtrasContract(name, factory);
@@ -661,365 +656,6 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect(maxInFlight).toBe(1);
       expect(provider.callCount).toBe(2);
       expect(search.calls.get("cats")).toBe(1);
-    });
-  });
-}
-
-const record = (runId: string, status: RunRecord["status"], createdAt: number): RunRecord =>
-  storedRun(runId, { status, createdAt });
-
-const audit = (decision: "allow" | "deny", at: number): DecisionRecord => ({
-  toolCallId: "call_1",
-  name: "delete_file",
-  decision,
-  reason: null,
-  by: "ops-lead",
-  inputHash: "hash",
-  at,
-});
-
-const listedIds = async (backend: RunBackend, query: Omit<RunQuery, "limit">) =>
-  (await backend.listRuns({ limit: 50, ...query })).runs.map((each) => each.runId);
-
-function describePrimitives(name: string, factory: BackendFactory): void {
-  describe(`RunBackend primitives of ${name}`, () => {
-    const started: RunBackend[] = [];
-    const start = async () => {
-      const backend = factory.create();
-      started.push(backend);
-      await backend.start({ concurrency: 1, logger: silent });
-      return backend;
-    };
-    afterEach(async () => {
-      await Promise.all(started.splice(0).map((backend) => backend.close({ timeoutMs: 1000 })));
-      await factory.cleanup();
-    });
-
-    it("stores records once and lists them by status, newest first", async () => {
-      const backend = await start();
-      expect(await backend.createRun(record("b", "queued", 2))).toBe(true);
-      expect(await backend.createRun(record("a", "queued", 1))).toBe(true);
-      expect(await backend.createRun(record("c", "running", 3))).toBe(true);
-      expect(await backend.createRun(record("a", "running", 9))).toBe(false);
-
-      expect(await listedIds(backend, { status: "queued" })).toEqual(["b", "a"]);
-      expect(await listedIds(backend, {})).toEqual(["c", "b", "a"]);
-      expect(await backend.loadRun("a")).toEqual(record("a", "queued", 1));
-      expect(await backend.loadRun("missing")).toBeUndefined();
-    });
-
-    it("fences writes: a lease holder that lost the lease cannot save", async () => {
-      const backend = await start();
-      await backend.createRun(record("run", "queued", 1));
-      const first = await backend.acquireLease("run");
-      if (!first.acquired) throw new Error("expected the lease");
-      const busy = await backend.acquireLease("run");
-      expect(busy.acquired).toBe(false);
-      await backend.saveRun("run", first.token, record("run", "running", 1));
-      expect(await backend.releaseLease("run", first.token)).toEqual({ wake: true });
-      expect(await backend.releaseLease("run", first.token)).toEqual({ wake: false });
-
-      const second = await backend.acquireLease("run");
-      if (!second.acquired) throw new Error("expected the lease");
-      expect(second.token).toBeGreaterThan(first.token);
-      const stale = await rejection(
-        backend.saveRun("run", first.token, record("run", "failed", 1)),
-      );
-      expect(stale).toBeInstanceOf(LeaseLostError);
-      expect(await backend.renewLease("run", first.token)).toBe(false);
-      expect(await backend.renewLease("run", second.token)).toBe(true);
-      expect((await backend.loadRun("run"))?.status).toBe("running");
-      expect(await listedIds(backend, { status: "running" })).toEqual(["run"]);
-      expect(await listedIds(backend, { status: "queued" })).toEqual([]);
-
-      await backend.requestCancel("run");
-      expect(await backend.saveRun("run", second.token, record("run", "running", 1))).toEqual({
-        cancelRequested: true,
-      });
-    });
-
-    it("turns a queued run running as a worker takes its lease, before any save", async () => {
-      const backend = await start();
-      await backend.createRun(record("run", "queued", 1));
-      await backend.createRun(record("other", "queued", 2));
-      const stop = new AbortController();
-      const changes = (await backend.watchRuns(stop.signal))[Symbol.asyncIterator]();
-      const lease = await backend.acquireLease("run");
-      if (!lease.acquired) throw new Error("expected the lease");
-
-      expect((await backend.loadRun("run"))?.status).toBe("running");
-      if (lease.opened !== undefined) expect(lease.opened.record?.status).toBe("running");
-      expect(await listedIds(backend, { status: "running" })).toEqual(["run"]);
-      expect(await listedIds(backend, { status: "queued" })).toEqual(["other"]);
-      expect(await listedIds(backend, { agent: "support", status: "running" })).toEqual(["run"]);
-      expect(await listedIds(backend, {})).toEqual(["other", "run"]);
-      // On a Cluster, the two creations' announcements can still be on their way across the
-      // cluster bus when the subscription is made: the one that matters is the lease's.
-      let announced = await changes.next();
-      while (!announced.done && announced.value.status === "queued") {
-        announced = await changes.next();
-      }
-      expect(announced.done ? undefined : announced.value).toMatchObject({
-        runId: "run",
-        status: "running",
-        createdAt: 1,
-      });
-      stop.abort();
-
-      // Taking the lease of a running run changes nothing; a later save moves it on as before.
-      await backend.releaseLease("run", lease.token);
-      const again = await backend.acquireLease("run");
-      if (!again.acquired) throw new Error("expected the lease");
-      await backend.saveRun("run", again.token, record("run", "completed", 1));
-      expect(await listedIds(backend, { status: "running" })).toEqual([]);
-      expect(await listedIds(backend, { status: "completed" })).toEqual(["run"]);
-    });
-
-    it("gives the lease up with a save that asks to, saying whether a wake-up was left", async () => {
-      const backend = await start();
-      await backend.createRun(record("run", "queued", 1));
-      const first = await backend.acquireLease("run");
-      if (!first.acquired) throw new Error("expected the lease");
-      expect((await backend.acquireLease("run")).acquired).toBe(false);
-      const saved = await backend.saveRun(
-        "run",
-        first.token,
-        record("run", "running", 1),
-        [],
-        undefined,
-        { release: true },
-      );
-      expect(saved).toEqual({ cancelRequested: false, released: { wake: true } });
-
-      const second = await backend.acquireLease("run");
-      if (!second.acquired) throw new Error("expected the lease: the save gave it up");
-      const quiet = await backend.saveRun(
-        "run",
-        second.token,
-        record("run", "running", 1),
-        [],
-        undefined,
-        { release: true },
-      );
-      expect(quiet.released).toEqual({ wake: false });
-      expect((await backend.acquireLease("run")).acquired).toBe(true);
-    });
-
-    it("applies a run's saves in the order issued, and queues tool jobs right behind a save and those before it", async () => {
-      const backend = factory.create();
-      started.push(backend);
-      const found = deferred<{ toolCallId: string; updatedAt: number | undefined }>();
-      await backend.start({
-        concurrency: 1,
-        logger: silent,
-        processors: {
-          step: async () => undefined,
-          tool: async (job) => {
-            const run = await backend.loadRun(job.runId);
-            found.resolve({ toolCallId: job.toolCallId, updatedAt: run?.updatedAt });
-            return undefined;
-          },
-        },
-      });
-      await backend.createRun(record("run", "queued", 1));
-      const lease = await backend.acquireLease("run");
-      if (!lease.acquired) throw new Error("expected the lease");
-
-      // Issued one after the other, each before the one before it resolved.
-      const saves = [2, 3, 4].map((updatedAt) =>
-        backend.saveRun("run", lease.token, { ...record("run", "running", 1), updatedAt }),
-      );
-      await Promise.all(saves);
-      expect((await backend.loadRun("run"))?.updatedAt).toBe(4);
-
-      // A save that queues tool jobs, issued right behind two saves not yet resolved.
-      const behind = [5, 6].map((updatedAt) =>
-        backend.saveRun("run", lease.token, { ...record("run", "running", 1), updatedAt }),
-      );
-      await backend.saveRun(
-        "run",
-        lease.token,
-        { ...record("run", "running", 1), phase: "dispatch", updatedAt: 7 },
-        [],
-        undefined,
-        {
-          release: true,
-          thenTools: [
-            { runId: "run", iteration: 1, toolCallId: "call_1", agent: "support", tool: "search" },
-          ],
-        },
-      );
-      await Promise.all(behind);
-      // The job finds the run as the save left it, after every save issued before it.
-      expect(await found.promise).toEqual({ toolCallId: "call_1", updatedAt: 7 });
-    });
-
-    it("marks a call attempt started once, and records attempts waiting for a person, with why", async () => {
-      const backend = await start();
-      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(true);
-      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
-      expect(await backend.markCallStarted("run", 1, "call_1#1")).toBe(true);
-      expect(await backend.markCallStarted("run", 2, "call_1")).toBe(true);
-      expect(await backend.markCallStarted("other", 1, "call_1")).toBe(true);
-      expect(await backend.interruptedCalls("run", 1)).toEqual(new Map());
-
-      await backend.markCallInterrupted("run", 1, "call_1", "a crash");
-      await backend.markCallInterrupted("run", 1, "call_1", "the policy asks: refunds");
-
-      expect(await backend.interruptedCalls("run", 1)).toEqual(
-        new Map([["call_1", "the policy asks: refunds"]]),
-      );
-      expect(await backend.interruptedCalls("run", 2)).toEqual(new Map());
-      // An interrupted attempt stays started: a later delivery of it recovers again.
-      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
-    });
-
-    it("marks a call attempt started with a tool job's read, unless the run has no use for it", async () => {
-      const backend = await start();
-      await backend.createRun(record("run", "running", 1));
-      expect((await backend.openToolCall("run", 1, "call_1", "call_1")).started).toBe(true);
-      expect((await backend.openToolCall("run", 1, "call_1", "call_1")).started).toBe(false);
-      expect(await backend.markCallStarted("run", 1, "call_1")).toBe(false);
-      expect((await backend.openToolCall("run", 1, "call_1", "call_1#1")).started).toBe(true);
-      // A read that does not ask marks nothing.
-      expect((await backend.openToolCall("run", 1, "call_3")).started).toBeUndefined();
-      expect(await backend.markCallStarted("run", 1, "call_3")).toBe(true);
-
-      // Committed, cancelled, finished or unknown: no mark is tried, none is left.
-      await backend.commitRaw("run", 1, { toolCallId: "call_2", content: "ok", isError: false });
-      expect((await backend.openToolCall("run", 1, "call_2", "call_2")).started).toBeUndefined();
-      expect(await backend.markCallStarted("run", 1, "call_2")).toBe(true);
-      await backend.createRun(record("cancelled", "running", 1));
-      await backend.requestCancel("cancelled");
-      const cancelled = await backend.openToolCall("cancelled", 1, "call_1", "call_1");
-      expect(cancelled).toMatchObject({ cancelRequested: true });
-      expect(cancelled.started).toBeUndefined();
-      expect(await backend.markCallStarted("cancelled", 1, "call_1")).toBe(true);
-      await backend.createRun(record("done", "completed", 1));
-      expect((await backend.openToolCall("done", 1, "call_1", "call_1")).started).toBeUndefined();
-      expect(await backend.markCallStarted("done", 1, "call_1")).toBe(true);
-      const unknown = await backend.openToolCall("nope", 1, "call_1", "call_1");
-      expect(unknown).toEqual({ run: undefined, committed: false, cancelRequested: false });
-    });
-
-    it("applies a run's appends before the saves issued after them when it publishes in order", async () => {
-      const backend = await start();
-      expect(backend.publishesInOrder === true).toBe(factory.publishesInOrder ?? true);
-      if (backend.publishesInOrder !== true) return;
-      await backend.createRun(record("run", "queued", 1));
-      const lease = await backend.acquireLease("run");
-      if (!lease.acquired) throw new Error("expected the lease");
-      const deltas: RunEvent[] = Array.from({ length: 20 }, (_, index) => ({
-        type: "text_delta",
-        text: `${index} `,
-      }));
-      const saved: RunEvent = { type: "tool_start", toolCall: { id: "c", name: "t", input: {} } };
-      // Each issued before the replies of the ones before it: nothing waits in between.
-      const appends = deltas.map((delta) => backend.publish("run", delta));
-      const save = backend.saveRun("run", lease.token, record("run", "running", 1), [saved]);
-      await Promise.all([...appends, save]);
-
-      expect((await backend.readEvents("run", 0, 50)).events).toEqual([...deltas, saved]);
-    });
-
-    it("appends a call's start events with its start mark, and none when it was marked before", async () => {
-      const backend = await start();
-      const call = { id: "call_1", name: "search", input: { query: "x" } };
-      const started: RunEvent[] = [{ type: "tool_start", toolCall: call }];
-      expect(await backend.markCallStarted("run", 1, "call_1", started)).toBe(true);
-      expect(await backend.markCallStarted("run", 1, "call_1", started)).toBe(false);
-      expect(await backend.markCallStarted("run", 1, "call_2")).toBe(true);
-
-      expect((await backend.readEvents("run", 0, 10)).events).toEqual(started);
-    });
-
-    it("appends a tool job's events with its commit, whether or not the commit wins", async () => {
-      const backend = await start();
-      await backend.createRun(record("run", "running", 1));
-      const call = { id: "call_1", name: "search", input: { query: "x" } };
-      const first: RunEvent[] = [{ type: "tool_start", toolCall: call }];
-      const again: RunEvent[] = [{ type: "tool_start", toolCall: { ...call, input: {} } }];
-      const result = { toolCallId: "call_1", content: "found", isError: false };
-      expect(await backend.commitRaw("run", 1, result, first)).toBe(true);
-      expect(await backend.commitRaw("run", 1, { ...result, content: "late" }, again)).toBe(false);
-      expect(await backend.commitRaw("run", 1, { ...result, toolCallId: "call_2" })).toBe(true);
-
-      expect(await backend.rawResults("run", 1)).toEqual({
-        call_1: result,
-        call_2: { ...result, toolCallId: "call_2" },
-      });
-      expect((await backend.readEvents("run", 0, 10)).events).toEqual([...first, ...again]);
-    });
-
-    it("keeps decisions per call attempt", async () => {
-      const backend = await start();
-      const allow = { id: "d-1", decision: "allow" as const, decidedAt: 1 };
-      const deny = { id: "d-2", decision: "deny" as const, decidedAt: 2 };
-      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
-      expect(await backend.decide("run", 1, "call_1#1", deny, audit("deny", 2))).toBe(true);
-      expect(await backend.decisions("run", 1)).toEqual({ call_1: allow, "call_1#1": deny });
-    });
-
-    it("keeps the first raw result and the first decision of a call", async () => {
-      const backend = await start();
-      const first = { toolCallId: "call_1", content: "first", isError: false };
-      expect(await backend.commitRaw("run", 1, first)).toBe(true);
-      expect(await backend.commitRaw("run", 1, { ...first, content: "second" })).toBe(false);
-      expect(await backend.commitRaw("run", 2, { ...first, content: "next round" })).toBe(true);
-      expect(await backend.rawResults("run", 1)).toEqual({ call_1: first });
-      expect(await backend.rawResults("run", 2)).toEqual({
-        call_1: { ...first, content: "next round" },
-      });
-
-      const allow = { id: "d-1", decision: "allow" as const, by: "a", decidedAt: 1 };
-      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
-      expect(
-        await backend.decide(
-          "run",
-          1,
-          "call_1",
-          { id: "d-2", decision: "deny", decidedAt: 2 },
-          audit("deny", 2),
-        ),
-      ).toBe(false);
-      // Our own write, re-sent: it wins again, and joins the audit trail once.
-      expect(await backend.decide("run", 1, "call_1", allow, audit("allow", 1))).toBe(true);
-      expect(await backend.decisions("run", 1)).toEqual({ call_1: allow });
-      expect(await backend.auditTrail("run")).toEqual([audit("allow", 1)]);
-      expect(await backend.auditTrail("other")).toEqual([]);
-      expect(await backend.decisions("run", 2)).toEqual({});
-    });
-
-    it("replays a run's events from the start and ends after the final result", async () => {
-      const backend = await start();
-      const call = { id: "call_1", name: "search", input: { query: "x" } };
-      const finalResult: RunResult = {
-        runId: "run",
-        sessionId: "s",
-        status: "completed",
-        output: "done",
-        error: null,
-        pending: [],
-        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        iterations: 1,
-        messages: [],
-      };
-      const reading = collect(backend.events("run"));
-      await backend.publish("run", { type: "tool_start", toolCall: call });
-      await backend.publish("run", {
-        type: "result",
-        result: { ...finalResult, status: "awaiting_approval", output: null },
-      });
-      await backend.publish("run", { type: "result", result: finalResult });
-      await backend.publish("run", { type: "text_delta", text: "after the end" });
-
-      const expected: RunEvent[] = [
-        { type: "tool_start", toolCall: call },
-        { type: "result", result: { ...finalResult, status: "awaiting_approval", output: null } },
-        { type: "result", result: finalResult },
-      ];
-      expect(await reading).toEqual(expected);
-      expect(await collect(backend.events("run"))).toEqual(expected);
     });
   });
 }

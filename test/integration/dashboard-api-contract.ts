@@ -2,12 +2,12 @@
 // server: run on the memory backend and on Redis (dashboard-api.test.ts).
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   AgentRuntime,
   createDashboard,
   type DashboardServer,
   PermissionManager,
-  type RunBackend,
   type RunPage,
   tool,
 } from "../../src/index.js";

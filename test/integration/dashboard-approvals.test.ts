@@ -2,11 +2,11 @@
 // the memory backend and on Redis, by Node's fetch against a listening dashboard.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   AgentRuntime,
   createDashboard,
   memoryBackend,
-  type RunBackend,
   redisBackend,
   tool,
 } from "../../src/index.js";

@@ -3,7 +3,8 @@
 // one Redis prefix stand in for a submitting process and a worker process.
 import { context, trace } from "@opentelemetry/api";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunBackend, redisBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { redisBackend } from "../../src/index.js";
 import { useTracing } from "../support/tracing.js";
 import { until } from "../support/until.js";
 import { makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";

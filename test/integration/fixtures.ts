@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   Agent,
   type AgentOptions,
@@ -8,7 +9,6 @@ import {
   PermissionManager,
   type ProviderRequest,
   type ProviderResponse,
-  type RunBackend,
   type RunEvent,
   type ToolResult,
   tool,
@@ -176,8 +176,8 @@ export function observeLeases(backend: RunBackend, shared = leaseCounters()) {
       return outcome;
     },
     // A step's last save may give the lease up itself.
-    async saveRun(runId, token, record, events, storedMessages, options) {
-      const outcome = await backend.saveRun(runId, token, record, events, storedMessages, options);
+    async saveRun(runId, token, record, options) {
+      const outcome = await backend.saveRun(runId, token, record, options);
       if (outcome.released !== undefined) shared.released(runId);
       return outcome;
     },

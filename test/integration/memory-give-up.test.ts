@@ -2,7 +2,8 @@
 // as a Redis job is given up once its attempts ran out, so that no run waits for them forever.
 // The failures are injected into the backend (a store write that throws), not into the engine.
 import { afterEach, describe, expect, it } from "vitest";
-import { HookEvent, memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { HookEvent, memoryBackend, type RunRecord } from "../../src/index.js";
 import { withOverrides } from "../support/backend-overrides.js";
 import {
   approvalAgent,

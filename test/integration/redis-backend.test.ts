@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { beforeAll } from "vitest";
-import { type RunBackend, redisBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { redisBackend } from "../../src/index.js";
 import { describeBackendContract } from "./backend-contract.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 

@@ -2,13 +2,8 @@
 // options and of the keys (every key of the backend in the one slot of the prefix's hash tag).
 import { Cluster } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  AgentRuntime,
-  BackendError,
-  ConfigError,
-  type RunBackend,
-  redisBackend,
-} from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { AgentRuntime, BackendError, ConfigError, redisBackend } from "../../src/index.js";
 import { freePort } from "../support/free-port.js";
 import { describeBackendContract } from "./backend-contract.js";
 import { approvalAgent, Runtimes, rejection, silent } from "./fixtures.js";

@@ -5,7 +5,8 @@
 // ones.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunBackend, type RunEvent, type RunResult, redisBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { type RunEvent, type RunResult, redisBackend } from "../../src/index.js";
 import { collect, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 

@@ -4,11 +4,11 @@
 // the provider call or handler at once, even when they ignore their signal.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   type Provider,
   type ProviderResponse,
   type ProviderStreamEvent,
-  type RunBackend,
   type RunEvent,
   redisBackend,
   tool,

@@ -2,7 +2,8 @@
 // limiter learns of pauses from their announcements instead of reading Redis before each call,
 // so a process that already asked about the model must hear of a pause set afterwards.
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type RunBackend, redisBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { redisBackend } from "../../src/index.js";
 import { silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 

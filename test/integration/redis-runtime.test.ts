@@ -3,6 +3,7 @@
 import { Job, Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RunBackend } from "../../src/backend.js";
 import {
   AgentRuntime,
   BackendError,
@@ -10,7 +11,6 @@ import {
   Middleware,
   type RedisBackendOptions,
   RUN_RECORD_VERSION,
-  type RunBackend,
   type RunEvent,
   redisBackend,
   StoreVersionError,

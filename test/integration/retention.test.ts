@@ -3,11 +3,11 @@
 // against both backends with a tiny retention; the Redis expiries are also checked key by key.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RunBackend } from "../../src/backend.js";
 import {
   type ApprovalError,
   memoryBackend,
   RUN_RECORD_VERSION,
-  type RunBackend,
   type RunResult,
   redisBackend,
 } from "../../src/index.js";

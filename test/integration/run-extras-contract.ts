@@ -2,6 +2,7 @@
 // every backend by describeBackendContract: memory, Redis and a Redis Cluster.
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunBackend } from "../../src/backend.js";
 import {
   Agent,
   type AgentOptions,
@@ -12,7 +13,6 @@ import {
   Middleware,
   type ProviderResponse,
   type RecorderEntry,
-  type RunBackend,
   RunNotFoundError,
   tool,
 } from "../../src/index.js";

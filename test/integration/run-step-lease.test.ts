@@ -3,7 +3,8 @@
 // unrenewed, or the queue delivers this step again after a crash (the holder may be the
 // crashed worker itself, whose lease still runs for a while).
 import { afterEach, describe, expect, it } from "vitest";
-import { memoryBackend, type RunBackend, type RunRecord } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { memoryBackend, type RunRecord } from "../../src/index.js";
 import { ActiveRuns } from "../../src/store/active-runs.js";
 import { runStep } from "../../src/workers/run-step.js";
 import { withOverrides } from "../support/backend-overrides.js";

@@ -1,10 +1,10 @@
 // list / get / prune and the audit trail (SPEC §8), run against every backend by
 // describeBackendContract (memory-backend.test.ts and redis-backend.test.ts).
 import { afterEach, describe, expect, it } from "vitest";
+import type { RunBackend } from "../../src/backend.js";
 import {
   ConfigError,
   type ListOptions,
-  type RunBackend,
   RunNotFoundError,
   type RunRecord,
   type RunResult,

@@ -1,11 +1,11 @@
 // A step's events travel with the fenced save that follows them: a refused save (lease lost)
 // publishes none of them, an accepted one publishes them in order. Both backends.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RunBackend } from "../../src/backend.js";
 import {
   LeaseLostError,
   memoryBackend,
   RUN_RECORD_VERSION,
-  type RunBackend,
   type RunEvent,
   type RunRecord,
   type RunResult,
@@ -82,17 +82,16 @@ describe.each(Object.entries(factories))("saveRun with events on %s", (_name, cr
     if (!current.acquired) throw new Error("expected the lease");
 
     const refused = await backend
-      .saveRun("run", stale.token, record("running"), [toolStart("lost")])
+      .saveRun("run", stale.token, record("running"), { events: [toolStart("lost")] })
       .then(
         () => undefined,
         (error: unknown) => error,
       );
     expect(refused).toBeInstanceOf(LeaseLostError);
-    await backend.saveRun("run", current.token, record("running"), [
-      toolStart("first"),
-      toolStart("second"),
-    ]);
-    await backend.saveRun("run", current.token, record("completed"), []);
+    await backend.saveRun("run", current.token, record("running"), {
+      events: [toolStart("first"), toolStart("second")],
+    });
+    await backend.saveRun("run", current.token, record("completed"), { events: [] });
     await backend.publish("run", { type: "result", result });
 
     expect(await collect(backend.events("run"))).toEqual([
@@ -134,8 +133,8 @@ describe.each(Object.entries(roomy))("saves of more than 1,000 entries on %s", (
     const lease = await backend.acquireLease("run");
     if (!lease.acquired) throw new Error("expected the lease");
     const events = Array.from({ length: 2500 }, (_, at) => toolStart(`call ${at}`));
-    await backend.saveRun("run", lease.token, withMessages("running"), events);
-    await backend.saveRun("run", lease.token, withMessages("completed"), []);
+    await backend.saveRun("run", lease.token, withMessages("running"), { events });
+    await backend.saveRun("run", lease.token, withMessages("completed"), { events: [] });
     await backend.publish("run", { type: "result", result });
 
     expect(await collect(backend.events("run"))).toEqual([...events, { type: "result", result }]);

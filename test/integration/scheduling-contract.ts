@@ -1,13 +1,13 @@
 // Scheduling for many runs (SPEC §8), the same on every backend: bulk submits, priorities and
 // delays kept by every job of a run, shared model rate limits, approval timeouts.
 import { afterEach, describe, expect, it } from "vitest";
+import type { EnqueueStepOptions } from "../../src/backend.js";
 import {
   Agent,
   type AgentConfig,
   type AgentOptions,
   ApprovalError,
   BackendError,
-  type EnqueueStepOptions,
   HookEvent,
   type Message,
   type Provider,
@@ -223,9 +223,9 @@ export function describeSchedulingContract(name: string, factory: BackendFactory
           await backend.enqueueTool(job);
         },
         // The save that enters dispatch queues its tool jobs itself.
-        async saveRun(runId, token, record, events, storedMessages, options) {
+        async saveRun(runId, token, record, options) {
           tools.push(...(options?.thenTools ?? []));
-          return backend.saveRun(runId, token, record, events, storedMessages, options);
+          return backend.saveRun(runId, token, record, options);
         },
       });
       const deletions = deleteTool();

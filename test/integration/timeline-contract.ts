@@ -1,7 +1,8 @@
 // A durable run's timeline (issue 10, SPEC §12): what `runtime.get()` shows of every save, every
 // provider call and every tool call, run against every backend by describeBackendContract.
 import { afterEach, describe, expect, it } from "vitest";
-import { LeaseLostError, type RunBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
+import { LeaseLostError } from "../../src/index.js";
 import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
 import {
@@ -114,22 +115,15 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
         "run",
         first.token,
         { ...storedRun("run", { createdAt: 1, status: "running" }), updatedAt: 2 },
-        [],
-        undefined,
         { checkpoint: checkpoint("afterLlm", 2) },
       );
       await backend.releaseLease("run", first.token);
       const second = await backend.acquireLease("run");
       if (!second.acquired) throw new Error("expected the lease");
       const stale = await rejection(
-        backend.saveRun(
-          "run",
-          first.token,
-          storedRun("run", { createdAt: 1, status: "running" }),
-          [],
-          undefined,
-          { checkpoint: checkpoint("dispatch", 3) },
-        ),
+        backend.saveRun("run", first.token, storedRun("run", { createdAt: 1, status: "running" }), {
+          checkpoint: checkpoint("dispatch", 3),
+        }),
       );
       expect(stale).toBeInstanceOf(LeaseLostError);
       expect(await backend.checkpoints("run")).toEqual([checkpoint("afterLlm", 2)]);
@@ -138,8 +132,6 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
         "run",
         second.token,
         { ...storedRun("run", { createdAt: 1, status: "completed" }), phase: "done", updatedAt: 4 },
-        [],
-        undefined,
         { checkpoint: { ...checkpoint("done", 4), status: "completed" } },
       );
       expect((await backend.checkpoints("run")).map((each) => each.phase)).toEqual([

@@ -1,4 +1,4 @@
-import type { RunBackend } from "../../src/index.js";
+import type { RunBackend } from "../../src/backend.js";
 
 /**
  * `backend` with some of its methods replaced by `overrides`: a test watches or breaks one call

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunBackend, RunEvent } from "../../../src/index.js";
+import type { RunBackend } from "../../../src/backend.js";
+import type { RunEvent } from "../../../src/index.js";
 import { coalesceDeltas, eventPublisher } from "../../../src/store/event-publisher.js";
 
 const text = (value: string): RunEvent => ({ type: "text_delta", text: value });

@@ -10,7 +10,7 @@ import {
 } from "../../../src/machines/run-machine.js";
 import { checkpointOf } from "../../../src/store/checkpoint.js";
 import { liveContext, markLiveContext } from "../../../src/store/live-context.js";
-import { parseStoredRecord } from "../../../src/store/record-codec.js";
+import { parseStoredRecord } from "../../../src/store/record/codec.js";
 import { contextView } from "../../../src/store/run-view.js";
 import type { PersistedSnapshot, RunRecord } from "../../../src/store/schemas.js";
 import { summarize } from "../../../src/store/summary.js";

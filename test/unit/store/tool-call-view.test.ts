@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { BackendError, StoreVersionError } from "../../../src/index.js";
+import { joinRecord } from "../../../src/store/record/decode.js";
+import { decodeSummary } from "../../../src/store/record/summary-codec.js";
 import type { RunRecord } from "../../../src/store/schemas.js";
-import { joinRecord } from "../../../src/store/stored-record.js";
 import type { RunSummary } from "../../../src/store/summary.js";
-import { decodeSummary } from "../../../src/store/summary-codec.js";
 import { toolCallRun } from "../../../src/store/tool-call-view.js";
 import { thrown } from "../../support/thrown.js";
 

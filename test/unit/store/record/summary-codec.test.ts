@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { BackendError } from "../../../src/index.js";
-import type { RunSummary } from "../../../src/store/summary.js";
+import { BackendError, StoreVersionError } from "../../../../src/index.js";
 import {
   decodeSummary,
   encodeSummary,
   readAnnouncement,
   readSummary,
-} from "../../../src/store/summary-codec.js";
-import { thrown } from "../../support/thrown.js";
+  SUMMARY_VERSION,
+} from "../../../../src/store/record/summary-codec.js";
+import type { RunSummary } from "../../../../src/store/summary.js";
+import { thrown } from "../../../support/thrown.js";
 
 const parked: RunSummary = {
   runId: "run-1",
@@ -43,6 +44,7 @@ describe("stored summaries", () => {
   it("leave out the run id, initial values and the status's usual phase", () => {
     const stored = JSON.parse(encodeSummary(parked)) as Record<string, unknown>;
     expect(stored).toEqual({
+      v: SUMMARY_VERSION,
       a: "ops",
       s: "session-1",
       st: "awaiting_approval",
@@ -55,6 +57,22 @@ describe("stored summaries", () => {
     expect(JSON.parse(encodeSummary(failed))).toMatchObject({ ph: "provider", u: [0, 0, 3] });
     expect(JSON.parse(encodeSummary(failed))).not.toHaveProperty("pd");
     expect(encodeSummary(parked).length).toBeLessThan(JSON.stringify(parked).length * 0.75);
+  });
+
+  it("carry their version, read the short form stored before it, and refuse a later one", () => {
+    expect(SUMMARY_VERSION).toBe(2);
+    const { v: _version, ...unversioned } = JSON.parse(encodeSummary(parked)) as Record<
+      string,
+      unknown
+    >;
+    expect(decodeSummary("run-1", JSON.stringify(unversioned))).toEqual(parked);
+    const later = JSON.stringify({ ...unversioned, v: SUMMARY_VERSION + 1 });
+    const refused = thrown(() => decodeSummary("run-1", later));
+    expect(refused).toBeInstanceOf(StoreVersionError);
+    expect((refused as StoreVersionError).code).toBe("store_version");
+    expect((refused as StoreVersionError).message).toContain('The summary of run "run-1"');
+    expect(readSummary("run-1", later)).toBeUndefined();
+    expect(readAnnouncement(JSON.stringify(["run-1", JSON.parse(later)]))).toBeUndefined();
   });
 
   it("read a summary stored in the full form (version 3) as it is", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { RunEvent, RunResult } from "../../../src/index.js";
-import { MemoryEventLog } from "../../../src/runtime/memory-event-log.js";
-import { collect } from "../../support/collect.js";
+import type { RunEvent, RunResult } from "../../../../src/index.js";
+import { MemoryEventBuffer } from "../../../../src/runtime/memory/event-buffer.js";
+import { collect } from "../../../support/collect.js";
 
 const result = (status: RunResult["status"]): RunResult => ({
   runId: "run",
@@ -17,9 +17,9 @@ const result = (status: RunResult["status"]): RunResult => ({
 
 const delta = (text: string): RunEvent => ({ type: "text_delta", text });
 
-describe("MemoryEventLog", () => {
+describe("MemoryEventBuffer", () => {
   it("gives every reader the run's events from the start, live or late", async () => {
-    const log = new MemoryEventLog(100);
+    const log = new MemoryEventBuffer(100);
     const early = collect(log.read("run"));
     log.publish("run", delta("a"));
     log.publish("other", delta("elsewhere"));
@@ -31,7 +31,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("keeps reading past an approval wait and ends at the final result", async () => {
-    const log = new MemoryEventLog(100);
+    const log = new MemoryEventBuffer(100);
     const reading = collect(log.read("run"));
     log.publish("run", { type: "result", result: result("awaiting_approval") });
     log.publish("run", delta("resumed"));
@@ -42,7 +42,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("keeps only the last maxLength events", async () => {
-    const log = new MemoryEventLog(3);
+    const log = new MemoryEventBuffer(3);
     for (const text of ["1", "2", "3", "4", "5"]) log.publish("run", delta(text));
     log.publish("run", { type: "result", result: result("cancelled") });
 
@@ -54,7 +54,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("hands out copies: a reader cannot change what others read", async () => {
-    const log = new MemoryEventLog(10);
+    const log = new MemoryEventBuffer(10);
     const event = { type: "text_delta" as const, text: "original" };
     log.publish("run", event);
     event.text = "changed by the publisher";
@@ -66,7 +66,7 @@ describe("MemoryEventLog", () => {
   });
 
   it("close() ends readers that wait for more", async () => {
-    const log = new MemoryEventLog(10);
+    const log = new MemoryEventBuffer(10);
     log.publish("run", delta("only"));
     const reader = log.read("run");
 

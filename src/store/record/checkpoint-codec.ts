@@ -1,8 +1,8 @@
-import { messageOf } from "../core/errors.js";
-import { USAGE_FIELDS } from "../core/values.js";
-import { describeIssues } from "../tools/validate.js";
-import { StoredCheckpoint } from "./checkpoint.js";
-import { corrupt } from "./record-codec.js";
+import { messageOf } from "../../core/errors.js";
+import { USAGE_FIELDS } from "../../core/values.js";
+import { describeIssues } from "../../tools/validate.js";
+import { StoredCheckpoint } from "../checkpoint.js";
+import { corrupt } from "./codec.js";
 
 // A checkpoint as a backend stores it (one per save, kept as long as the run, parked runs by
 // the thousand): short keys, and nothing that holds its usual value. `s` (status) is left out

@@ -1,20 +1,33 @@
-import { messageOf } from "../core/errors.js";
-import { type PendingApproval, type RunError, USAGE_FIELDS, type Usage } from "../core/values.js";
-import { describeIssues } from "../tools/validate.js";
-import { fastSafeParser } from "./fast-parse.js";
-import { corrupt } from "./record-codec.js";
-import { RunSummary } from "./summary.js";
+import { messageOf } from "../../core/errors.js";
+import {
+  type PendingApproval,
+  type RunError,
+  USAGE_FIELDS,
+  type Usage,
+} from "../../core/values.js";
+import { describeIssues } from "../../tools/validate.js";
+import { StoreVersionError } from "../errors.js";
+import { RunSummary } from "../summary.js";
+import { corrupt } from "./codec.js";
 
 // A run's summary as a backend stores it beside the record (Redis keeps one per run, parked
 // runs by the thousand): short keys, and nothing the reader has in hand or can derive again.
 // The run id is the key's (the reader always knows it); `phase` is left out when it is the one
 // its status usually has (`USUAL_PHASE`), `error` when null, `pending` when empty (each call a
 // [toolCallId, name, input, reason] tuple), `iterations` when 0; `usage` is an array without
-// its trailing zeros, and `updatedAt` the time since `createdAt`. A summary stored in the full
-// form (as version 3 stored it) still reads as it is.
+// its trailing zeros, and `updatedAt` the time since `createdAt`.
+//
+// Versions: 1 is the full form (a `RunSummary` as it is, with its `runId`), as record version 3
+// stored it; 2 is the short form above, stored without a version at first, then with `v: 2`.
+// Both still read; a summary of a later version is refused with `StoreVersionError`.
+
+/** The version of the summaries this one writes. */
+export const SUMMARY_VERSION = 2;
 
 /** The stored summary's fields. */
 interface StoredSummary {
+  /** The summary's version (`SUMMARY_VERSION`); absent in the short form's first summaries. */
+  v?: number;
   /** agent */
   a: string;
   /** sessionId */
@@ -62,6 +75,7 @@ const USUAL_PHASE: ReadonlyMap<unknown, string> = new Map([
 /** The stored JSON of a summary (its run id left out). */
 export function encodeSummary(summary: RunSummary): string {
   const stored: StoredSummary = {
+    v: SUMMARY_VERSION,
     a: summary.agent,
     s: summary.sessionId,
     st: summary.status,
@@ -86,12 +100,15 @@ export function encodeSummary(summary: RunSummary): string {
 }
 
 /** `RunSummary.safeParse`, without zod's copy when the summary is plainly one. */
-const parseSummary = fastSafeParser(RunSummary);
+const parseSummary = (value: unknown) => RunSummary.safeParse(value);
 
 /** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
 function expand(runId: string, value: unknown): unknown {
   if (typeof value !== "object" || value === null || "runId" in value) return value;
   const stored = value as Partial<StoredSummary>;
+  if (stored.v !== undefined && stored.v !== SUMMARY_VERSION) {
+    throw new StoreVersionError(runId, stored.v, SUMMARY_VERSION, "summary");
+  }
   const usage = Object.fromEntries(
     USAGE_FIELDS.map((field, at) => [field, Array.isArray(stored.u) ? (stored.u[at] ?? 0) : 0]),
   ) as unknown as Usage;
@@ -158,6 +175,10 @@ export function readAnnouncement(message: string): RunSummary | undefined {
     return undefined;
   }
   if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
-  const parsed = parseSummary(expand(value[0], value[1]));
-  return parsed.success ? parsed.data : undefined;
+  try {
+    const parsed = parseSummary(expand(value[0], value[1]));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }

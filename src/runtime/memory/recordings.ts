@@ -1,5 +1,5 @@
-import type { RecorderSink } from "../features/recorder/recorder-sink.js";
-import { decodeRecording, RecordingWriter } from "../store/recording-codec.js";
+import type { RecorderSink } from "../../features/recorder/recorder-sink.js";
+import { decodeRecording, RecordingWriter } from "../../store/recording-codec.js";
 
 /**
  * Flight recordings in this process's memory, stored as the Redis backend stores them (JSON,

@@ -5,16 +5,17 @@ import {
   HarnessError,
   RUN_RECORD_VERSION,
   StoreVersionError,
-} from "../../../src/index.js";
-import { decodeStored, parseStoredRecord } from "../../../src/store/record-codec.js";
-import { joinRecord, recordDocument } from "../../../src/store/stored-record.js";
-import { RunSummary, runDetail, summarize } from "../../../src/store/summary.js";
-import { decodeSummary, encodeSummary } from "../../../src/store/summary-codec.js";
-import { thrown } from "../../support/thrown.js";
+} from "../../../../src/index.js";
+import { decodeStored, parseStoredRecord } from "../../../../src/store/record/codec.js";
+import { joinRecord } from "../../../../src/store/record/decode.js";
+import { recordDocument } from "../../../../src/store/record/encode.js";
+import { decodeSummary, encodeSummary } from "../../../../src/store/record/summary-codec.js";
+import { RunSummary, runDetail, summarize } from "../../../../src/store/summary.js";
+import { thrown } from "../../../support/thrown.js";
 
 // Frozen when schemaVersion 2 was introduced: never regenerate it in place.
 const frozenV2 = readFileSync(
-  new URL("../../fixtures/run-records/v2-completed.json", import.meta.url),
+  new URL("../../../fixtures/run-records/v2-completed.json", import.meta.url),
   "utf8",
 );
 
@@ -22,7 +23,7 @@ const frozenV2 = readFileSync(
 // conversation's messages. Frozen too.
 const frozenV2Stored = JSON.parse(
   readFileSync(
-    new URL("../../fixtures/run-records/v2-completed.stored.json", import.meta.url),
+    new URL("../../../fixtures/run-records/v2-completed.stored.json", import.meta.url),
     "utf8",
   ),
 ) as { document: string; messages: string[] };
@@ -31,7 +32,7 @@ const frozenV2Stored = JSON.parse(
 // leaves out the result and the ids that loading derives from the snapshot.
 const frozenV3Stored = JSON.parse(
   readFileSync(
-    new URL("../../fixtures/run-records/v3-completed.stored.json", import.meta.url),
+    new URL("../../../fixtures/run-records/v3-completed.stored.json", import.meta.url),
     "utf8",
   ),
 ) as { document: string; messages: string[] };
@@ -41,11 +42,12 @@ const frozenV3Stored = JSON.parse(
 // version 4 was introduced (the version-3 one written by version 3's code from the same record).
 const fixture = (name: string) =>
   JSON.parse(
-    readFileSync(new URL(`../../fixtures/run-records/${name}`, import.meta.url), "utf8"),
+    readFileSync(new URL(`../../../fixtures/run-records/${name}`, import.meta.url), "utf8"),
   ) as { document: string; messages: string[]; summary: string };
 const frozenV4Stored = fixture("v4-completed.stored.json");
 const frozenV3Parked = fixture("v3-parked.stored.json");
 const frozenV4Parked = fixture("v4-parked.stored.json");
+const frozenV4ParkedSummaryV2 = fixture("v4-parked-summary-v2.stored.json");
 
 /** The frozen version-2 record as this version reads it: the same record, as version 4. */
 const migratedV2 = (): Record<string, unknown> => ({
@@ -118,7 +120,10 @@ describe("stored run records", () => {
     expect(summarize(v4)).toEqual(summary);
     // Stored as it was: the parked call only once, in the summary's pending list.
     expect(recordDocument(v4, summary)).toBe(frozenV4Parked.document);
-    expect(encodeSummary(summary)).toBe(frozenV4Parked.summary);
+    // The summary is written with its version now (frozen beside the unversioned one).
+    expect(encodeSummary(summary)).toBe(frozenV4ParkedSummaryV2.summary);
+    expect(decodeSummary("id-2", frozenV4ParkedSummaryV2.summary)).toEqual(summary);
+    expect(recordDocument(v4, summary)).toBe(frozenV4ParkedSummaryV2.document);
     expect(frozenV4Parked.document).not.toContain("delete_file");
     // The input hash is kept in base64url, and read back as the hex the record holds.
     expect(frozenV4Parked.document).not.toContain("b23766fe");

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryWorkQueue } from "../../../src/runtime/memory-work-queue.js";
-import { gate } from "../../support/gate.js";
+import { MemoryWorkQueue } from "../../../../src/runtime/memory/work-queue.js";
+import { gate } from "../../../support/gate.js";
 
 /** Resolves when `condition` holds, re-checked after every job the probe sees finish. */
 function probe() {

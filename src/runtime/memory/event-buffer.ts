@@ -1,6 +1,6 @@
-import type { RunEvent } from "../engine/run-events.js";
-import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
-import { endsStream } from "../store/schemas.js";
+import type { RunEvent } from "../../engine/run-events.js";
+import type { EventPage, NumberedEvent } from "../../store/run-feeds.js";
+import { endsStream } from "../../store/schemas.js";
 
 interface Log {
   /** Events dropped from the front to keep the log bounded. */
@@ -13,7 +13,7 @@ interface Log {
  * Each run's events in memory, bounded to the last `maxLength`: readers start at the oldest
  * kept event and wait for more, as readers of the Redis backend's capped event lists do.
  */
-export class MemoryEventLog {
+export class MemoryEventBuffer {
   readonly #logs = new Map<string, Log>();
   readonly #maxLength: number;
   #closed = false;

@@ -1,9 +1,8 @@
 import type { z } from "zod";
-import { messageOf } from "../core/errors.js";
-import { describeIssues } from "../tools/validate.js";
-import { BackendError, StoreVersionError } from "./errors.js";
-import { fastSafeParser } from "./fast-parse.js";
-import { RUN_RECORD_VERSION, RunRecord } from "./schemas.js";
+import { messageOf } from "../../core/errors.js";
+import { describeIssues } from "../../tools/validate.js";
+import { BackendError, StoreVersionError } from "../errors.js";
+import { RUN_RECORD_VERSION, RunRecord } from "../schemas.js";
 
 // Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
 // here: data that is not JSON or not of its shape is refused with one error, a `BackendError`
@@ -64,7 +63,7 @@ export function assertReadableVersion(stored: object): unknown {
 }
 
 // What the zod parse would give, without its copy of every object; else the parse itself.
-const parseRecord = fastSafeParser(RunRecord);
+const parseRecord = (value: unknown) => RunRecord.safeParse(value);
 
 /** `parseStoredRecord` for a record already parsed from JSON. */
 export function parseRecordValue(value: unknown): RunRecord {

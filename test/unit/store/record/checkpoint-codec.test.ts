@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { BackendError } from "../../../src/index.js";
-import type { StoredCheckpoint } from "../../../src/store/checkpoint.js";
-import { decodeCheckpoint, encodeCheckpoint } from "../../../src/store/checkpoint-codec.js";
-import { thrown } from "../../support/thrown.js";
+import { BackendError } from "../../../../src/index.js";
+import type { StoredCheckpoint } from "../../../../src/store/checkpoint.js";
+import {
+  decodeCheckpoint,
+  encodeCheckpoint,
+} from "../../../../src/store/record/checkpoint-codec.js";
+import { thrown } from "../../../support/thrown.js";
 
 const afterLlm: StoredCheckpoint = {
   at: 1_764_748_801_000,

@@ -1,4 +1,4 @@
-import { decodeStored } from "../store/record-codec.js";
+import { decodeStored } from "../../store/record/codec.js";
 import {
   type IndexedQuery,
   indexFor,
@@ -12,9 +12,9 @@ import {
   type RunQuery,
   runIndexes,
   statusIndexes,
-} from "../store/run-query.js";
-import { isTerminal } from "../store/schemas.js";
-import { RunSummary } from "../store/summary.js";
+} from "../../store/run-query.js";
+import { isTerminal } from "../../store/schemas.js";
+import { RunSummary } from "../../store/summary.js";
 
 /**
  * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets

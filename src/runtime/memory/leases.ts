@@ -1,0 +1,86 @@
+import type { LeaseOutcome, Leases } from "../../store/leases.js";
+
+interface Lease {
+  token: number;
+  expiresAt: number;
+}
+
+/**
+ * Leases in memory: one holder per run, a fencing token per grant, wake-ups left for a holder,
+ * and cancel requests (heard by this process's jobs at once).
+ */
+export class MemoryLeases implements Leases {
+  readonly lockDurationMs: number;
+  readonly #leases = new Map<string, Lease>();
+  readonly #fences = new Map<string, number>();
+  readonly #wakes = new Set<string>();
+  readonly #cancels = new Set<string>();
+  /** Called as a lease is granted (the store turns a queued run running). */
+  readonly #onAcquired: (runId: string) => void;
+  #onCancel: ((runId: string) => void) | undefined;
+
+  constructor(options: { lockDurationMs: number; onAcquired: (runId: string) => void }) {
+    this.lockDurationMs = options.lockDurationMs;
+    this.#onAcquired = options.onAcquired;
+  }
+
+  /** Where cancel requests go: the jobs of this process working on the run. */
+  listenForCancel(onCancel: ((runId: string) => void) | undefined): void {
+    this.#onCancel = onCancel;
+  }
+
+  async acquireLease(runId: string): Promise<LeaseOutcome> {
+    const now = Date.now();
+    const held = this.#leases.get(runId);
+    if (held !== undefined && held.expiresAt > now) {
+      this.#wakes.add(runId);
+      return { acquired: false, remainingMs: held.expiresAt - now };
+    }
+    const token = (this.#fences.get(runId) ?? 0) + 1;
+    this.#fences.set(runId, token);
+    this.#leases.set(runId, { token, expiresAt: now + this.lockDurationMs });
+    this.#wakes.delete(runId);
+    this.#onAcquired(runId);
+    return { acquired: true, token };
+  }
+
+  async renewLease(runId: string, token: number): Promise<boolean> {
+    const held = this.#leases.get(runId);
+    if (held?.token !== token) return false;
+    held.expiresAt = Date.now() + this.lockDurationMs;
+    return true;
+  }
+
+  async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
+    if (this.#leases.get(runId)?.token === token) this.#leases.delete(runId);
+    const wake = this.#wakes.delete(runId);
+    return { wake };
+  }
+
+  async requestCancel(runId: string): Promise<void> {
+    this.#cancels.add(runId);
+    this.#onCancel?.(runId);
+  }
+
+  async cancelRequested(runId: string): Promise<boolean> {
+    return this.isCancelled(runId);
+  }
+
+  /** The cancel flag, read at once (inside another role's atomic step). */
+  isCancelled(runId: string): boolean {
+    return this.#cancels.has(runId);
+  }
+
+  /** True while `token` is the run's latest fencing token: a save under it is accepted. */
+  fences(runId: string, token: number): boolean {
+    return this.#fences.get(runId) === token;
+  }
+
+  /** Drops the run's lease, fencing, wake-up and cancel flag (retention, prune). */
+  forget(runId: string): void {
+    this.#fences.delete(runId);
+    this.#leases.delete(runId);
+    this.#wakes.delete(runId);
+    this.#cancels.delete(runId);
+  }
+}

@@ -1,0 +1,162 @@
+import type { ExtensionStateStore } from "../../extensions/state-store.js";
+import { memoryExtensionStateStore } from "../../extensions/state-store.js";
+import { conversationOf } from "../../store/conversation.js";
+import { BackendError, LeaseLostError } from "../../store/errors.js";
+import { joinRecord } from "../../store/record/decode.js";
+import { recordDocument } from "../../store/record/encode.js";
+import type { RunPage, RunQuery } from "../../store/run-query.js";
+import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
+import {
+  isTerminal,
+  type RunRecord,
+  type RunRecordStatus,
+  type ToolJob,
+} from "../../store/schemas.js";
+import { type RunSummary, summarize } from "../../store/summary.js";
+import { SummaryFeed } from "../summary-feed.js";
+import type { MemoryCallLedger } from "./call-ledger.js";
+import type { MemoryEventLog } from "./event-log.js";
+import type { MemoryLeases } from "./leases.js";
+import { MemoryRunIndex } from "./run-index.js";
+
+/** A run as kept: the record without its conversation, and the conversation's messages. */
+interface StoredRun {
+  document: string;
+  messages: string[];
+}
+
+/** The roles a save writes to besides the store, in the same (synchronous) step. */
+export interface MemoryStoreParts {
+  leases: MemoryLeases;
+  ledger: MemoryCallLedger;
+  events: MemoryEventLog;
+  enqueueTool: (job: ToolJob) => Promise<void>;
+  /** Drops a finished run's working data once its retention is over. */
+  expireLater: (runId: string, iterations: number) => void;
+  /** Cancels that expiry (the run is pruned). */
+  forgetExpiry: (runId: string) => void;
+}
+
+/** The run store in memory: records kept as JSON (no caller shares objects with it), indexes. */
+export class MemoryRunStore implements RunStore {
+  readonly extensionState: ExtensionStateStore = memoryExtensionStateStore();
+  readonly #records = new Map<string, StoredRun>();
+  readonly #runIndex = new MemoryRunIndex();
+  /** Every created or saved run's summary, for `watchRuns`. */
+  readonly #changes = new SummaryFeed();
+  #parts: MemoryStoreParts | undefined;
+
+  /** Joins the store to the roles its saves write to (they are built after it). */
+  connect(parts: MemoryStoreParts): void {
+    this.#parts = parts;
+  }
+
+  async createRun(record: RunRecord): Promise<boolean> {
+    if (this.#records.has(record.runId)) return false;
+    this.#records.set(record.runId, {
+      document: recordDocument(record),
+      messages: conversationOf(record).map((message) => JSON.stringify(message)),
+    });
+    this.#indexAndAnnounce(record);
+    return true;
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    return this.recordOf(runId);
+  }
+
+  async runStatus(runId: string): Promise<RunRecordStatus | undefined> {
+    return this.recordOf(runId)?.status;
+  }
+
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    return this.#runIndex.page(query);
+  }
+
+  async pruneRuns(finishedBefore: number): Promise<number> {
+    const parts = this.#connected();
+    const pruned = this.#runIndex.finishedBefore(finishedBefore);
+    for (const runId of pruned) {
+      const iterations = this.recordOf(runId)?.result?.iterations ?? 0;
+      parts.forgetExpiry(runId);
+      parts.leases.forget(runId);
+      parts.ledger.forget(runId, iterations);
+      parts.ledger.forgetAudit(runId);
+      parts.events.forget(runId);
+      this.#records.delete(runId);
+      this.#runIndex.remove(runId);
+    }
+    return pruned.length;
+  }
+
+  async saveRun(
+    runId: string,
+    token: number,
+    record: RunRecord,
+    options: SaveOptions = {},
+  ): Promise<SaveOutcome> {
+    const { leases, events, enqueueTool, expireLater } = this.#connected();
+    if (!leases.fences(runId, token)) throw new LeaseLostError(runId, token);
+    const { storedMessages } = options;
+    const conversation = conversationOf(record);
+    const kept = this.#records.get(runId)?.messages ?? [];
+    if (storedMessages !== undefined && storedMessages !== kept.length) {
+      throw new BackendError(
+        `Run "${runId}" has ${kept.length} stored messages, not ${storedMessages}: refusing a save that would misplace the conversation.`,
+      );
+    }
+    // Appended in place: like the Redis list, a save writes only the new messages.
+    const messages = storedMessages === undefined ? [] : kept;
+    for (const message of conversation.slice(storedMessages ?? 0)) {
+      messages.push(JSON.stringify(message));
+    }
+    if (options.checkpoint !== undefined) events.appendCheckpoint(runId, options.checkpoint);
+    this.#records.set(runId, { document: recordDocument(record), messages });
+    const summary = summarize(record);
+    this.#runIndex.put(summary);
+    for (const event of options.events ?? []) events.append(runId, event);
+    this.#changes.emit(summary);
+    const released = options.release === true ? await leases.releaseLease(runId, token) : undefined;
+    if (released === undefined) await leases.renewLease(runId, token);
+    const cancelRequested = leases.isCancelled(runId);
+    if (isTerminal(record.status)) expireLater(runId, record.result?.iterations ?? 0);
+    for (const job of options.thenTools ?? []) await enqueueTool(job);
+    return { cancelRequested, ...(released === undefined ? {} : { released }) };
+  }
+
+  async watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>> {
+    return this.#changes.listen(signal);
+  }
+
+  /** The run's record, read at once (inside another role's atomic step). */
+  recordOf(runId: string): RunRecord | undefined {
+    const stored = this.#records.get(runId);
+    return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
+  }
+
+  /** The run's stored document (its record without the conversation). */
+  documentOf(runId: string): string | undefined {
+    return this.#records.get(runId)?.document;
+  }
+
+  /** A `queued` run turns `running` as a worker takes its lease (as on Redis). */
+  startRunning(runId: string): void {
+    const stored = this.#records.get(runId);
+    const record = this.recordOf(runId);
+    if (stored === undefined || record?.status !== "queued") return;
+    const running: RunRecord = { ...record, status: "running" };
+    stored.document = recordDocument(running);
+    this.#indexAndAnnounce(running);
+  }
+
+  #indexAndAnnounce(record: RunRecord): void {
+    const summary = summarize(record);
+    this.#runIndex.put(summary);
+    this.#changes.emit(summary);
+  }
+
+  #connected(): MemoryStoreParts {
+    if (this.#parts === undefined) throw new Error("the memory run store is not connected");
+    return this.#parts;
+  }
+}

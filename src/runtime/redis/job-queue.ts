@@ -1,0 +1,407 @@
+import { randomUUID } from "node:crypto";
+import type { Worker } from "bullmq";
+import { z } from "zod";
+import { loggableError } from "../../core/errors.js";
+import type { BackendStartOptions, CloseOptions } from "../../store/backend.js";
+import {
+  type EnqueueStepOptions,
+  type JobProcessors,
+  type JobQueue,
+  type QueueConcurrency,
+  queueConcurrency,
+} from "../../store/job-queue.js";
+import type { ModelLimiter } from "../../store/model-limiter.js";
+import { readSummary } from "../../store/record/summary-codec.js";
+import { callKey } from "../../store/run-view.js";
+import { type RunRecord, StepJob, stepJob, ToolJob } from "../../store/schemas.js";
+import { type RunSummary, summarize } from "../../store/summary.js";
+import type { BackendQueue } from "../backend-queue.js";
+import { coalesceWrites } from "../coalesced-writes.js";
+import { redisModelLimiter } from "../model-limiter.js";
+import { type RedisClient, subscriberOf, workerConnectionOf } from "../redis-connection.js";
+import { jobIdPart, MAINTENANCE_QUEUE, RECONCILER, STEP_QUEUE, TOOL_QUEUE } from "../redis-keys.js";
+import type { QueueSettings } from "../redis-queues.js";
+import { findStrandedRuns } from "../redis-stranded.js";
+import {
+  CREATE_RUNS,
+  createRunsArgs,
+  inChunks,
+  SUBMIT_CHUNK,
+  SUBMIT_CHUNKS_IN_FLIGHT,
+} from "../redis-submit.js";
+import type { RedisContext } from "./context.js";
+
+const loadQueues = () => import("../redis-queues.js");
+
+/** The queue settings that come from the backend's options. */
+export interface RedisQueueOptions {
+  stalledIntervalMs: number;
+  maxStalledCount: number;
+  keepCompleted: number;
+  keepFailed: number;
+  workerName: string;
+  reconcileIntervalMs: number;
+  strandedAfterMs: number;
+}
+
+/**
+ * The job queue on BullMQ: step, tool and maintenance queues under the prefix, this process's
+ * workers, the control subscriber (cancels, model pauses) and the reconciler of stranded runs.
+ */
+export class RedisJobQueue implements JobQueue {
+  readonly #context: RedisContext;
+  readonly #options: RedisQueueOptions;
+  readonly #createRun: (record: RunRecord) => Promise<boolean>;
+  #workers: Worker[] = [];
+  /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
+  #workerRedis: RedisClient | undefined;
+  /** Hears cancel requests from every process (workers only). */
+  #cancelSubscriber: RedisClient | undefined;
+  #limiter: ModelLimiter | undefined;
+
+  constructor(
+    context: RedisContext,
+    options: RedisQueueOptions,
+    createRun: (record: RunRecord) => Promise<boolean>,
+  ) {
+    this.#context = context;
+    this.#options = options;
+    this.#createRun = createRun;
+  }
+
+  /** Opens the queues and, with `processors`, starts this process's workers and reconciler. */
+  async start(options: BackendStartOptions): Promise<void> {
+    const context = this.#context;
+    // BullMQ loads here, not with the package: direct runs and the embedded backend never pay
+    // for it.
+    const { createQueue, createWorker } = await loadQueues();
+    const settings: QueueSettings = {
+      connection: context.queueRedis,
+      prefix: context.prefix,
+      lockDurationMs: context.lockDurationMs,
+      stalledIntervalMs: this.#options.stalledIntervalMs,
+      maxStalledCount: this.#options.maxStalledCount,
+      keepCompleted: this.#options.keepCompleted,
+      keepFailed: this.#options.keepFailed,
+    };
+    context.queues = {
+      steps: createQueue(STEP_QUEUE, settings),
+      tools: createQueue(TOOL_QUEUE, settings),
+      maintenance: createQueue(MAINTENANCE_QUEUE, settings),
+    };
+    for (const queue of Object.values(context.queues)) {
+      queue.on("error", (error: Error) =>
+        context.logger.error({ err: loggableError(error) }, "queue error"),
+      );
+    }
+    const { processors } = options;
+    if (processors === undefined) return;
+    await this.#listenForControl(options.onCancel);
+    const workerRedis = workerConnectionOf(context.queueRedis);
+    coalesceWrites(workerRedis);
+    workerRedis.on("error", (error) =>
+      context.logger.warn({ err: loggableError(error) }, "redis error"),
+    );
+    this.#workerRedis = workerRedis;
+    const workerSettings = {
+      ...settings,
+      connection: workerRedis,
+      logger: context.logger,
+      workerName: this.#options.workerName,
+    };
+    this.#workers = this.#createWorkers(
+      createWorker,
+      workerSettings,
+      processors,
+      queueConcurrency(options.concurrency),
+    );
+    // The same scheduler id from every process: one reconciler job per interval, not one each.
+    await context
+      .queue("maintenance")
+      .upsertJobScheduler(
+        RECONCILER,
+        { every: this.#options.reconcileIntervalMs },
+        { name: RECONCILER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+      );
+    await Promise.all(this.#workers.map((worker) => worker.waitUntilReady()));
+  }
+
+  #createWorkers(
+    createWorker: Awaited<ReturnType<typeof loadQueues>>["createWorker"],
+    settings: Omit<
+      Parameters<Awaited<ReturnType<typeof loadQueues>>["createWorker"]>[3],
+      "concurrency"
+    >,
+    processors: JobProcessors,
+    { steps, tools }: QueueConcurrency,
+  ): Worker[] {
+    const context = this.#context;
+    return [
+      createWorker(
+        STEP_QUEUE,
+        StepJob,
+        async (job: StepJob, delivery) => {
+          const record = await processors.step(job, delivery);
+          return this.#jobOutcome(
+            job.runId,
+            record && (context.summaries.get(record) ?? summarize(record)),
+          );
+        },
+        { ...settings, concurrency: steps },
+      ),
+      createWorker(
+        TOOL_QUEUE,
+        ToolJob,
+        async (job: ToolJob, delivery) =>
+          this.#jobOutcome(job.runId, (await processors.tool(job, delivery))?.summary),
+        { ...settings, concurrency: tools },
+      ),
+      createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
+        ...settings,
+        concurrency: 1,
+      }),
+    ];
+  }
+
+  /**
+   * Stops the workers, waiting up to `timeoutMs`; at the deadline, jobs still running are
+   * abandoned (`#abandonJobs`) and `onDeadline` is called.
+   */
+  async closeWorkers(options: CloseOptions): Promise<void> {
+    if (this.#workers.length > 0) {
+      const { closeWorkers } = await loadQueues();
+      if (!(await closeWorkers(this.#workers, options.timeoutMs))) {
+        this.#abandonJobs();
+        options.onDeadline?.();
+      }
+      this.#workerRedis?.disconnect();
+    }
+    this.#cancelSubscriber?.disconnect();
+  }
+
+  /** Closes the queues' own connections. */
+  async closeQueues(): Promise<void> {
+    const { queues } = this.#context;
+    if (queues === undefined) return;
+    await Promise.all(
+      [queues.steps, queues.tools, queues.maintenance].map((queue) => queue.close()),
+    );
+  }
+
+  async submitRun(record: RunRecord, options: EnqueueStepOptions = {}): Promise<boolean> {
+    const { keys, queueRedis } = this.#context;
+    if (!this.#context.stepsFollowWrites) {
+      if (!(await this.#createRun(record))) return false;
+      await this.enqueueStep(record.runId, options);
+      return true;
+    }
+    // The record goes on the queue connection, sent before the step's add is: Redis runs one
+    // connection's commands in order, so the step finds its run, and neither waits for the
+    // other's reply. Should Redis not know the script (it is sent again, behind the add), the
+    // step may have come too early and been dropped (a step of no run does nothing): one more
+    // is queued once the run is stored.
+    let resent = false;
+    const [creating, adding] = await Promise.allSettled([
+      CREATE_RUNS.run(queueRedis, ...createRunsArgs(keys, [record]), () => {
+        resent = true;
+      }),
+      this.enqueueStep(record.runId, options),
+    ]);
+    if (creating.status === "rejected") throw creating.reason;
+    const [created] = z.array(z.number()).parse(creating.value);
+    if (adding.status === "rejected") throw adding.reason;
+    if (created === 1 && resent) await this.enqueueStep(record.runId, options);
+    return created === 1;
+  }
+
+  async submitRuns(
+    records: readonly RunRecord[],
+    options: EnqueueStepOptions = {},
+  ): Promise<string[]> {
+    const { redis, keys } = this.#context;
+    const existing = await inChunks(
+      records,
+      SUBMIT_CHUNK,
+      SUBMIT_CHUNKS_IN_FLIGHT,
+      async (chunk) => {
+        const replies = z
+          .array(z.number())
+          .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, chunk)));
+        const created = chunk.filter((_, at) => replies[at] === 1);
+        // Added once the chunk's records are stored: a step never comes before its run.
+        if (created.length > 0) {
+          await this.#context
+            .queue("steps")
+            .addBulk(created.map((record) => this.#firstStepJob(record, options)));
+        }
+        return chunk.filter((_, at) => replies[at] !== 1).map((record) => record.runId);
+      },
+    );
+    return existing.flat();
+  }
+
+  /** A new run's first step job, for `addBulk`. */
+  #firstStepJob(record: RunRecord, options: EnqueueStepOptions) {
+    const priority = record.priority === undefined ? {} : { priority: record.priority };
+    const data: StepJob = { ...stepJob(record.runId, undefined, priority), agent: record.agent };
+    return {
+      name: stepJobName(data),
+      data,
+      opts: stepJobOptions(record.runId, { ...options, ...priority }),
+    };
+  }
+
+  async enqueueStep(runId: string, options: EnqueueStepOptions = {}): Promise<void> {
+    await this.#context.writesBefore(runId);
+    const { giveUp, agent, ...extra } = options;
+    const data: StepJob = {
+      ...stepJob(runId, giveUp, extra),
+      ...(agent === undefined ? {} : { agent }),
+    };
+    await this.#context.queue("steps").add(stepJobName(data), data, stepJobOptions(runId, options));
+  }
+
+  async enqueueTool(job: ToolJob): Promise<void> {
+    await this.#context.writesBefore(job.runId);
+    // One id per call attempt: while a job for it exists, BullMQ ignores the add. The parts
+    // are joined by "|", which jobIdPart always escapes, so two attempts never share an id.
+    const key = callKey({ call: { id: job.toolCallId }, interruptions: job.attempt });
+    await this.#context.queue("tools").add(toolJobName(job), job, {
+      jobId: `tool|${jobIdPart(job.runId)}|${job.iteration}|${jobIdPart(key)}`,
+      ...(job.priority === undefined ? {} : { priority: job.priority }),
+    });
+  }
+
+  modelLimiter(): ModelLimiter {
+    const { redis, prefix, pauses } = this.#context;
+    this.#limiter ??= redisModelLimiter(redis, prefix, pauses);
+    return this.#limiter;
+  }
+
+  queues(): BackendQueue[] {
+    const { queues, prefix } = this.#context;
+    if (queues === undefined) return [];
+    return [
+      { role: "steps", prefix, queue: queues.steps },
+      { role: "tools", prefix, queue: queues.tools },
+    ];
+  }
+
+  /**
+   * A job's return value: where its run stands after it (a queue view shows it per job), from
+   * the summary of the run as the processor left it, else read from the run's stored summary.
+   */
+  async #jobOutcome(runId: string, known: RunSummary | undefined): Promise<JobOutcome> {
+    let summary = known;
+    if (summary === undefined) {
+      const { redis, keys } = this.#context;
+      const json = await redis.hget(keys.run(runId), "summary");
+      summary = json === null ? undefined : readSummary(runId, json);
+      if (summary === undefined) return { runId, run: "unknown" };
+    }
+    return {
+      runId,
+      agent: summary.agent,
+      run: summary.status,
+      phase: summary.phase,
+      iterations: summary.iterations,
+      ...(summary.pending.length === 0
+        ? {}
+        : { waitingFor: summary.pending.map((call) => call.name) }),
+      ...(summary.error === null ? {} : { error: summary.error.code }),
+    };
+  }
+
+  /**
+   * At the close deadline, jobs still running are left for another worker: their connections
+   * are cut, so their locks are no longer renewed (they expire, and another worker's stalled
+   * check delivers the jobs again) and nothing they do later reaches Redis. The run store's
+   * connection is cut too when it is ours; run leases stop being renewed either way.
+   */
+  #abandonJobs(): void {
+    // Not awaited: a connection that is reconnecting may never report its end.
+    for (const worker of this.#workers) worker.disconnect().catch(() => {});
+    this.#workerRedis?.disconnect();
+    const { ownsConnection, redis, queueRedis } = this.#context;
+    if (ownsConnection) for (const client of [redis, queueRedis]) client.disconnect();
+  }
+
+  /**
+   * Subscribes to the cancel channel, so that a request from any process reaches this one's
+   * jobs, and to the model-pause channel (`PauseWatch`), on one connection.
+   */
+  async #listenForControl(onCancel: ((runId: string) => void) | undefined): Promise<void> {
+    const context = this.#context;
+    const subscriber = subscriberOf(context.redis);
+    subscriber.on("error", (error) =>
+      context.logger.warn({ err: loggableError(error) }, "cancel subscriber error"),
+    );
+    const { cancelChannel, pauseChannel } = context.keys;
+    subscriber.on("message", (channel: string, message: string) => {
+      if (channel === pauseChannel) context.pauses.heard(message);
+      else if (channel === cancelChannel) onCancel?.(message);
+    });
+    // Pauses announced while the connection was down are missed: they are read again.
+    subscriber.on("close", () => context.pauses.listening(false));
+    subscriber.on("ready", () => {
+      if (this.#cancelSubscriber === subscriber && !context.closed) context.pauses.listening(true);
+    });
+    this.#cancelSubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(cancelChannel, pauseChannel);
+    context.pauses.listening(true);
+  }
+
+  /**
+   * Steps every stranded run again (`findStrandedRuns`). Idempotent: the job id names the run
+   * and its last save, so reconcilers in several processes, or passes that find the same run
+   * unchanged, queue one step.
+   */
+  async #reconcile(): Promise<void> {
+    const { redis, keys, logger } = this.#context;
+    const stranded = await findStrandedRuns(redis, keys, {
+      now: Date.now(),
+      idleMs: this.#options.strandedAfterMs,
+      limit: 1000,
+    });
+    for (const run of stranded) {
+      logger.warn({ runId: run.runId, status: run.status }, "stepping a stranded run again");
+      await this.#context.queue("steps").add("step", stepJob(run.runId), {
+        jobId: `step-${jobIdPart(run.runId)}-reconcile-${run.updatedAt}`,
+      });
+    }
+  }
+}
+
+function stepJobOptions(runId: string, options: EnqueueStepOptions) {
+  return {
+    jobId:
+      options.jobId === undefined
+        ? `step-${jobIdPart(runId)}-${randomUUID()}`
+        : jobIdPart(options.jobId),
+    ...(options.delayMs === undefined || options.delayMs <= 0 ? {} : { delay: options.delayMs }),
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
+  };
+}
+
+/** A step job's name on a queue view: its agent, and whether it gives the run up. */
+const stepJobName = (job: StepJob): string =>
+  `${job.agent ?? "run"} step${job.giveUp === undefined ? "" : " (give up)"}`;
+
+/** A tool job's name on a queue view: agent, tool and call (never its input). */
+const toolJobName = (job: ToolJob): string =>
+  `${job.agent ?? "run"} ${job.tool ?? "tool"} ${job.toolCallId}`;
+
+/** A harnessx job's return value: the run it worked on, as the job left it. */
+interface JobOutcome {
+  runId: string;
+  agent?: string;
+  /** The run's status after the job ("unknown" when the run is gone). */
+  run: string;
+  phase?: string;
+  iterations?: number;
+  /** The tools whose calls wait for a person. */
+  waitingFor?: string[];
+  /** The run's error code, when it failed. */
+  error?: string;
+}

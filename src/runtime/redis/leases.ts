@@ -1,0 +1,80 @@
+import type { LeaseOutcome, Leases } from "../../store/leases.js";
+import { joinRecord } from "../../store/record/decode.js";
+import { contextView } from "../../store/run-view.js";
+import { ACQUIRE_LEASE, RELEASE_LEASE, RENEW_LEASE, REQUEST_CANCEL } from "../redis-scripts.js";
+import type { RedisContext } from "./context.js";
+import { parseLeaseReply, rawResultsOf, storedSummary } from "./replies.js";
+
+/**
+ * Leases in Redis: the lease key with its fencing counter in the run hash, a wake-up key for the
+ * holder, and the cancel key (announced on the cancel channel). Taking a lease reads the run,
+ * its cancel flag and, at `dispatch`, its committed raw results in the same script call.
+ */
+export class RedisLeases implements Leases {
+  readonly lockDurationMs: number;
+  readonly #context: RedisContext;
+
+  constructor(context: RedisContext) {
+    this.#context = context;
+    this.lockDurationMs = context.lockDurationMs;
+  }
+
+  async acquireLease(runId: string): Promise<LeaseOutcome> {
+    const { redis, keys, marker, where } = this.#context;
+    const reply = parseLeaseReply(
+      await ACQUIRE_LEASE.run(
+        redis,
+        [
+          keys.lease(runId),
+          keys.wake(runId),
+          keys.run(runId),
+          keys.cancel(runId),
+          keys.messages(runId),
+        ],
+        [this.lockDurationMs, keys.indexPrefix, runId, keys.runsChannel],
+      ),
+    );
+    if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };
+    const [, token, cancelled, document, flatRaw, messages, summary] = reply;
+    if (document === "") await marker.assertKept(where);
+    const record =
+      document === "" ? undefined : joinRecord(document, messages, storedSummary(runId, summary));
+    const iteration = record?.phase === "dispatch" ? contextView(record)?.iteration : undefined;
+    const results = rawResultsOf(runId, flatRaw);
+    return {
+      acquired: true,
+      token,
+      opened: {
+        record,
+        cancelRequested: cancelled === 1,
+        ...(iteration === undefined ? {} : { raw: { iteration, results } }),
+      },
+    };
+  }
+
+  async renewLease(runId: string, token: number): Promise<boolean> {
+    const { redis, keys } = this.#context;
+    const renewed = await RENEW_LEASE.run(redis, [keys.lease(runId)], [token, this.lockDurationMs]);
+    return renewed === 1;
+  }
+
+  async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {
+    const { redis, keys } = this.#context;
+    const woken = await RELEASE_LEASE.run(redis, [keys.lease(runId), keys.wake(runId)], [token]);
+    return { wake: woken === 1 };
+  }
+
+  async requestCancel(runId: string): Promise<void> {
+    const { redis, keys, retentionMs } = this.#context;
+    await REQUEST_CANCEL.run(
+      redis,
+      [keys.cancel(runId), keys.run(runId)],
+      [retentionMs, keys.cancelChannel, runId],
+    );
+  }
+
+  async cancelRequested(runId: string): Promise<boolean> {
+    const { redis, keys } = this.#context;
+    return (await redis.exists(keys.cancel(runId))) === 1;
+  }
+}

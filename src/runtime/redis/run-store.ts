@@ -1,0 +1,273 @@
+import { z } from "zod";
+import { loggableError } from "../../core/errors.js";
+import type { ExtensionStateStore } from "../../extensions/state-store.js";
+import { conversationOf } from "../../store/conversation.js";
+import { BackendError, LeaseLostError } from "../../store/errors.js";
+import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
+import { joinRecord } from "../../store/record/decode.js";
+import { recordDocument } from "../../store/record/encode.js";
+import {
+  decodeSummary,
+  encodeSummary,
+  readAnnouncement,
+} from "../../store/record/summary-codec.js";
+import {
+  indexFor,
+  legacyIndexes,
+  pageOf,
+  type RunPage,
+  type RunQuery,
+  runIndexes,
+} from "../../store/run-query.js";
+import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
+import { contextView } from "../../store/run-view.js";
+import {
+  isRunRecordStatus,
+  isTerminal,
+  type RunRecord,
+  type RunRecordStatus,
+  type ToolJob,
+} from "../../store/schemas.js";
+import { corruptSummary, type RunSummary, summarize } from "../../store/summary.js";
+import { type RedisClient, subscriberOf } from "../redis-connection.js";
+import { indexFields } from "../redis-index-lua.js";
+import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
+import { retainedKeys } from "../redis-keys.js";
+import { redisExtensionStateStore } from "../redis-run-extras.js";
+import { SAVE_RUN } from "../redis-scripts.js";
+import { CREATE_RUNS, createRunsArgs } from "../redis-submit.js";
+import { SummaryFeed } from "../summary-feed.js";
+import type { RedisContext } from "./context.js";
+import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
+
+const Replies = z.array(z.string());
+/** Runs pruned per round trip. */
+const PRUNE_BATCH = 100;
+
+/**
+ * The run store in Redis: a hash per run (record document, status, summary), its messages as an
+ * append-only list, the time indexes as sorted sets, and a summary channel for `watchRuns`.
+ */
+export class RedisRunStore implements RunStore {
+  readonly extensionState: ExtensionStateStore;
+  readonly #context: RedisContext;
+  /** Where a save's tool jobs are queued (`SaveOptions.thenTools`). */
+  readonly #enqueueTool: (job: ToolJob) => Promise<void>;
+  readonly #changes = new SummaryFeed();
+  /** Hears run summaries from every process (`watchRuns`), once something watches. */
+  #summarySubscriber: RedisClient | undefined;
+  #summarySubscription: Promise<void> | undefined;
+
+  constructor(context: RedisContext, enqueueTool: (job: ToolJob) => Promise<void>) {
+    this.#context = context;
+    this.#enqueueTool = enqueueTool;
+    this.extensionState = redisExtensionStateStore(context.redis, context.keys);
+  }
+
+  async createRun(record: RunRecord): Promise<boolean> {
+    const { redis, keys } = this.#context;
+    const [created] = z
+      .array(z.number())
+      .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, [record])));
+    return created === 1;
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    const { redis, keys, marker, where } = this.#context;
+    // Issued together: the connection sends them in one write.
+    const [[document, summary], messages] = await Promise.all([
+      redis.hmget(keys.run(runId), "record", "summary"),
+      redis.lrange(keys.messages(runId), 0, -1),
+    ]);
+    if (document != null) return joinRecord(document, messages, storedSummary(runId, summary));
+    await marker.assertKept(where);
+    return undefined;
+  }
+
+  async runStatus(runId: string): Promise<RunRecordStatus | undefined> {
+    const { redis, keys } = this.#context;
+    const status = await redis.hget(keys.run(runId), "status");
+    return status !== null && isRunRecordStatus(status) ? status : undefined;
+  }
+
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    const { redis, keys, marker, where } = this.#context;
+    const { indexes, filter } = indexFor(query);
+    const indexKeys = indexes.map(keys.index);
+    const { after } = query;
+    const reply = await LIST_RUNS.run(redis, indexKeys, [
+      query.limit,
+      after === undefined ? "" : String(after.createdAt),
+      after?.runId ?? "",
+      keys.runPrefix,
+      filter.status ?? "",
+      filter.agent ?? "",
+    ]);
+    const flat = Replies.parse(reply);
+    const summaries: RunSummary[] = [];
+    for (let at = 0; at + 2 < flat.length; at += 3) {
+      const [runId, json, status] = flat.slice(at, at + 3) as [string, string, string];
+      try {
+        summaries.push(decodeSummary(runId, json));
+      } catch (error) {
+        // One bad record never hides the others: it is listed, marked, and logged.
+        const scores = await Promise.all(indexKeys.map((key) => redis.zscore(key, runId)));
+        const createdAt = Number(scores.find((score) => score !== null));
+        this.#context.logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
+        summaries.push(corruptSummary(runId, status, createdAt, error));
+      }
+    }
+    if (summaries.length === 0) await marker.assertKept(where);
+    return pageOf(summaries, query.limit);
+  }
+
+  async pruneRuns(finishedBefore: number): Promise<number> {
+    const { redis, keys } = this.#context;
+    let pruned = 0;
+    for (;;) {
+      const runIds = await redis.zrangebyscore(
+        keys.finished,
+        "-inf",
+        `(${finishedBefore}`,
+        "LIMIT",
+        0,
+        PRUNE_BATCH,
+      );
+      if (runIds.length === 0) return pruned;
+      const summaries = await Promise.all(
+        runIds.map((runId) => redis.hget(keys.run(runId), "summary")),
+      );
+      const outcomes = await Promise.all(
+        runIds.map((runId, at) => this.#pruneRun(runId, summaries[at] ?? null)),
+      );
+      pruned += outcomes.filter(Boolean).length;
+    }
+  }
+
+  /** Deletes one finished run, given its stored summary (null when it has none). */
+  async #pruneRun(runId: string, json: string | null): Promise<boolean> {
+    const { redis, keys } = this.#context;
+    const summary = json === null ? undefined : decodeSummary(runId, json);
+    const indexes =
+      summary === undefined
+        ? []
+        : [...runIndexes(summary), ...legacyIndexes(summary)].map(keys.index);
+    const others = [
+      keys.audit(runId),
+      keys.messages(runId),
+      keys.checkpoints(runId),
+      keys.events(runId),
+      keys.recording(runId),
+      keys.lease(runId),
+      ...retainedKeys(keys, runId, summary?.iterations ?? 0),
+    ];
+    const reply = await PRUNE_RUN.run(
+      redis,
+      [keys.run(runId), keys.finished, ...indexes, ...others],
+      [runId, indexes.length],
+    );
+    return reply === 1;
+  }
+
+  async saveRun(
+    runId: string,
+    token: number,
+    record: RunRecord,
+    options: SaveOptions = {},
+  ): Promise<SaveOutcome> {
+    const { keys, stepRedis } = this.#context;
+    const { events = [], storedMessages, thenTools = [] } = options;
+    const finished = isTerminal(record.status);
+    const summary = summarize(record);
+    const summaryJson = encodeSummary(summary);
+    const newMessages = conversationOf(record)
+      .slice(storedMessages ?? 0)
+      .map((message) => JSON.stringify(message));
+    const atDispatch = record.phase === "dispatch";
+    // Every save goes where the adds of the jobs a run's saves queue go (`beforeSteps`): on
+    // one Redis, on their connection, so that they follow every save of the run issued before.
+    const saving = this.#context.beforeSteps(
+      runId,
+      SAVE_RUN.run(
+        stepRedis,
+        [
+          keys.run(runId),
+          keys.cancel(runId),
+          keys.lease(runId),
+          keys.events(runId),
+          keys.messages(runId),
+          keys.wake(runId),
+          keys.checkpoints(runId),
+          ...(finished ? retainedKeys(keys, runId, record.result?.iterations ?? 0) : []),
+        ],
+        [
+          token,
+          recordDocument(record, summary),
+          record.status,
+          summaryJson,
+          this.#context.lockDurationMs,
+          keys.indexPrefix,
+          finished ? this.#context.retentionMs : "",
+          this.#context.maxEvents,
+          atDispatch ? keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+          storedMessages ?? "",
+          keys.runsChannel,
+          options.release === true ? "1" : "",
+          newMessages.length,
+          options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
+          JSON.stringify(runId),
+          ...indexFields(summary),
+          ...newMessages,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
+    );
+    const [saved] = await Promise.all([saving, ...thenTools.map((job) => this.#enqueueTool(job))]);
+    const reply = parseSaveReply(saved);
+    if (reply === -1) throw new LeaseLostError(runId, token);
+    if (reply === -2) {
+      throw new BackendError(
+        `Run "${runId}" does not have ${storedMessages ?? 0} stored messages: refusing a save that would misplace the conversation.`,
+      );
+    }
+    this.#context.summaries.set(record, summary);
+    const [, cancelled, woken, flatRaw] = reply;
+    return {
+      cancelRequested: cancelled === 1,
+      ...(options.release === true ? { released: { wake: woken === 1 } } : {}),
+      ...(atDispatch ? { raw: rawResultsOf(runId, flatRaw) } : {}),
+    };
+  }
+
+  async watchRuns(signal: AbortSignal): Promise<AsyncIterable<RunSummary>> {
+    const changes = this.#changes.listen(signal);
+    this.#summarySubscription ??= this.#subscribeToSummaries().catch((error: unknown) => {
+      this.#summarySubscription = undefined;
+      throw error;
+    });
+    await this.#summarySubscription;
+    return changes;
+  }
+
+  /** Stops hearing summaries. */
+  close(): void {
+    this.#summarySubscriber?.disconnect();
+  }
+
+  /** One subscriber per backend feeds every `watchRuns` listener of this process. */
+  async #subscribeToSummaries(): Promise<void> {
+    const { redis, keys } = this.#context;
+    const subscriber = subscriberOf(redis);
+    subscriber.on("error", (error) =>
+      this.#context.logger.warn({ err: loggableError(error) }, "runs subscriber error"),
+    );
+    subscriber.on("message", (_channel: string, json: string) => {
+      const summary = readAnnouncement(json);
+      if (summary !== undefined) this.#changes.emit(summary);
+      else this.#context.logger.warn({ channel: keys.runsChannel }, "skipped a malformed summary");
+    });
+    this.#summarySubscriber = subscriber;
+    await subscriber.connect();
+    await subscriber.subscribe(keys.runsChannel);
+  }
+}

@@ -1,0 +1,99 @@
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { RuntimeDeps } from "../core/deps.js";
+import { ConfigError } from "../core/errors.js";
+import { Agent } from "../engine/agent.js";
+import type { EnqueueStepOptions, RunBackend } from "../store/backend.js";
+import { describeIssues } from "../tools/validate.js";
+import { type RuntimeLimits, RuntimeLimitsSchema } from "./limits.js";
+
+// AgentRuntime's options and the options of its calls, each with the schema that checks it.
+
+export interface AgentRuntimeOptions {
+  /** The agents this runtime submits and advances runs for, found by `config.name`. */
+  agents: readonly Agent[];
+  /** @defaultValue memoryBackend() */
+  backend?: RunBackend;
+  /**
+   * Jobs this process works on at once: run steps and tool calls, or one number for both. A
+   * step waiting on its model holds no CPU, so many fit; tool handlers may use CPU.
+   * @defaultValue { steps: 256, tools: 32 }
+   */
+  concurrency?: number | { steps?: number; tools?: number };
+  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  logger?: Logger;
+  /** Clock and id generator; tests inject their own. */
+  deps?: Partial<RuntimeDeps>;
+  /** Size limits of inputs and tool results (1 MB each by default). */
+  limits?: RuntimeLimits;
+}
+
+export interface StartOptions {
+  /**
+   * Run workers in this process; `false` only submits and reads runs.
+   * @defaultValue true
+   */
+  workers?: boolean;
+}
+
+export interface SubmitOptions {
+  /** @defaultValue a new UUID */
+  sessionId?: string;
+  /**
+   * The run's priority, kept by every job of the run (BullMQ's: 1 is taken first, then 2, … up
+   * to 2,097,152; runs without a priority are taken before any run with one).
+   */
+  priority?: number;
+  /** Starts the run after this many milliseconds (a delayed job). @defaultValue 0 */
+  delayMs?: number;
+}
+
+/** The concurrency a runtime starts with when none is given (see `AgentRuntimeOptions`). */
+export const DEFAULT_CONCURRENCY = { steps: 256, tools: 32 } as const;
+
+const SubmitOptionsSchema = z.strictObject({
+  sessionId: z.string().min(1).optional(),
+  priority: z.number().int().min(1).max(2_097_152).optional(),
+  delayMs: z.number().int().nonnegative().optional(),
+});
+
+export interface PruneOptions {
+  /** Deletes the runs that finished (completed, failed or cancelled) before this time (ms). */
+  finishedBefore: number;
+}
+
+export const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
+
+export const RuntimeOptionsSchema = z.object({
+  agents: z.array(z.instanceof(Agent)),
+  backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
+  concurrency: z
+    .union([
+      z.number().int().positive(),
+      z.strictObject({
+        steps: z.number().int().positive().optional(),
+        tools: z.number().int().positive().optional(),
+      }),
+    ])
+    .optional(),
+  logger: z.unknown().optional(),
+  deps: z.unknown().optional(),
+  limits: RuntimeLimitsSchema.optional(),
+});
+
+export function parseSubmitOptions(options: SubmitOptions): SubmitOptions {
+  const parsed = SubmitOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid submit options: ${describeIssues(parsed.error.issues)}`);
+  }
+  return options;
+}
+
+/** How a submitted run's first step is queued. */
+export const stepOptions = (options: SubmitOptions): EnqueueStepOptions => ({
+  ...(options.priority === undefined ? {} : { priority: options.priority }),
+  ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
+});
+
+export const traceOf = (carrier: Record<string, string>) =>
+  Object.keys(carrier).length === 0 ? {} : { trace: carrier };

@@ -1,0 +1,290 @@
+import { messageOf } from "../../core/errors.js";
+import type { RunResult } from "../../core/values.js";
+import { toRunResult } from "../../engine/run-result.js";
+import { idleStageContext, type RunContext } from "../../machines/run-machine.js";
+import { BackendError } from "../errors.js";
+import { isTerminal, RUN_RECORD_VERSION, RunRecord } from "../schemas.js";
+import type { RunSummary } from "../summary.js";
+import { corrupt, parseRecordValue } from "./codec.js";
+import { fromSummary } from "./decode-v3.js";
+import { restoreCalls, restoreDocument } from "./decode-v4.js";
+import { isPlainObject, SNAPSHOT_DEFAULTS, SUMMARY_FIELDS } from "./document.js";
+
+// Reading a stored document back, whatever version wrote it: one decoder per version fills in
+// what that version left out (`DECODERS`), then the record is joined with its conversation and
+// parsed. The current version also has a direct path (`joinCurrent`) that builds the record at
+// once; frozen fixtures of every version (test/fixtures/run-records) keep both honest.
+
+/** A stored document's JSON parsed: a `record_corrupt` BackendError unless it is an object. */
+export function parseDocument(document: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(document);
+  } catch (error) {
+    throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
+  }
+  if (typeof parsed !== "object" || parsed === null) {
+    throw corrupt("A stored run record", "not a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** A parsed document with what it left out filled in again, but its conversation. */
+export interface CompletedDocument {
+  /** The record's fields; the conversation's copies are message counts (prefix lengths). */
+  stored: Record<string, unknown>;
+  /** The machine context leaves out the run and session ids: they are the record's. */
+  sharedIds: boolean;
+  /** A version-4 (or later) document: a string input's text may be left to its message. */
+  compacted: boolean;
+}
+
+/** What a document of one version left out, filled in again (all but the conversation). */
+type Decoder = (
+  document: Record<string, unknown>,
+  summary: RunSummary | undefined,
+) => Record<string, unknown>;
+
+/** The document without the marks that say what it left out. */
+function withoutMarks(document: Record<string, unknown>): Record<string, unknown> {
+  const { sharedIds: _sharedIds, fromSummary: _fromSummary, ...own } = document;
+  return own;
+}
+
+/** Version 2 left nothing out: it loads as it is. */
+const decodeV2: Decoder = (document) => withoutMarks(document);
+
+/** Version 3: what the run's summary holds, taken from it (`fromSummary`). */
+const decodeV3: Decoder = (document, summary) => {
+  const own = withoutMarks(document);
+  return document.fromSummary === true ? fromSummary(own, summary) : own;
+};
+
+/** Version 4: version 3's, then the values left out at their initial ones. */
+const decodeV4: Decoder = (document, summary) =>
+  restoreDocument(decodeV3(document, summary), summary?.pending ?? []);
+
+/**
+ * The decoder of each version this one reads. A document of any other version is read by the
+ * rules of the nearest (so its parse can name what is wrong) and refused by its version as the
+ * record is parsed (`StoreVersionError`).
+ */
+const DECODERS: ReadonlyMap<unknown, Decoder> = new Map<unknown, Decoder>([
+  [2, decodeV2],
+  [3, decodeV3],
+  [4, decodeV4],
+]);
+
+/** True for a document of version 4 or later: a string input's text may be left to its message. */
+const isCompacted = (version: unknown): boolean => typeof version === "number" && version >= 4;
+
+/**
+ * A parsed document (`parseDocument`) with what its version left out filled in again (from the
+ * run's stored summary, when it says `fromSummary`); the conversation stays out (see
+ * `joinRecord`).
+ */
+export function completeDocument(
+  parsed: Record<string, unknown>,
+  summary?: RunSummary,
+): CompletedDocument {
+  const version = parsed.schemaVersion;
+  const compacted = isCompacted(version);
+  const decode = DECODERS.get(version) ?? (compacted ? decodeV4 : decodeV3);
+  return { stored: decode(parsed, summary), sharedIds: parsed.sharedIds === true, compacted };
+}
+
+/**
+ * A record rebuilt from its document, the stored conversation (JSON of each message) and, for a
+ * document that says `fromSummary`, the run's stored summary.
+ */
+export function joinRecord(
+  document: string,
+  conversation: readonly string[],
+  summary?: RunSummary,
+): RunRecord {
+  const parsed = parseDocument(document);
+  let messages: unknown[];
+  try {
+    messages = conversation.map((json) => JSON.parse(json) as unknown);
+  } catch (error) {
+    throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
+  }
+  return parseRecordValue(
+    joinCurrent(parsed, messages, summary) ?? joinAny(parsed, messages, summary),
+  );
+}
+
+/** The keys a version-4 document written by `recordDocument` may have. */
+const CURRENT_KEYS: ReadonlySet<string> = new Set([
+  ...Object.keys(RunRecord.shape),
+  "sharedIds",
+  "fromSummary",
+]);
+
+/**
+ * The record a document of the current version stands for, built at once in the order the
+ * record schema parses into (so that its parse copies nothing): what `joinAny` gives such a
+ * document, without its chain of spread copies. Undefined for a document it does not take as
+ * `recordDocument` writes them (another version, a key of its own, a field missing…): `joinAny`
+ * reads that one, and its parse names what is wrong.
+ */
+function joinCurrent(
+  document: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): Record<string, unknown> | undefined {
+  if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
+  for (const key in document) if (!CURRENT_KEYS.has(key)) return undefined;
+  const { sharedIds, fromSummary: summarized, input, snapshot: stored, result } = document;
+  if ((sharedIds !== undefined && sharedIds !== true) || !isPlainObject(input)) return undefined;
+  let top: Record<string, unknown> | RunSummary = document;
+  if (summarized === true) {
+    if (summary === undefined || SUMMARY_FIELDS.some((field) => field in document))
+      return undefined;
+    top = summary;
+  } else if (summarized !== undefined || !SUMMARY_FIELDS.every((field) => field in document)) {
+    return undefined;
+  }
+  const prefix = (length: unknown): unknown[] =>
+    typeof length === "number" ? messages.slice(0, length) : [];
+  const inputMessages = prefix(input.messages);
+  for (const key in input)
+    if (key !== "messages" && key !== "text" && key !== "maxIterations") return undefined;
+  const joinedInput: Record<string, unknown> = { messages: inputMessages };
+  if ("text" in input) joinedInput.text = input.text === true ? textOf(inputMessages) : input.text;
+  if ("maxIterations" in input) joinedInput.maxIterations = input.maxIterations;
+  let snapshot: Record<string, unknown> | null = null;
+  if (stored != null) {
+    if (!isPlainObject(stored) || !isPlainObject(stored.context)) return undefined;
+    const value =
+      "value" in stored ? stored.value : summarized === true ? summary?.phase : undefined;
+    if (value === undefined) return undefined;
+    // The context's keys in the order `joinAny` gives them (a restored machine keeps it, and
+    // later saves store it): the ids, the idle stage, maxIterations, the summary's usage and
+    // iteration, then the document's own; its values win over all but the restored calls
+    // and the conversation.
+    const context: Record<string, unknown> = {};
+    if (sharedIds === true) {
+      context.runId = top.runId;
+      context.sessionId = top.sessionId;
+    }
+    const idle = idleStageContext() as Record<string, unknown>;
+    for (const key in idle) context[key] = idle[key];
+    context.maxIterations = input.maxIterations;
+    if (summarized === true) {
+      context.usage = summary?.usage;
+      context.iteration = summary?.iterations;
+    }
+    const own = stored.context;
+    for (const key in own) {
+      if (key === "__proto__") return undefined;
+      context[key] = own[key];
+    }
+    if (Array.isArray(own.calls)) context.calls = restoreCalls(own.calls, summary?.pending ?? []);
+    context.messages = prefix(own.messages);
+    snapshot = {
+      status: "status" in stored ? stored.status : SNAPSHOT_DEFAULTS.status,
+      value,
+      context,
+      historyValue: "historyValue" in stored ? stored.historyValue : {},
+      children: "children" in stored ? stored.children : {},
+    };
+    for (const key in stored) {
+      if (key === "__proto__") return undefined;
+      if (!(key in snapshot)) snapshot[key] = stored[key];
+    }
+  }
+  const record: Record<string, unknown> = {
+    schemaVersion: RUN_RECORD_VERSION,
+    runId: top.runId,
+    sessionId: top.sessionId,
+    agent: top.agent,
+    status: top.status,
+    phase: top.phase,
+    input: joinedInput,
+    snapshot,
+    result:
+      result === undefined
+        ? derivedResult(top.status, snapshot?.context)
+        : isPlainObject(result)
+          ? { ...result, messages: prefix(result.messages) }
+          : result,
+    createdAt: top.createdAt,
+    updatedAt: top.updatedAt,
+  };
+  for (const field of ["trace", "priority", "secretInputs"] as const) {
+    if (field in document) record[field] = document[field];
+  }
+  return record;
+}
+
+/** A record rebuilt from a document of any version this one reads, not parsed yet. */
+function joinAny(
+  parsedDocument: Record<string, unknown>,
+  messages: unknown[],
+  summary: RunSummary | undefined,
+): unknown {
+  const completed = completeDocument(parsedDocument, summary);
+  const { sharedIds, compacted } = completed;
+  const stored = completed.stored as {
+    runId?: unknown;
+    sessionId?: unknown;
+    status?: unknown;
+    sharedIds?: unknown;
+    input?: { messages?: unknown; text?: unknown };
+    snapshot?: { context?: { messages?: unknown } } | null;
+    result?: { messages?: unknown } | null;
+  };
+  const prefix = (length: unknown): unknown[] =>
+    typeof length === "number" ? messages.slice(0, length) : [];
+  const snapshot =
+    stored.snapshot == null
+      ? null
+      : {
+          ...stored.snapshot,
+          context: {
+            ...(sharedIds ? { runId: stored.runId, sessionId: stored.sessionId } : {}),
+            ...stored.snapshot.context,
+            messages: prefix(stored.snapshot.context?.messages),
+          },
+        };
+  const inputMessages = prefix(stored.input?.messages);
+  const joined = {
+    ...stored,
+    input: {
+      ...stored.input,
+      messages: inputMessages,
+      ...(compacted && stored.input?.text === true ? { text: textOf(inputMessages) } : {}),
+    },
+    snapshot,
+    result:
+      stored.result === undefined
+        ? derivedResult(stored.status, snapshot?.context)
+        : stored.result === null
+          ? null
+          : { ...stored.result, messages: prefix(stored.result.messages) },
+  };
+  return joined;
+}
+
+/** The text of a string input's one message (`textMessage`), as a document left it out. */
+function textOf(messages: readonly unknown[]): unknown {
+  const [message] = messages as Array<{ content?: Array<{ text?: unknown }> } | undefined>;
+  return message?.content?.[0]?.text;
+}
+
+/** The result a document left out: the one its snapshot gives for its status. */
+function derivedResult(status: unknown, context: unknown): RunResult | null {
+  const settled = status === "awaiting_approval" || isTerminalStatus(status);
+  if (!settled || typeof context !== "object" || context === null) return null;
+  try {
+    return toRunResult(context as RunContext, status);
+  } catch (error) {
+    throw new BackendError("A stored run record's snapshot does not give its result.", {
+      cause: error,
+    });
+  }
+}
+
+const isTerminalStatus = (status: unknown): status is "completed" | "failed" | "cancelled" =>
+  typeof status === "string" && isTerminal(status as RunRecord["status"]);

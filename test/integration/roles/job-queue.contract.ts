@@ -1,0 +1,83 @@
+// The JobQueue role of every backend (run-step and tool jobs, submitting runs with their first
+// step), run on memory, Redis and a Redis Cluster by describeBackendContract.
+import { describe, expect, it } from "vitest";
+import type { StepJob, ToolJob } from "../../../src/index.js";
+import type { BackendFactory } from "../backend-contract.js";
+import { silent } from "../fixtures.js";
+import { record, roleHarness } from "./role-harness.js";
+
+export function describeJobQueueContract(name: string, factory: BackendFactory): void {
+  describe(`JobQueue of ${name}`, () => {
+    const { started } = roleHarness(factory);
+
+    /** A backend whose workers hand every job they get to `steps` and `tools`. */
+    const working = async (seen: { steps: StepJob[]; tools: ToolJob[] }, wake: () => void) => {
+      const backend = factory.create();
+      started.push(backend);
+      await backend.start({
+        concurrency: 4,
+        logger: silent,
+        processors: {
+          step: async (job) => {
+            seen.steps.push(job);
+            wake();
+            return undefined;
+          },
+          tool: async (job) => {
+            seen.tools.push(job);
+            wake();
+            return undefined;
+          },
+        },
+      });
+      return backend;
+    };
+
+    it("delivers step and tool jobs to this process's workers, as they were queued", async () => {
+      const seen = { steps: [] as StepJob[], tools: [] as ToolJob[] };
+      let wake = () => {};
+      const both = new Promise<void>((resolve) => {
+        wake = () => {
+          if (seen.steps.length > 0 && seen.tools.length > 0) resolve();
+        };
+      });
+      const backend = await working(seen, () => wake());
+      await backend.enqueueStep("run", { priority: 3, giveUp: "its attempts ran out" });
+      const tool: ToolJob = {
+        runId: "run",
+        iteration: 2,
+        toolCallId: "call_1",
+        agent: "support",
+        tool: "search",
+        attempt: 1,
+      };
+      await backend.enqueueTool(tool);
+      await both;
+
+      expect(seen.steps).toEqual([{ runId: "run", priority: 3, giveUp: "its attempts ran out" }]);
+      expect(seen.tools).toEqual([tool]);
+    });
+
+    it("submits runs with their first steps, and reports the ids that exist already", async () => {
+      const seen = { steps: [] as StepJob[], tools: [] as ToolJob[] };
+      let wake = () => {};
+      const firstSteps = new Promise<void>((resolve) => {
+        wake = () => {
+          if (new Set(seen.steps.map((job) => job.runId)).size === 3) resolve();
+        };
+      });
+      const backend = await working(seen, () => wake());
+      expect(await backend.submitRun(record("a", "queued", 1))).toBe(true);
+      expect(await backend.submitRun(record("a", "queued", 5))).toBe(false);
+      expect(
+        await backend.submitRuns([record("b", "queued", 2), record("a", "queued", 6)]),
+      ).toEqual(["a"]);
+      expect(await backend.submitRuns([record("c", "queued", 3)])).toEqual([]);
+      await firstSteps;
+
+      // An existing run keeps its record: nothing of the second submit is written.
+      expect((await backend.loadRun("a"))?.createdAt).toBe(1);
+      expect(new Set(seen.steps.map((job) => job.runId))).toEqual(new Set(["a", "b", "c"]));
+    });
+  });
+}
