@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { systemTimer } from "../core/deadline.js";
+import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
-import { REDACTED, SECRET_KEYS } from "../core/secret-keys.js";
 import type { Message, RunResult } from "../core/values.js";
 import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
@@ -59,7 +59,7 @@ export interface AgentOptions {
   recorder?: RunRecorder;
   /** Adds the `bash` tool, lends the agent's hooks to it if it has none, and is `ctx.sandbox`. */
   sandbox?: Sandbox;
-  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  /** @defaultValue pino on stderr at level `HARNESSX_LOG_LEVEL` or "warn", secret-named fields redacted */
   logger?: Logger;
   /**
    * A secret that keys the hash binding each approval to its run, call and input. Without it
@@ -91,16 +91,6 @@ export interface ResumeOptions {
   decisions: Record<string, ApprovalDecision>;
   signal?: AbortSignal;
 }
-
-const defaultLogger = (): Logger =>
-  pino({
-    name: "harnessx",
-    level: process.env.HARNESSX_LOG_LEVEL ?? "warn",
-    redact: {
-      paths: SECRET_KEYS.map((key) => `*.${key}`),
-      censor: REDACTED,
-    },
-  });
 
 /**
  * An agent: a model, tools, middleware, hooks and a permission policy.

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
+import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
@@ -106,9 +107,7 @@ export class AgentRuntime implements AsyncDisposable {
             steps: concurrency?.steps ?? DEFAULT_CONCURRENCY.steps,
             tools: concurrency?.tools ?? DEFAULT_CONCURRENCY.tools,
           };
-    this.logger =
-      options.logger ??
-      pino({ name: "harnessx-runtime", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    this.logger = options.logger ?? defaultLogger("harnessx-runtime");
     this.#limits = resolveLimits(options.limits);
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },

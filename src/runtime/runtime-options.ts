@@ -20,7 +20,7 @@ export interface AgentRuntimeOptions {
    * @defaultValue { steps: 256, tools: 32 }
    */
   concurrency?: number | { steps?: number; tools?: number };
-  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  /** @defaultValue pino on stderr at level `HARNESSX_LOG_LEVEL` or "warn", secret-named fields redacted */
   logger?: Logger;
   /** Clock and id generator; tests inject their own. */
   deps?: Partial<RuntimeDeps>;

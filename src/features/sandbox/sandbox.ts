@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
+import { defaultLogger } from "../../core/default-logger.js";
 import { ConfigError } from "../../core/errors.js";
 import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
@@ -23,7 +24,7 @@ import { type ProcessOutcome, runProcess } from "./run-process.js";
 export interface SandboxOptions {
   /** Receives `SANDBOX_EXEC` after every call. An agent lends its own to a sandbox without. */
   hooks?: HookRegistry;
-  /** @defaultValue pino at level `HARNESSX_LOG_LEVEL` or "warn" */
+  /** @defaultValue pino on stderr at level `HARNESSX_LOG_LEVEL` or "warn", secret-named fields redacted */
   logger?: Logger;
 }
 
@@ -333,7 +334,7 @@ export class Sandbox implements ToolSandbox {
   }
 
   #log(): Logger {
-    this.#logger ??= pino({ name: "harnessx", level: process.env.HARNESSX_LOG_LEVEL ?? "warn" });
+    this.#logger ??= defaultLogger();
     return this.#logger;
   }
 }
