@@ -144,3 +144,41 @@ describe("a submit that Redis answers too late (CLIENT PAUSE)", () => {
     expect(worker.search.calls.get("order 2")).toBe(1);
   }, 30_000);
 });
+
+describe("a submit when Redis is out of memory", () => {
+  it("rejects with store_full and writes nothing of the run; a retry once memory is freed runs it", async () => {
+    const server = await ownRedis();
+    const prefix = "hx";
+    const { runtime, search } = await runtimeOn(redisBackend({ url: server.url, prefix }));
+    const admin = new Redis(server.url);
+    cleanups.push(async () => {
+      admin.disconnect();
+    });
+    await admin.config("SET", "maxmemory", "1");
+
+    const error = await harnessRejection(runtime.submit("support", "order 3"));
+    expect(error).toMatchObject({ name: "BackendError", code: "store_full", fault: "store" });
+    const runId = error.runId ?? "";
+    expect(runId).not.toBe("");
+    // Nothing half written: no key, index entry or queued job names the run.
+    const keys = await admin.keys(`${prefix}:*`);
+    const naming: string[] = [];
+    for (const key of keys) {
+      if (key.includes(runId)) naming.push(key);
+      const type = await admin.type(key);
+      if (type === "zset" && (await admin.zscore(key, runId)) !== null) naming.push(key);
+      if (type === "hash" && JSON.stringify(await admin.hgetall(key)).includes(runId)) {
+        naming.push(key);
+      }
+      if (type === "list" && JSON.stringify(await admin.lrange(key, 0, -1)).includes(runId)) {
+        naming.push(key);
+      }
+    }
+    expect(naming).toEqual([]);
+
+    await admin.config("SET", "maxmemory", "0");
+    const handle = await runtime.submit("support", "order 3", { runId });
+    expect((await handle.result()).output).toBe("Answer: Results for order 3");
+    expect(search.calls.get("order 3")).toBe(1);
+  }, 30_000);
+});
