@@ -127,8 +127,17 @@ describe("a submit that Redis answers too late (CLIENT PAUSE)", () => {
     expect(error.runId).toEqual(expect.any(String));
     const runId = error.runId ?? "";
 
-    // The caller retries as told: with the id. The pause may still hold; it retries until Redis
-    // answers, and each try is the same run.
+    // What the issue found: Redis runs the submit's commands once the pause ends, so the run the
+    // caller was told failed is stored (and would run) all the same.
+    for (;;) {
+      const stored = await submitter.runtime.get(runId).then(
+        (run) => run.runId,
+        () => undefined,
+      );
+      if (stored === runId) break;
+    }
+
+    // The caller retries as told: with the id, and gets that run, not a second one.
     let handle: Awaited<ReturnType<AgentRuntime["submit"]>> | undefined;
     while (handle === undefined) {
       try {
