@@ -36,6 +36,18 @@ await runtime.deny(second.runId, waiting.pending[0]?.toolCallId ?? "", {
 });
 console.log("after denial:", (await second.result()).output);
 
+// A submit that must happen once takes the caller's id: the same id again is the same run, never
+// a second. A rejected submit names the id it tried (error.runId), to retry with.
+const once = await runtime.submit("support", "Where is order 43?", { runId: "question-43" });
+const again = await runtime.submit("support", "Where is order 43?", { runId: "question-43" });
+console.log("same runId, same run:", again.runId === once.runId, (await again.result()).status);
+try {
+  await runtime.submit("no-such-agent", "Where is order 44?", { runId: "question-44" });
+} catch (error) {
+  const { code, runId } = error as { code: string; runId?: string };
+  console.log("rejected submit:", code, "runId", runId);
+}
+
 const completed = await runtime.list({ status: "completed" });
 console.log("completed runs:", completed.runs.length);
 await runtime.close();

@@ -71,6 +71,7 @@ function describe(report: RedisDoctorReport): string {
         .join(", ") || "none"
     }`,
     `  stranded runs: ${report.strandedRuns.length === 0 ? "none" : report.strandedRuns.join(", ")}`,
+    `  decided runs with no step: ${report.decidedRuns.length === 0 ? "none" : report.decidedRuns.join(", ")}`,
     ...Object.entries(report.queues).map(
       ([name, queue]) =>
         `  queue ${name}: ${queue.waiting} waiting${

@@ -24,6 +24,7 @@ export type HarnessErrorCode =
   | "record_corrupt"
   | "backend_unavailable"
   | "store_lost"
+  | "store_full"
   | "extension_failed"
   | "replay_diverged"
   | "sandbox_unavailable"
@@ -89,6 +90,9 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   record_corrupt: storeFinal,
   backend_unavailable: storeTransient,
   store_lost: storeFinal,
+  // Redis refused a write for its maxmemory: freeing memory (prune, a bigger maxmemory) lets the
+  // same job go on, and giving up would need a write too (the run saved as failed).
+  store_full: storeTransient,
   extension_failed: caller,
   replay_diverged: model,
   sandbox_unavailable: tool,
@@ -138,6 +142,12 @@ export class HarnessError extends Error {
   override name = "HarnessError";
   readonly code: HarnessErrorCode;
   readonly phase: string | undefined;
+  /**
+   * On a rejected `runtime.submit()`: the id of the run it tried to store, which may have been
+   * stored all the same (Redis answered too late). Submit again with `{ runId }` to get that
+   * run, or the one run it stores then; never two. Not part of `toJSON()`.
+   */
+  runId?: string;
 
   /** Who is at fault (see `Fault`); not part of `toJSON()`, which keeps to `RunResult.error`. */
   get fault(): Fault {

@@ -27,6 +27,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   backend_failed: 503,
   backend_unavailable: 503,
   store_lost: 503,
+  store_full: 503,
   // The queue view without bull-board installed: the message names the `npm install`.
   dependency_missing: 501,
 };

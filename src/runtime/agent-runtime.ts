@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, HarnessError, InputInvalidError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
@@ -10,7 +10,7 @@ import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { injectTraceContext } from "../observability/propagation.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type { QueueConcurrency, RunBackend } from "../store/backend.js";
+import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunNotFoundError,
@@ -167,7 +167,14 @@ export class AgentRuntime implements AsyncDisposable {
     this.#state = "started";
   }
 
-  /** Stores a new run of `agentName` and queues its first step. */
+  /**
+   * Stores a new run of `agentName` and queues its first step. With `runId`, idempotent: when a
+   * run with that id exists (of the same agent), nothing is stored and a handle to it is
+   * returned. A rejection carries the run id it tried (`error.runId`): the run may be stored
+   * even so (Redis answered too late), so retry with `{ runId: error.runId }`, never without.
+   * @example
+   * const handle = await runtime.submit("support", "Where is my order?", { runId: orderEventId });
+   */
   async submit(
     agentName: string,
     input: string | readonly Message[],
@@ -175,12 +182,36 @@ export class AgentRuntime implements AsyncDisposable {
   ): Promise<RunHandle> {
     this.#requireStarted("submit");
     const parsed = parseSubmitOptions(options);
-    const record = this.#newRecord(agentName, input, parsed, traceOf(injectTraceContext()));
-    const step = { ...stepOptions(parsed), agent: agentName };
-    if (!(await this.backend.submitRun(record, step))) {
-      throw new BackendError(`A run "${record.runId}" exists already: run ids must be unique.`);
+    const runId = parsed.runId ?? this.#deps.generateId();
+    try {
+      const trace = traceOf(injectTraceContext());
+      const record = this.#newRecord(agentName, input, parsed, trace, runId);
+      const step = { ...stepOptions(parsed), agent: agentName };
+      if (!(await this.backend.submitRun(record, step))) {
+        await this.#wakeExisting(runId, agentName, step);
+      }
+      return new RunHandle(runId, this.backend);
+    } catch (error) {
+      throw withRunId(error, runId);
     }
-    return new RunHandle(record.runId, this.backend);
+  }
+
+  /**
+   * A submit found its run stored already: refused when the run is another agent's; a run still
+   * `queued` is stepped (a wake-up, harmless twice), in case the submit that stored it lost its
+   * first step.
+   */
+  async #wakeExisting(runId: string, agentName: string, step: EnqueueStepOptions): Promise<void> {
+    const existing = await this.backend.loadRun(runId);
+    if (existing === undefined) {
+      throw new BackendError(`Run "${runId}" was reported to exist but cannot be read.`);
+    }
+    if (existing.agent !== agentName) {
+      throw new InputInvalidError(
+        `A run "${runId}" of agent "${existing.agent}" exists already: a runId names one run, so it cannot be submitted for agent "${agentName}".`,
+      );
+    }
+    if (existing.status === "queued") await this.backend.enqueueStep(runId, step);
   }
 
   /**
@@ -199,6 +230,9 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submitMany");
     if (!Array.isArray(inputs)) throw new ConfigError("submitMany() takes an array of inputs.");
     const parsed = parseSubmitOptions(options);
+    if (parsed.runId !== undefined) {
+      throw new ConfigError("submitMany() takes no runId: each run gets its own id.");
+    }
     const trace = traceOf(injectTraceContext());
     const records = inputs.map((input) => this.#newRecord(agentName, input, parsed, trace));
     const existing = await this.backend.submitRuns(records, {
@@ -218,6 +252,7 @@ export class AgentRuntime implements AsyncDisposable {
     input: string | readonly Message[],
     options: SubmitOptions,
     trace: { trace?: Record<string, string> },
+    runId: string = this.#deps.generateId(),
   ): RunRecord {
     const agent = this.#agents.get(agentName);
     if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
@@ -227,7 +262,7 @@ export class AgentRuntime implements AsyncDisposable {
     const now = this.#deps.clock.now();
     return {
       schemaVersion: RUN_RECORD_VERSION,
-      runId: this.#deps.generateId(),
+      runId,
       sessionId: options.sessionId ?? this.#deps.generateId(),
       agent: agentName,
       status: "queued",
@@ -438,6 +473,18 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
   }
+}
+
+/**
+ * A rejected submit's error with the run id it tried (`error.runId`); an error that is not
+ * harnessx's (none should reach here) is wrapped in a `BackendError` that carries it.
+ */
+function withRunId(error: unknown, runId: string): HarnessError {
+  const coded = HarnessError.isHarnessError(error)
+    ? error
+    : new BackendError(`Submitting run "${runId}" failed: ${String(error)}`, { cause: error });
+  coded.runId = runId;
+  return coded;
 }
 
 /** The record's `secretInputs`: the fields the agent's tools mark secret, if any. */

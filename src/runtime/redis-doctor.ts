@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Cluster, Redis } from "./load-ioredis.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
+import { findDecidedStepless } from "./redis-decided-stepless.js";
 import { MAINTENANCE_QUEUE, redisKeys, STEP_QUEUE, TOOL_QUEUE } from "./redis-keys.js";
 import { findStrandedRuns } from "./redis-stranded.js";
 
@@ -41,6 +42,11 @@ export interface RedisDoctorReport {
   keys: Record<string, number>;
   /** Runs queued or running with no lease, unsaved for `strandedAfterMs` (at most 100 listed). */
   strandedRuns: string[];
+  /**
+   * Runs awaiting approval with a call decided over `strandedAfterMs` ago and still asked, with
+   * no lease: the step that applies the decision was lost (at most 100 listed).
+   */
+  decidedRuns: string[];
   queues: Record<string, QueueHealth>;
 }
 
@@ -141,6 +147,19 @@ async function examine(
     );
   }
 
+  const decidedRuns = (
+    await findDecidedStepless(client, keys, {
+      now: Date.now(),
+      idleMs: options.strandedAfterMs ?? 300_000,
+      limit: 100,
+    })
+  ).map((run) => run.runId);
+  if (decidedRuns.length > 0) {
+    problems.push(
+      `${decidedRuns.length} run(s) await approval with a decision made but no step to apply it (the reconciler steps them when workers run).`,
+    );
+  }
+
   const queues: Record<string, QueueHealth> = {};
   for (const queue of QUEUES) {
     const health = await queueHealth(client, `${prefix}:${queue}`);
@@ -167,6 +186,7 @@ async function examine(
     storeMarker,
     keys: counted,
     strandedRuns,
+    decidedRuns,
     queues,
   };
 }

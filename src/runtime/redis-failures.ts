@@ -27,11 +27,32 @@ export function isUnanswered(error: unknown): boolean {
 }
 
 /**
+ * True when `error`, or an error it was caused by, is Redis refusing a write for its
+ * `maxmemory` ("OOM command not allowed…", also from inside a script).
+ */
+export function isOutOfMemory(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
+    if (cause.message.includes("OOM command not allowed")) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/**
  * `error` as the runtime reports it: a failure to reach Redis becomes `BackendError` with
- * `code: "backend_unavailable"`; a harnessx error with a code of its own is kept as it is.
+ * `code: "backend_unavailable"`, Redis out of memory one with `code: "store_full"`; a harnessx
+ * error with a code of its own is kept as it is.
  */
 export function unavailableOr(error: unknown, message: () => string): unknown {
   if (HarnessError.isHarnessError(error) && error.code !== "backend_failed") return error;
+  if (isOutOfMemory(error)) {
+    // A script refused at its first write wrote nothing: each of harnessx's scripts that
+    // creates data writes nothing before it.
+    return new BackendError(
+      "Redis is out of memory (its maxmemory is reached) and refused a write; nothing of it was stored. Free memory (prune finished runs) or raise maxmemory, then try again.",
+      { code: "store_full", cause: error },
+    );
+  }
   if (!isUnanswered(error)) return error;
   // A message of its own (say, "Cannot reach Redis at …") says more than the generic one.
   const own = HarnessError.isHarnessError(error) ? error.message : message();
@@ -39,8 +60,8 @@ export function unavailableOr(error: unknown, message: () => string): unknown {
 }
 
 /**
- * `backend` whose every method reports a Redis that does not answer as `backend_unavailable`:
- * promises reject with it, and event streams end with it.
+ * `backend` whose every method reports a Redis that does not answer as `backend_unavailable`
+ * and one out of memory as `store_full`: promises reject with it, and event streams end with it.
  */
 export function reportingUnavailable<T extends object>(backend: T, message: () => string): T {
   const translate = (error: unknown): never => {

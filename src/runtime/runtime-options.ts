@@ -46,6 +46,12 @@ export interface SubmitOptions {
   priority?: number;
   /** Starts the run after this many milliseconds (a delayed job). @defaultValue 0 */
   delayMs?: number;
+  /**
+   * The run's id, chosen by the caller to submit idempotently: a submit with the id of a run
+   * that exists already returns a handle to that run and stores nothing. Retry a rejected
+   * submit with its `error.runId`. Not for `submitMany`. @defaultValue a new UUID
+   */
+  runId?: string;
 }
 
 /** The concurrency a runtime starts with when none is given (see `AgentRuntimeOptions`). */
@@ -55,6 +61,7 @@ const SubmitOptionsSchema = z.strictObject({
   sessionId: z.string().min(1).optional(),
   priority: z.number().int().min(1).max(2_097_152).optional(),
   delayMs: z.number().int().nonnegative().optional(),
+  runId: z.string().min(1).max(512).optional(),
 });
 
 export interface PruneOptions {

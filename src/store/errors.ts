@@ -3,13 +3,15 @@ import { HarnessError, type HarnessErrorOptions } from "../core/errors.js";
 /**
  * Why the run store or queue failed: `backend_failed` (it failed, or refused to start, e.g.
  * Redis may evict keys), `backend_unavailable` (Redis did not answer in time), `store_lost`
- * (Redis lost the data this runtime had seen: it restarted empty) or `record_corrupt` (stored
- * data that does not parse, see `record-codec.ts`).
+ * (Redis lost the data this runtime had seen: it restarted empty), `store_full` (Redis refused a
+ * write for its `maxmemory`: nothing of that write was stored) or `record_corrupt` (stored data
+ * that does not parse, see `record-codec.ts`).
  */
 export type BackendErrorCode =
   | "backend_failed"
   | "backend_unavailable"
   | "store_lost"
+  | "store_full"
   | "record_corrupt";
 
 export interface BackendErrorOptions extends HarnessErrorOptions {

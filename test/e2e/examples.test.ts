@@ -50,7 +50,9 @@ const EXPECTED: Record<string, readonly string[]> = {
     "refund run: awaiting_approval refund_order",
     "after approval: Done: Refunded order 7.",
     "after denial: Done: Denied by reviewer: not eligible.",
-    "completed runs: 3",
+    "same runId, same run: true completed",
+    "rejected submit: config_invalid runId question-44",
+    "completed runs: 4",
   ],
   "extension-audit.ts": [
     "  hook: lookup done, 3 call(s) this session",

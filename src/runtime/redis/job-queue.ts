@@ -19,6 +19,7 @@ import type { BackendQueue } from "../backend-queue.js";
 import { coalesceWrites } from "../coalesced-writes.js";
 import { redisModelLimiter } from "../model-limiter.js";
 import { type RedisClient, subscriberOf, workerConnectionOf } from "../redis-connection.js";
+import { findDecidedStepless } from "../redis-decided-stepless.js";
 import { jobIdPart, MAINTENANCE_QUEUE, RECONCILER, STEP_QUEUE, TOOL_QUEUE } from "../redis-keys.js";
 import type { QueueSettings } from "../redis-queues.js";
 import { findStrandedRuns } from "../redis-stranded.js";
@@ -355,19 +356,25 @@ export class RedisJobQueue implements JobQueue {
   /**
    * Steps every stranded run again (`findStrandedRuns`). Idempotent: the job id names the run
    * and its last save, so reconcilers in several processes, or passes that find the same run
-   * unchanged, queue one step.
+   * unchanged, queue one step. Then steps each parked run whose decision waits with no step
+   * (`findDecidedStepless`): one job per pass, as a step that finds the decision applied does
+   * nothing more.
    */
   async #reconcile(): Promise<void> {
     const { redis, keys, logger } = this.#context;
-    const stranded = await findStrandedRuns(redis, keys, {
-      now: Date.now(),
-      idleMs: this.#options.strandedAfterMs,
-      limit: 1000,
-    });
+    const now = Date.now();
+    const within = { now, idleMs: this.#options.strandedAfterMs, limit: 1000 };
+    const stranded = await findStrandedRuns(redis, keys, within);
     for (const run of stranded) {
       logger.warn({ runId: run.runId, status: run.status }, "stepping a stranded run again");
       await this.#context.queue("steps").add("step", stepJob(run.runId), {
         jobId: `step-${jobIdPart(run.runId)}-reconcile-${run.updatedAt}`,
+      });
+    }
+    for (const run of await findDecidedStepless(redis, keys, within)) {
+      logger.warn({ runId: run.runId }, "stepping a decided run that waits with no step");
+      await this.#context.queue("steps").add("step", stepJob(run.runId), {
+        jobId: `step-${jobIdPart(run.runId)}-decided-${now}`,
       });
     }
   }

@@ -351,6 +351,10 @@ describe("fault and job retries", () => {
   it("retries a job only for a passing store or model failure, or a throw it cannot classify", () => {
     expect(jobMayRetry(new BackendError("gone"))).toBe(true);
     expect(jobMayRetry(new BackendError("slow", { code: "backend_unavailable" }))).toBe(true);
+    // Redis out of memory: the same step goes on once memory is freed; giving up needs a write.
+    const full = new BackendError("full", { code: "store_full" });
+    expect(jobMayRetry(full)).toBe(true);
+    expect(full.fault).toBe("store");
     expect(jobMayRetry(new ProviderError("busy", { code: "rate_limited" }))).toBe(true);
     expect(jobMayRetry(new Error("socket closed"))).toBe(true);
     expect(jobMayRetry(new BackendError("bad", { code: "record_corrupt" }))).toBe(false);
