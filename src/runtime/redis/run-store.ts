@@ -228,17 +228,41 @@ export class RedisRunStore implements RunStore {
       ...(agent === null ? [] : [keys.index({ kind: "agent", agent })]),
       ...(sessionId === undefined ? [] : [keys.index({ kind: "session", sessionId })]),
     ];
+    const perIteration = await this.#iterationKeys(runId);
     await DELETE_RUN.run(
       redis,
-      [
-        keys.run(runId),
-        keys.finished,
-        ...indexes,
-        ...runKeys(keys, runId, summary?.iterations ?? 0),
-      ],
+      [keys.run(runId), keys.finished, ...indexes, ...runKeys(keys, runId, 0), ...perIteration],
       [runId, indexes.length],
     );
     return "deleted";
+  }
+
+  /**
+   * The per-iteration keys (raw results, decisions, in-flight marks) of a run whose iteration
+   * count cannot be read: found by scanning the prefix on every master (rare: unreadable runs).
+   */
+  async #iterationKeys(runId: string): Promise<string[]> {
+    const { redis, keys, prefix } = this.#context;
+    const pattern = `${escapeGlob(prefix)}:[rdi]*:${escapeGlob(runId)}:*`;
+    const found: string[] = [];
+    for (const server of mastersOf(redis)) {
+      let cursor = "0";
+      do {
+        const [next, batch] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        for (const key of batch) {
+          const iteration = Number(key.slice(key.lastIndexOf(":") + 1));
+          if (!Number.isInteger(iteration) || iteration < 0) continue;
+          const owned = [
+            keys.raw(runId, iteration),
+            keys.decisions(runId, iteration),
+            keys.inFlight(runId, iteration),
+          ];
+          if (owned.includes(key)) found.push(key);
+        }
+      } while (cursor !== "0");
+    }
+    return found;
   }
 
   async deleteSessionState(sessionId: string): Promise<number> {

@@ -157,11 +157,16 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       it("deletes an unfinished run whose record and summary are unreadable", async () => {
         const backend = await start();
         await backend.createRun(record("broken", "running", 1));
+        // Working data of its third iteration: its count is in the record that cannot be read.
+        const allow = { id: "d-1", decision: "allow" as const, decidedAt: 4 };
+        expect(await backend.decide("broken", 3, "call_1", allow, audit("allow", 4))).toBe(true);
         await editStored("broken", "record", () => "{not json");
         await editStored("broken", "summary", () => "{not json");
 
         expect(await backend.deleteRun("broken")).toBe("deleted");
         expect(await backend.deleteRun("broken")).toBe("unknown");
+        expect(await backend.decisions("broken", 3)).toEqual({});
+        expect(await backend.auditTrail("broken")).toEqual([]);
         expect(await listedIds(backend, {})).toEqual([]);
         expect(await listedIds(backend, { status: "running" })).toEqual([]);
         expect(await listedIds(backend, { sessionId: "session-broken" })).toEqual([]);
