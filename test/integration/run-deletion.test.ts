@@ -15,6 +15,7 @@ import {
   redisBackend,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse } from "../../src/testing.js";
+import { captureLogs } from "../support/log-capture.js";
 import { rejection } from "../support/rejection.js";
 import { storedRun } from "../support/run-records.js";
 import { makeAgent, Runtimes, silent } from "./fixtures.js";
@@ -165,5 +166,48 @@ describe.each(backends)("erasing runs and sessions on $name", ({ create }) => {
     expect(await rejection(runtime.deleteSession(""))).toBeInstanceOf(ConfigError);
     const closed = new AgentRuntime({ agents: [], backend: memoryBackend(), logger: silent });
     expect(await rejection(closed.delete("x"))).toBeInstanceOf(HarnessError);
+  });
+});
+
+describe("a corrupt summary on Redis, through the runtime", () => {
+  it("prune reports it as unreadable and logs its id, call after call; delete removes it", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const logs = captureLogs("warn");
+    const runtime = new AgentRuntime({
+      agents: [
+        makeAgent("support", {
+          provider: new ScriptedProvider([textResponse("done")], { loop: true }),
+        }),
+      ],
+      backend: redisBackend({ url: redisUrl(), prefix }),
+      logger: logs.logger,
+    });
+    await runtime.start();
+    try {
+      const [good, bad] = await Promise.all([
+        runtime.submit("support", "one"),
+        runtime.submit("support", "two"),
+      ]);
+      if (good === undefined || bad === undefined) throw new Error("expected two runs");
+      for (const handle of [good, bad]) expect((await handle.result()).status).toBe("completed");
+      // A stray write: the summary is garbage.
+      const client = new Redis(redisUrl());
+      await client.hset(`${prefix}:run:${bad.runId}`, "summary", "{not json");
+      client.disconnect();
+
+      const finishedBefore = Date.now() + 60_000;
+      expect(await runtime.prune({ finishedBefore })).toEqual({ deleted: 1, unreadable: 1 });
+      expect(await runtime.prune({ finishedBefore })).toEqual({ deleted: 0, unreadable: 1 });
+      const warned = await logs.waitFor((entry) => entry.runId === bad.runId);
+      expect(String(warned.msg)).toContain("runtime.delete(runId)");
+
+      await runtime.delete(bad.runId);
+      expect(await runtime.prune({ finishedBefore })).toEqual({ deleted: 0, unreadable: 0 });
+      expect(await rejection(runtime.get(bad.runId))).toBeInstanceOf(RunNotFoundError);
+      expect((await runtime.list()).runs).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
   });
 });
