@@ -1,8 +1,8 @@
 // The run store: list runs a page at a time, newest first and filtered; read one run in full with
-// its audit trail of decisions; prune finished runs. The same calls work on redisBackend({ url }),
+// its audit trail of decisions; delete a run, erase a session, prune finished runs. The same calls work on redisBackend({ url }),
 // where a page costs the same with a thousand runs stored or a hundred thousand.
 import { pino } from "pino";
-import { AgentRuntime, memoryBackend } from "../src/index.js";
+import { AgentRuntime, type HarnessError, memoryBackend } from "../src/index.js";
 import { demoSupportAgent } from "../src/testing.js";
 
 const logger = pino({ level: "silent" });
@@ -53,8 +53,20 @@ for (const decision of detail.decisions) {
   );
 }
 
-const { deleted } = await runtime.prune({ finishedBefore: Date.now() + 1 });
+// Deleting one run (finished, or one whose stored record cannot be read); a run still going is
+// refused with RunActiveError (cancel it first).
+await runtime.delete(refund.runId);
+const gone = await runtime.get(refund.runId).catch((error: HarnessError) => error.code);
+console.log(`deleted the refund run: get says ${gone}`);
+// Erasing a session: its finished runs and its extensions' saved state; runs still going stay.
+const bob = await runtime.deleteSession("bob");
 console.log(
-  `pruned ${deleted} finished runs; left: ${(await runtime.list()).runs.map((run) => run.status).join(", ")}`,
+  `bob's session: ${bob.runs} runs deleted (his run still waits), ${bob.states} saved states`,
+);
+
+// Prune skips (and counts) a run whose stored summary cannot be read, instead of failing.
+const { deleted, unreadable } = await runtime.prune({ finishedBefore: Date.now() + 1 });
+console.log(
+  `pruned ${deleted} finished runs (${unreadable} unreadable); left: ${(await runtime.list()).runs.map((run) => run.status).join(", ")}`,
 );
 await runtime.close();

@@ -175,7 +175,9 @@ export { parseRecording, ReplayDivergenceError, ReplayProvider } from "./provide
 export {
   AgentRuntime,
   type AgentRuntimeOptions,
+  type DeleteSessionResult,
   type PruneOptions,
+  type PruneResult,
   type StartOptions,
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
@@ -189,6 +191,7 @@ export {
   BackendError,
   type BackendErrorCode,
   LeaseLostError,
+  RunActiveError,
   RunNotFoundError,
   RuntimeStateError,
   StoreVersionError,

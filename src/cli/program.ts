@@ -5,6 +5,7 @@ import { CommandFailed, ExitWith, printJson, UsageError } from "./cli-support.js
 import { registerDashboard, registerDoctor } from "./dashboard-commands.js";
 import { registerDemo, registerReplay, registerTour, registerWorker } from "./local-commands.js";
 import { registerDecisions, registerRuns } from "./runs-commands.js";
+import { registerSessions } from "./session-commands.js";
 
 /** Adds one command (or a group) to the program. */
 export type RegisterCommand = (program: Command) => unknown;
@@ -20,6 +21,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerWorker,
   registerRuns,
   registerDecisions,
+  registerSessions,
   registerDashboard,
   registerDoctor,
   registerReplay,
@@ -51,7 +53,7 @@ export function createProgram(commands: readonly RegisterCommand[] = COMMANDS): 
     .addHelpText(
       "after",
       "\nEvery command takes --json (one JSON document on stdout). Exit codes: 0 ok, 1 failed, 2 usage.\n" +
-        "The Redis commands (worker, runs, approve, deny, dashboard, doctor) take --redis URL (default: $REDIS_URL) and --prefix.",
+        "The Redis commands (worker, runs, approve, deny, sessions, dashboard, doctor) take --redis URL (default: $REDIS_URL) and --prefix.",
     );
   for (const register of commands) register(program);
   return program;

@@ -17,6 +17,7 @@ export type HarnessErrorCode =
   | "tool_timeout"
   | "approval_invalid"
   | "run_not_found"
+  | "run_active"
   | "tool_call_not_found"
   | "already_decided"
   | "approval_tampered"
@@ -83,6 +84,7 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   tool_timeout: tool,
   approval_invalid: caller,
   run_not_found: caller,
+  run_active: caller,
   tool_call_not_found: caller,
   already_decided: caller,
   approval_tampered: caller,

@@ -23,10 +23,37 @@ export interface ExtensionStateStore {
 export const stateKeyOf = (address: ExtensionStateAddress): string =>
   JSON.stringify([address.agent, address.extension, address.key, address.sessionId]);
 
+/** The session a `stateKeyOf` key belongs to; undefined for a key not made by it. */
+export function sessionOfStateKey(stateKey: string): string | undefined {
+  try {
+    const parts: unknown = JSON.parse(stateKey);
+    if (!Array.isArray(parts) || parts.length !== 4) return undefined;
+    const sessionId: unknown = parts[3];
+    return typeof sessionId === "string" ? sessionId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A store of saved state that can erase a session's values (`deleteSession`). */
+export interface SessionStateStore extends ExtensionStateStore {
+  /** Deletes every value saved for `sessionId`; returns how many. */
+  deleteSession(sessionId: string): number;
+}
+
 /** Saved state in this process's memory: for direct runs. Values are stored as JSON copies. */
-export function memoryExtensionStateStore(): ExtensionStateStore {
+export function memoryExtensionStateStore(): SessionStateStore {
   const values = new Map<string, string>();
   return {
+    deleteSession(sessionId) {
+      let deleted = 0;
+      for (const key of [...values.keys()]) {
+        if (sessionOfStateKey(key) !== sessionId) continue;
+        values.delete(key);
+        deleted += 1;
+      }
+      return deleted;
+    },
     async get(address) {
       const stored = values.get(stateKeyOf(address));
       return stored === undefined ? undefined : (JSON.parse(stored) as unknown);

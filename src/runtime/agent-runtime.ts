@@ -13,6 +13,7 @@ import { ActiveRuns } from "../store/active-runs.js";
 import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
+  RunActiveError,
   RunNotFoundError,
   RuntimeStateError,
   UnknownAgentError,
@@ -23,7 +24,12 @@ import {
   type NumberedEvent,
   parseEventReadOptions,
 } from "../store/run-feeds.js";
-import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
+import {
+  type ListOptions,
+  parseListOptions,
+  type RunPage,
+  type RunQuery,
+} from "../store/run-query.js";
 import { isTerminal, priorityOf, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
 import { type RunDetail, type RunSummary, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
@@ -44,10 +50,13 @@ import { RunHandle } from "./run-handle.js";
 import {
   type AgentRuntimeOptions,
   DEFAULT_CONCURRENCY,
+  type DeleteSessionResult,
   type PruneOptions,
   PruneOptionsSchema,
+  type PruneResult,
   parseSubmitOptions,
   RuntimeOptionsSchema,
+  requireId,
   type StartOptions,
   type SubmitOptions,
   stepOptions,
@@ -56,7 +65,9 @@ import {
 
 export type {
   AgentRuntimeOptions,
+  DeleteSessionResult,
   PruneOptions,
+  PruneResult,
   StartOptions,
   SubmitOptions,
 } from "./runtime-options.js";
@@ -412,15 +423,57 @@ export class AgentRuntime implements AsyncDisposable {
 
   /**
    * Deletes the runs that finished before `finishedBefore` (ms since the epoch): their records,
-   * summaries, index entries, audit trails and every other key. Runs still going are kept.
+   * summaries, index entries, audit trails and every other key. Runs still going are kept; a run
+   * whose stored summary cannot be read is skipped and counted in `unreadable` (`delete` removes it).
    */
-  async prune(options: PruneOptions): Promise<{ deleted: number }> {
+  async prune(options: PruneOptions): Promise<PruneResult> {
     this.#requireStarted("prune");
     const parsed = PruneOptionsSchema.safeParse(options);
     if (!parsed.success) {
       throw new ConfigError(`Invalid prune options: ${describeIssues(parsed.error.issues)}`);
     }
-    return { deleted: await this.backend.pruneRuns(parsed.data.finishedBefore) };
+    return await this.backend.pruneRuns(parsed.data.finishedBefore);
+  }
+
+  /**
+   * Deletes one run and every key it has: a finished run, or one whose stored record cannot be
+   * read (whatever its status). Rejects with `RunNotFoundError` for an unknown run and with
+   * `RunActiveError` (`code: "run_active"`) for one still going: cancel it first.
+   */
+  async delete(runId: string): Promise<void> {
+    this.#requireStarted("delete");
+    const id = requireId(runId, "delete");
+    const outcome = await this.backend.deleteRun(id);
+    if (outcome === "unknown") throw new RunNotFoundError(id);
+    if (outcome === "unfinished") throw new RunActiveError(id);
+  }
+
+  /**
+   * Erases a session: deletes its finished runs (as `delete` does) and every value of extension
+   * state saved for it, by any agent. Runs still going are kept: cancel them, then call it again.
+   */
+  async deleteSession(sessionId: string): Promise<DeleteSessionResult> {
+    this.#requireStarted("deleteSession");
+    const id = requireId(sessionId, "deleteSession");
+    let runs = 0;
+    let cursor: RunQuery["after"];
+    const doomed: string[] = [];
+    for (;;) {
+      const page = await this.backend.listRuns({
+        sessionId: id,
+        limit: 200,
+        ...(cursor === undefined ? {} : { after: cursor }),
+      });
+      doomed.push(...page.runs.map((run) => run.runId));
+      const last = page.runs.at(-1);
+      if (page.nextCursor === null || last === undefined) break;
+      cursor = { createdAt: last.createdAt, runId: last.runId };
+    }
+    for (const runId of doomed) {
+      if ((await this.backend.deleteRun(runId)) === "deleted") runs += 1;
+    }
+    const states = await this.backend.deleteSessionState(id);
+    return { runs, states };
   }
 
   /**

@@ -60,6 +60,12 @@ export class ComposedBackend implements RunBackend {
   pruneRuns(finishedBefore: number) {
     return this.#roles.store.pruneRuns(finishedBefore);
   }
+  deleteRun(runId: string) {
+    return this.#roles.store.deleteRun(runId);
+  }
+  deleteSessionState(sessionId: string) {
+    return this.#roles.store.deleteSessionState(sessionId);
+  }
   saveRun(runId: string, token: number, record: RunRecord, options?: SaveOptions) {
     return this.#roles.store.saveRun(runId, token, record, options);
   }

@@ -71,6 +71,25 @@ export interface PruneOptions {
 
 export const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
 
+/** What `runtime.prune` did: runs deleted, and finished runs skipped as unreadable. */
+export interface PruneResult {
+  deleted: number;
+  /** Finished runs whose stored summary cannot be read: kept; `runtime.delete(runId)` removes one. */
+  unreadable: number;
+}
+
+/** What `runtime.deleteSession` deleted: the session's finished runs and saved state values. */
+export interface DeleteSessionResult {
+  runs: number;
+  states: number;
+}
+
+/** `id` when it is a non-empty string; a `ConfigError` naming `method` otherwise. */
+export function requireId(id: unknown, method: string): string {
+  if (typeof id === "string" && id.length > 0) return id;
+  throw new ConfigError(`${method}() needs a non-empty string id.`);
+}
+
 export const RuntimeOptionsSchema = z.object({
   agents: z.array(z.instanceof(Agent)),
   backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),

@@ -61,6 +61,14 @@ export class RunNotFoundError extends HarnessError {
   }
 }
 
+/** A run still going was asked to be deleted (`runtime.delete`): cancel it first. */
+export class RunActiveError extends HarnessError {
+  override name = "RunActiveError";
+  constructor(runId: string) {
+    super("run_active", `Run "${runId}" is not finished: cancel it before deleting it.`);
+  }
+}
+
 /** The runtime was used before `start()` or after `close()`. */
 export class RuntimeStateError extends HarnessError {
   override name = "RuntimeStateError";

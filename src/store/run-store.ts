@@ -44,6 +44,15 @@ export interface SaveOutcome {
   raw?: Record<string, ToolResult>;
 }
 
+/** What `RunStore.pruneRuns` did: runs deleted, and finished runs skipped as unreadable. */
+export interface PruneOutcome {
+  deleted: number;
+  unreadable: number;
+}
+
+/** What `RunStore.deleteRun` did: deleted, no such run, or kept as it is not finished. */
+export type DeleteOutcome = "deleted" | "unknown" | "unfinished";
+
 /**
  * The run store's role: run records, their summaries and indexes, list, get and prune, and the
  * overview feed. A record is saved only under the run's lease (`Leases`): the save is fenced.
@@ -72,9 +81,20 @@ export interface RunStore {
   /**
    * Deletes every run that finished (completed, failed or cancelled) before `finishedBefore`
    * (ms since the epoch): its record, summary, index entries, audit trail and per-run data.
-   * Returns how many runs it deleted.
+   * A run whose stored summary cannot be read is skipped and counted (`unreadable`), never
+   * thrown: `deleteRun` removes it.
    */
-  pruneRuns(finishedBefore: number): Promise<number>;
+  pruneRuns(finishedBefore: number): Promise<PruneOutcome>;
+  /**
+   * Deletes one run and every key it has, when it is finished or its record or summary cannot
+   * be read; an unfinished run that reads well is kept (`"unfinished"`).
+   */
+  deleteRun(runId: string): Promise<DeleteOutcome>;
+  /**
+   * Deletes every value of extension state saved for `sessionId` (any agent, extension or key);
+   * returns how many it deleted.
+   */
+  deleteSessionState(sessionId: string): Promise<number>;
   /**
    * Writes the record, refused (throws `LeaseLostError`) when a newer token was issued since
    * `token`: a worker that lost its lease can never overwrite its successor's progress. What

@@ -153,7 +153,9 @@ const EXPECTED: Record<string, readonly string[]> = {
     "waiting for a person: refund_order",
     "refund run: completed, 4 messages, 2 iterations",
     "  decision: refund_order allow by ops-lead (a loyal customer)",
-    "pruned 6 finished runs; left: awaiting_approval",
+    "deleted the refund run: get says run_not_found",
+    "bob's session: 0 runs deleted (his run still waits), 0 saved states",
+    "pruned 5 finished runs (0 unreadable); left: awaiting_approval",
   ],
   "skills.ts": [
     "  - incident-summary: Summarise an incident for the status page in three sentences.",

@@ -47,7 +47,10 @@ describe("the run store on redisBackend() with a prefix in braces", () => {
     expect(indexes.length).toBeGreaterThan(3);
     for (const key of [...keys, ...indexes]) expect(key.startsWith(`${prefix}:`)).toBe(true);
 
-    expect(await runtime.prune({ finishedBefore: Date.now() + 1 })).toEqual({ deleted: 1 });
+    expect(await runtime.prune({ finishedBefore: Date.now() + 1 })).toEqual({
+      deleted: 1,
+      unreadable: 0,
+    });
     expect((await runtime.list()).runs).toEqual([]);
   });
 });

@@ -213,7 +213,10 @@ describe("retention on redisBackend(), key by key", () => {
       return !("lease:<run>" in (await runKeys(prefix, handle.runId)));
     });
 
-    expect(await runtime.prune({ finishedBefore: Date.now() + 1 })).toEqual({ deleted: 1 });
+    expect(await runtime.prune({ finishedBefore: Date.now() + 1 })).toEqual({
+      deleted: 1,
+      unreadable: 0,
+    });
 
     expect(await runKeys(prefix, handle.runId)).toEqual({});
     const redis = new Redis(redisUrl());

@@ -247,7 +247,10 @@ export function describeRunExtrasContract(name: string, factory: BackendFactory)
       const result = await (await runtime.submit("tally", "go")).result();
       expect(await runtime.recording(result.runId)).toHaveLength(ONE_TOOL_CALL_RUN.length);
 
-      expect(await runtime.prune({ finishedBefore: Date.now() + 60_000 })).toEqual({ deleted: 1 });
+      expect(await runtime.prune({ finishedBefore: Date.now() + 60_000 })).toEqual({
+        deleted: 1,
+        unreadable: 0,
+      });
       expect(await rejection(runtime.recording(result.runId))).toBeInstanceOf(RunNotFoundError);
       expect(await backend.recordings.entries(result.runId)).toEqual([]);
     });

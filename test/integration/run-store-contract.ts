@@ -246,7 +246,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       await finish(oldFailed, "failed", 1_500);
       await finish(newDone, "completed", 3_000);
 
-      expect(await runtime.prune({ finishedBefore: 2_000 })).toEqual({ deleted: 2 });
+      expect(await runtime.prune({ finishedBefore: 2_000 })).toEqual({ deleted: 2, unreadable: 0 });
 
       expect(await backend.loadRun("old-done")).toBeUndefined();
       expect(await backend.loadRun("old-failed")).toBeUndefined();
@@ -260,8 +260,11 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
         "new-done",
       ]);
       expect((await runtime.list({ status: "failed" })).runs).toEqual([]);
-      expect(await runtime.prune({ finishedBefore: 2_000 })).toEqual({ deleted: 0 });
-      expect(await runtime.prune({ finishedBefore: 10_000 })).toEqual({ deleted: 1 });
+      expect(await runtime.prune({ finishedBefore: 2_000 })).toEqual({ deleted: 0, unreadable: 0 });
+      expect(await runtime.prune({ finishedBefore: 10_000 })).toEqual({
+        deleted: 1,
+        unreadable: 0,
+      });
       expect((await runtime.list()).runs.map((run) => run.runId)).toEqual(["still-queued"]);
       const bad = await rejection(runtime.prune({} as { finishedBefore: number }));
       expect(bad).toBeInstanceOf(ConfigError);

@@ -138,7 +138,7 @@ export function describeTimelineContract(name: string, factory: BackendFactory):
         "afterLlm",
         "done",
       ]);
-      expect(await backend.pruneRuns(10)).toBe(1);
+      expect(await backend.pruneRuns(10)).toEqual({ deleted: 1, unreadable: 0 });
       expect(await backend.checkpoints("run")).toEqual([]);
     });
   });

@@ -45,15 +45,41 @@ export class MemoryRunIndex {
     else this.#finished.delete(summary.runId);
   }
 
-  /** Forgets a run: its summary and its place in every index. */
+  /** Forgets a run: its summary and its place in every index (all searched if it is unreadable). */
   remove(runId: string): void {
     const stored = this.#summaries.get(runId);
     if (stored === undefined) return;
-    const summary = decodeStored(RunSummary, stored, "A stored run summary");
-    const position = { createdAt: summary.createdAt, runId };
-    for (const index of runIndexes(summary)) this.#remove(index, position);
+    let summary: RunSummary | undefined;
+    try {
+      summary = decodeStored(RunSummary, stored, "A stored run summary");
+    } catch {
+      summary = undefined;
+    }
+    if (summary === undefined) {
+      for (const [key, positions] of this.#indexes) {
+        const kept = positions.filter((position) => position.runId !== runId);
+        if (kept.length === 0) this.#indexes.delete(key);
+        else this.#indexes.set(key, kept);
+      }
+    } else {
+      const position = { createdAt: summary.createdAt, runId };
+      for (const index of runIndexes(summary)) this.#remove(index, position);
+    }
     this.#summaries.delete(runId);
     this.#finished.delete(runId);
+  }
+
+  /** Whether a summary is kept for the run. */
+  has(runId: string): boolean {
+    return this.#summaries.has(runId);
+  }
+
+  /** The run's summary; throws `record_corrupt` when it cannot be read. */
+  summaryOf(runId: string): RunSummary | undefined {
+    const stored = this.#summaries.get(runId);
+    return stored === undefined
+      ? undefined
+      : decodeStored(RunSummary, stored, "A stored run summary");
   }
 
   /** The ids of the runs that finished before `time`. */

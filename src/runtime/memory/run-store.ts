@@ -1,11 +1,16 @@
-import type { ExtensionStateStore } from "../../extensions/state-store.js";
-import { memoryExtensionStateStore } from "../../extensions/state-store.js";
+import { memoryExtensionStateStore, type SessionStateStore } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { recordDocument } from "../../store/record/encode.js";
 import type { RunPage, RunQuery } from "../../store/run-query.js";
-import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
+import type {
+  DeleteOutcome,
+  PruneOutcome,
+  RunStore,
+  SaveOptions,
+  SaveOutcome,
+} from "../../store/run-store.js";
 import {
   isTerminal,
   type RunRecord,
@@ -39,7 +44,7 @@ export interface MemoryStoreParts {
 
 /** The run store in memory: records kept as JSON (no caller shares objects with it), indexes. */
 export class MemoryRunStore implements RunStore {
-  readonly extensionState: ExtensionStateStore = memoryExtensionStateStore();
+  readonly extensionState: SessionStateStore = memoryExtensionStateStore();
   readonly #records = new Map<string, StoredRun>();
   readonly #runIndex = new MemoryRunIndex();
   /** Every created or saved run's summary, for `watchRuns`. */
@@ -73,20 +78,51 @@ export class MemoryRunStore implements RunStore {
     return this.#runIndex.page(query);
   }
 
-  async pruneRuns(finishedBefore: number): Promise<number> {
-    const parts = this.#connected();
-    const pruned = this.#runIndex.finishedBefore(finishedBefore);
-    for (const runId of pruned) {
-      const iterations = this.recordOf(runId)?.result?.iterations ?? 0;
-      parts.forgetExpiry(runId);
-      parts.leases.forget(runId);
-      parts.ledger.forget(runId, iterations);
-      parts.ledger.forgetAudit(runId);
-      parts.events.forget(runId);
-      this.#records.delete(runId);
-      this.#runIndex.remove(runId);
+  async pruneRuns(finishedBefore: number): Promise<PruneOutcome> {
+    const outcome = { deleted: 0, unreadable: 0 };
+    for (const runId of this.#runIndex.finishedBefore(finishedBefore)) {
+      const record = this.#readable(runId);
+      if (record === undefined) outcome.unreadable += 1;
+      else {
+        this.#forget(runId, record.result?.iterations ?? 0);
+        outcome.deleted += 1;
+      }
     }
-    return pruned.length;
+    return outcome;
+  }
+
+  async deleteRun(runId: string): Promise<DeleteOutcome> {
+    if (!this.#records.has(runId) && !this.#runIndex.has(runId)) return "unknown";
+    const record = this.#readable(runId);
+    if (record !== undefined && !isTerminal(record.status)) return "unfinished";
+    this.#forget(runId, record?.result?.iterations ?? 0);
+    return "deleted";
+  }
+
+  async deleteSessionState(sessionId: string): Promise<number> {
+    return this.extensionState.deleteSession(sessionId);
+  }
+
+  /** The run's record, or undefined when it (or its summary) cannot be read. */
+  #readable(runId: string): RunRecord | undefined {
+    try {
+      this.#runIndex.summaryOf(runId);
+      return this.recordOf(runId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Deletes everything kept for a run. */
+  #forget(runId: string, iterations: number): void {
+    const parts = this.#connected();
+    parts.forgetExpiry(runId);
+    parts.leases.forget(runId);
+    parts.ledger.forget(runId, iterations);
+    parts.ledger.forgetAudit(runId);
+    parts.events.forget(runId);
+    this.#records.delete(runId);
+    this.#runIndex.remove(runId);
   }
 
   async saveRun(

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
-import type { ExtensionStateStore } from "../../extensions/state-store.js";
+import { type ExtensionStateStore, sessionOfStateKey } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
 import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
@@ -19,20 +19,28 @@ import {
   type RunQuery,
   runIndexes,
 } from "../../store/run-query.js";
-import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
+import type {
+  DeleteOutcome,
+  PruneOutcome,
+  RunStore,
+  SaveOptions,
+  SaveOutcome,
+} from "../../store/run-store.js";
 import { contextView } from "../../store/run-view.js";
 import {
   isRunRecordStatus,
   isTerminal,
+  RUN_RECORD_STATUSES,
   type RunRecord,
   type RunRecordStatus,
   type ToolJob,
 } from "../../store/schemas.js";
 import { corruptSummary, type RunSummary, summarize } from "../../store/summary.js";
-import { type RedisClient, subscriberOf } from "../redis-connection.js";
+import { mastersOf, type RedisClient, subscriberOf } from "../redis-connection.js";
+import { DELETE_RUN } from "../redis-delete-scripts.js";
 import { indexFields } from "../redis-index-lua.js";
 import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
-import { retainedKeys } from "../redis-keys.js";
+import { type RedisKeys, retainedKeys } from "../redis-keys.js";
 import { redisExtensionStateStore } from "../redis-run-extras.js";
 import { SAVE_RUN } from "../redis-scripts.js";
 import { CREATE_RUNS, createRunsArgs } from "../redis-submit.js";
@@ -121,52 +129,159 @@ export class RedisRunStore implements RunStore {
     return pageOf(summaries, query.limit);
   }
 
-  async pruneRuns(finishedBefore: number): Promise<number> {
+  async pruneRuns(finishedBefore: number): Promise<PruneOutcome> {
     const { redis, keys } = this.#context;
-    let pruned = 0;
+    const outcome = { deleted: 0, unreadable: 0 };
     for (;;) {
+      // Runs skipped as unreadable stay first in the finished set: the next batch starts after them.
       const runIds = await redis.zrangebyscore(
         keys.finished,
         "-inf",
         `(${finishedBefore}`,
         "LIMIT",
-        0,
+        outcome.unreadable,
         PRUNE_BATCH,
       );
-      if (runIds.length === 0) return pruned;
+      if (runIds.length === 0) return outcome;
       const summaries = await Promise.all(
         runIds.map((runId) => redis.hget(keys.run(runId), "summary")),
       );
       const outcomes = await Promise.all(
-        runIds.map((runId, at) => this.#pruneRun(runId, summaries[at] ?? null)),
+        runIds.map((runId, at) => this.#pruneReadable(runId, summaries[at] ?? null)),
       );
-      pruned += outcomes.filter(Boolean).length;
+      for (const each of outcomes) {
+        if (each === "deleted") outcome.deleted += 1;
+        else if (each === "unreadable") outcome.unreadable += 1;
+      }
     }
   }
 
-  /** Deletes one finished run, given its stored summary (null when it has none). */
-  async #pruneRun(runId: string, json: string | null): Promise<boolean> {
+  /** Prunes one finished run unless its summary cannot be read (then it is logged and kept). */
+  async #pruneReadable(
+    runId: string,
+    json: string | null,
+  ): Promise<"deleted" | "kept" | "unreadable"> {
+    let summary: RunSummary | undefined;
+    try {
+      summary = json === null ? undefined : decodeSummary(runId, json);
+    } catch (error) {
+      this.#context.logger.warn(
+        { err: loggableError(error), runId },
+        "prune skipped a run it cannot read: delete it with runtime.delete(runId)",
+      );
+      return "unreadable";
+    }
+    return (await this.#pruneRun(runId, summary)) ? "deleted" : "kept";
+  }
+
+  /** Deletes one finished run, given its stored summary (undefined when it has none). */
+  async #pruneRun(runId: string, summary: RunSummary | undefined): Promise<boolean> {
     const { redis, keys } = this.#context;
-    const summary = json === null ? undefined : decodeSummary(runId, json);
     const indexes =
       summary === undefined
         ? []
         : [...runIndexes(summary), ...legacyIndexes(summary)].map(keys.index);
-    const others = [
-      keys.audit(runId),
-      keys.messages(runId),
-      keys.checkpoints(runId),
-      keys.events(runId),
-      keys.recording(runId),
-      keys.lease(runId),
-      ...retainedKeys(keys, runId, summary?.iterations ?? 0),
-    ];
     const reply = await PRUNE_RUN.run(
       redis,
-      [keys.run(runId), keys.finished, ...indexes, ...others],
+      [
+        keys.run(runId),
+        keys.finished,
+        ...indexes,
+        ...runKeys(keys, runId, summary?.iterations ?? 0),
+      ],
       [runId, indexes.length],
     );
     return reply === 1;
+  }
+
+  async deleteRun(runId: string): Promise<DeleteOutcome> {
+    const { redis, keys } = this.#context;
+    const [status = null, summaryJson = null, agent = null, document = null] = await redis.hmget(
+      keys.run(runId),
+      "status",
+      "summary",
+      "agent",
+      "record",
+    );
+    if (status === null && summaryJson === null && document === null) return "unknown";
+    let summary: RunSummary | undefined;
+    let readable = true;
+    try {
+      summary = summaryJson === null ? undefined : decodeSummary(runId, summaryJson);
+      const record = await this.loadRun(runId);
+      if (record !== undefined && !isTerminal(record.status)) return "unfinished";
+    } catch {
+      readable = false;
+    }
+    if (readable && summary !== undefined) {
+      // A finished run that reads well goes as prune deletes it (refused if it started again).
+      return (await this.#pruneRun(runId, summary)) ? "deleted" : "unfinished";
+    }
+    // Unreadable: every index it may be in, by the fields that can still be read.
+    const sessionId = sessionIdIn(summaryJson) ?? sessionIdIn(document);
+    const indexes = [
+      ...RUN_RECORD_STATUSES.flatMap((each) => [
+        keys.index({ kind: "status", status: each }),
+        ...(agent === null ? [] : [keys.index({ kind: "agentStatus", agent, status: each })]),
+      ]),
+      keys.index({ kind: "all" }),
+      ...(agent === null ? [] : [keys.index({ kind: "agent", agent })]),
+      ...(sessionId === undefined ? [] : [keys.index({ kind: "session", sessionId })]),
+    ];
+    const perIteration = await this.#iterationKeys(runId);
+    await DELETE_RUN.run(
+      redis,
+      [keys.run(runId), keys.finished, ...indexes, ...runKeys(keys, runId, 0), ...perIteration],
+      [runId, indexes.length],
+    );
+    return "deleted";
+  }
+
+  /**
+   * The per-iteration keys (raw results, decisions, in-flight marks) of a run whose iteration
+   * count cannot be read: found by scanning the prefix on every master (rare: unreadable runs).
+   */
+  async #iterationKeys(runId: string): Promise<string[]> {
+    const { redis, keys, prefix } = this.#context;
+    const pattern = `${escapeGlob(prefix)}:[rdi]*:${escapeGlob(runId)}:*`;
+    const found: string[] = [];
+    for (const server of mastersOf(redis)) {
+      let cursor = "0";
+      do {
+        const [next, batch] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        for (const key of batch) {
+          const iteration = Number(key.slice(key.lastIndexOf(":") + 1));
+          if (!Number.isInteger(iteration) || iteration < 0) continue;
+          const owned = [
+            keys.raw(runId, iteration),
+            keys.decisions(runId, iteration),
+            keys.inFlight(runId, iteration),
+          ];
+          if (owned.includes(key)) found.push(key);
+        }
+      } while (cursor !== "0");
+    }
+    return found;
+  }
+
+  async deleteSessionState(sessionId: string): Promise<number> {
+    const { redis, keys } = this.#context;
+    const pattern = `${escapeGlob(keys.extensionState(""))}*${escapeGlob(`,${JSON.stringify(sessionId)}]`)}`;
+    const stateKeyAt = keys.extensionState("").length;
+    let deleted = 0;
+    // Saved state is not indexed by session: erasing a session scans the state keys of every
+    // server that holds data (a rare, operator-driven call).
+    for (const server of mastersOf(redis)) {
+      let cursor = "0";
+      do {
+        const [next, found] = await server.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        const owned = found.filter((key) => sessionOfStateKey(key.slice(stateKeyAt)) === sessionId);
+        for (const key of owned) deleted += await redis.del(key);
+      } while (cursor !== "0");
+    }
+    return deleted;
   }
 
   async saveRun(
@@ -271,3 +386,31 @@ export class RedisRunStore implements RunStore {
     await subscriber.subscribe(keys.runsChannel);
   }
 }
+
+/** A run's keys besides its hash and index entries, all deleted with it. */
+function runKeys(keys: RedisKeys, runId: string, iterations: number): string[] {
+  return [
+    keys.audit(runId),
+    keys.messages(runId),
+    keys.checkpoints(runId),
+    keys.events(runId),
+    keys.recording(runId),
+    keys.lease(runId),
+    ...retainedKeys(keys, runId, iterations),
+  ];
+}
+
+/** The `sessionId` a stored JSON object names, if it can still be read from it. */
+function sessionIdIn(json: string | null): string | undefined {
+  if (json === null) return undefined;
+  try {
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== "object" || value === null) return undefined;
+    const sessionId: unknown = (value as { sessionId?: unknown }).sessionId;
+    return typeof sessionId === "string" ? sessionId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&");

@@ -1,9 +1,11 @@
 // The RunStore role of every backend (records, summaries and indexes, fenced saves applied in the order issued), run on memory, Redis and a
 // Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
+import type { RunBackend } from "../../../src/backend.js";
+import type { RunRecord } from "../../../src/index.js";
 import type { BackendFactory } from "../backend-contract.js";
 import { deferred, silent } from "../fixtures.js";
-import { listedIds, record, roleHarness } from "./role-harness.js";
+import { audit, listedIds, record, roleHarness } from "./role-harness.js";
 
 export function describeRunStoreContract(name: string, factory: BackendFactory): void {
   describe(`RunStore of ${name}`, () => {
@@ -68,5 +70,135 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       // The job finds the run as the save left it, after every save issued before it.
       expect(await found.promise).toEqual({ toolCallId: "call_1", updatedAt: 7 });
     });
+
+    it("deletes a finished run with every trace, keeps an unfinished one, and knows no unknown one", async () => {
+      const backend = await start();
+      await backend.createRun(record("done", "queued", 1));
+      await backend.createRun(record("going", "queued", 2));
+      const allow = { id: "d-1", decision: "allow" as const, decidedAt: 4 };
+      expect(await backend.decide("done", 1, "call_1", allow, audit("allow", 4))).toBe(true);
+      await finish(backend, record("done", "queued", 1), 5);
+      expect(await backend.auditTrail("done")).toHaveLength(1);
+      expect(await backend.checkpoints("done")).toHaveLength(1);
+
+      expect(await backend.deleteRun("going")).toBe("unfinished");
+      expect(await backend.deleteRun("done")).toBe("deleted");
+      expect(await backend.deleteRun("done")).toBe("unknown");
+      expect(await backend.deleteRun("never")).toBe("unknown");
+
+      expect(await backend.loadRun("done")).toBeUndefined();
+      expect(await backend.auditTrail("done")).toEqual([]);
+      expect(await backend.checkpoints("done")).toEqual([]);
+      expect(await listedIds(backend, {})).toEqual(["going"]);
+      expect(await listedIds(backend, { sessionId: "session-done" })).toEqual([]);
+      expect(await listedIds(backend, { status: "completed" })).toEqual([]);
+      expect((await backend.loadRun("going"))?.status).toBe("queued");
+      // Deleted, it is no longer there to prune.
+      expect(await backend.pruneRuns(100)).toEqual({ deleted: 0, unreadable: 0 });
+    });
+
+    it("deletes a session's saved state, every agent's, extension's and key's, and no other session's", async () => {
+      const backend = await start();
+      const state = backend.extensionState;
+      // Session ids that a glob or a careless split would confuse with each other.
+      const sessions = ["s-1", 's-1"]', "s-*", "s-10"];
+      for (const sessionId of sessions) {
+        for (const [agent, extension, key] of [
+          ["support", "memory", "notes"],
+          ["ops", "audit", "s-1"],
+        ] as const) {
+          await state.set({ agent, extension, key, sessionId }, { canary: `${sessionId}/${key}` });
+        }
+      }
+
+      expect(await backend.deleteSessionState("s-1")).toBe(2);
+      expect(await backend.deleteSessionState("s-1")).toBe(0);
+      expect(await backend.deleteSessionState("s-*")).toBe(2);
+
+      const left = async (sessionId: string) =>
+        state.get({ agent: "ops", extension: "audit", key: "s-1", sessionId });
+      expect(await left("s-1")).toBeUndefined();
+      expect(await left("s-*")).toBeUndefined();
+      expect(await left('s-1"]')).toEqual({ canary: 's-1"]/s-1' });
+      expect(await left("s-10")).toEqual({ canary: "s-10/s-1" });
+      expect(
+        await state.get({ agent: "support", extension: "memory", key: "notes", sessionId: "s-10" }),
+      ).toEqual({ canary: "s-10/notes" });
+    });
+
+    // Only storage that can be edited from outside (Redis) can hold a corrupt summary.
+    const { editStored } = factory;
+    if (editStored !== undefined)
+      it("prunes around a finished run whose summary is unreadable, counts it, and deletes it on request", async () => {
+        const backend = await start();
+        for (const [runId, createdAt] of [
+          ["a", 1],
+          ["bad", 2],
+          ["c", 3],
+        ] as const) {
+          await backend.createRun(record(runId, "queued", createdAt));
+          await finish(backend, record(runId, "queued", createdAt), 10 + createdAt);
+        }
+        await editStored("bad", "summary", () => "{not json");
+
+        expect(await backend.pruneRuns(100)).toEqual({ deleted: 2, unreadable: 1 });
+        expect(await backend.loadRun("a")).toBeUndefined();
+        // Called again, it still does not throw and still reports the run.
+        expect(await backend.pruneRuns(100)).toEqual({ deleted: 0, unreadable: 1 });
+
+        expect(await backend.deleteRun("bad")).toBe("deleted");
+        expect(await backend.loadRun("bad")).toBeUndefined();
+        expect(await listedIds(backend, {})).toEqual([]);
+        expect(await listedIds(backend, { sessionId: "session-bad" })).toEqual([]);
+        expect(await backend.pruneRuns(100)).toEqual({ deleted: 0, unreadable: 0 });
+      });
+
+    if (editStored !== undefined)
+      it("deletes an unfinished run whose record and summary are unreadable", async () => {
+        const backend = await start();
+        await backend.createRun(record("broken", "running", 1));
+        // Working data of its third iteration: its count is in the record that cannot be read.
+        const allow = { id: "d-1", decision: "allow" as const, decidedAt: 4 };
+        expect(await backend.decide("broken", 3, "call_1", allow, audit("allow", 4))).toBe(true);
+        await editStored("broken", "record", () => "{not json");
+        await editStored("broken", "summary", () => "{not json");
+
+        expect(await backend.deleteRun("broken")).toBe("deleted");
+        expect(await backend.deleteRun("broken")).toBe("unknown");
+        expect(await backend.decisions("broken", 3)).toEqual({});
+        expect(await backend.auditTrail("broken")).toEqual([]);
+        expect(await listedIds(backend, {})).toEqual([]);
+        expect(await listedIds(backend, { status: "running" })).toEqual([]);
+        expect(await listedIds(backend, { sessionId: "session-broken" })).toEqual([]);
+      });
   });
+}
+
+/** Takes the run's lease and saves it completed at `at`, with an entry in its timeline. */
+async function finish(backend: RunBackend, run: RunRecord, at: number): Promise<void> {
+  const lease = await backend.acquireLease(run.runId);
+  if (!lease.acquired) throw new Error("expected the lease");
+  await backend.saveRun(
+    run.runId,
+    lease.token,
+    {
+      ...run,
+      status: "completed",
+      phase: "done",
+      result: {
+        runId: run.runId,
+        sessionId: run.sessionId,
+        status: "completed",
+        output: "done",
+        error: null,
+        pending: [],
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        iterations: 1,
+        messages: run.input.messages,
+      },
+      updatedAt: at,
+    },
+    { checkpoint: { at, phase: "done", status: "completed", iteration: 1 } },
+  );
+  await backend.releaseLease(run.runId, lease.token);
 }
