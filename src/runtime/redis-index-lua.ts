@@ -8,16 +8,32 @@ import type { RunSummary } from "../store/summary.js";
 export const finishedLua = (status: string) =>
   `(${status} == "completed" or ${status} == "failed" or ${status} == "cancelled")`;
 
+/** How many strings `indexFields` gives. */
+export const INDEX_FIELDS = 10;
+
 /**
  * The fields the index scripts read, as arguments of their own (after the run's status):
- * run id, agent, session id, createdAt, updatedAt. Passed as plain strings, not as a JSON
+ * run id, agent, session id, createdAt, updatedAt, then for the overview's counters
+ * (`countOverviewLua`) its input, output, cache-read and cache-write tokens and its error code
+ * ("" when none). Passed as plain strings, not as a JSON
  * object, so the scripts do not decode JSON: a lone surrogate (ids and names are any string)
  * reaches Redis as U+FFFD as in every string ioredis sends (UTF-8), and numbers as JavaScript
  * writes them, which ZADD reads as the same scores.
  */
 export function indexFields(summary: RunSummary): string[] {
-  const { runId, agent, sessionId, createdAt, updatedAt } = summary;
-  return [runId, agent, sessionId, String(createdAt), String(updatedAt)];
+  const { runId, agent, sessionId, createdAt, updatedAt, usage, error } = summary;
+  return [
+    runId,
+    agent,
+    sessionId,
+    String(createdAt),
+    String(updatedAt),
+    String(usage.inputTokens),
+    String(usage.outputTokens),
+    String(usage.cacheReadTokens),
+    String(usage.cacheWriteTokens),
+    error?.code ?? "",
+  ];
 }
 
 /** Lua expressions for the run's fields `indexRunLua` uses (see `indexFields`). */

@@ -13,6 +13,10 @@ export interface ListOptions {
   status?: RunRecordStatus | undefined;
   agent?: string | undefined;
   sessionId?: string | undefined;
+  /** Only runs created at or after this time (ms since the epoch). */
+  since?: number | undefined;
+  /** Only runs created before this time (ms since the epoch; the range is `[since, until)`). */
+  until?: number | undefined;
   /**
    * Runs per page, at most 500.
    * @defaultValue 50
@@ -42,6 +46,11 @@ export interface RunQuery {
   limit: number;
   /** Only runs that come after this one (older, or as old with a smaller id). */
   after?: RunPosition;
+  /**
+   * Only runs created at or after this time: the newest-first walk ends at the first older run,
+   * so it costs nothing more than the page.
+   */
+  since?: number;
 }
 
 /**
@@ -138,6 +147,8 @@ const ListOptionsSchema = z.strictObject({
   status: RunRecordStatus.optional(),
   agent: z.string().min(1).optional(),
   sessionId: z.string().min(1).optional(),
+  since: z.number().int().nonnegative().optional(),
+  until: z.number().int().nonnegative().optional(),
   limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).nullish(),
 });
@@ -148,14 +159,35 @@ export function parseListOptions(options: unknown): RunQuery {
   if (!parsed.success) {
     throw new ConfigError(`Invalid list options: ${describeIssues(parsed.error.issues)}`);
   }
-  const { status, agent, sessionId, limit, cursor } = parsed.data;
+  const { status, agent, sessionId, since, until, limit, cursor } = parsed.data;
+  if (since !== undefined && until !== undefined && until < since) {
+    throw new ConfigError(
+      `Invalid list options: until: ${until} is before since (${since}); the range is [since, until).`,
+    );
+  }
+  const after = startOf(
+    cursor === undefined || cursor === null ? undefined : decodeCursor(cursor),
+    until,
+  );
   return {
     ...(status === undefined ? {} : { status }),
     ...(agent === undefined ? {} : { agent }),
     ...(sessionId === undefined ? {} : { sessionId }),
     limit: limit ?? DEFAULT_LIST_LIMIT,
-    ...(cursor === undefined || cursor === null ? {} : { after: decodeCursor(cursor) }),
+    ...(after === undefined ? {} : { after }),
+    ...(since === undefined ? {} : { since }),
   };
+}
+
+/**
+ * Where a page starts: after the cursor, and never at a run created at or after `until` (a
+ * position at `until` with the smallest id comes before every run created before it). The later
+ * of the two in the walk wins.
+ */
+function startOf(cursor: RunPosition | undefined, until: number | undefined) {
+  if (until === undefined) return cursor;
+  const bound: RunPosition = { createdAt: until, runId: "" };
+  return cursor === undefined || newestFirst(bound, cursor) > 0 ? bound : cursor;
 }
 
 const CursorPayload = z.tuple([z.literal(1), z.number(), z.string().min(1)]);
@@ -191,14 +223,20 @@ export function newestFirst(first: RunPosition, second: RunPosition): number {
   return Buffer.compare(Buffer.from(second.runId), Buffer.from(first.runId));
 }
 
-/** A page from up to `limit + 1` summaries read in order: the extra one says there is more. */
-export function pageOf(summaries: readonly RunSummary[], limit: number): RunPage {
-  const runs = summaries.slice(0, limit);
+/**
+ * A page from up to `limit + 1` summaries read in order: the extra one says there is more. With
+ * `since`, the page ends at the first run created before it (and has no next page then).
+ */
+export function pageOf(summaries: readonly RunSummary[], limit: number, since?: number): RunPage {
+  const older =
+    since === undefined ? -1 : summaries.findIndex((summary) => summary.createdAt < since);
+  const inRange = older === -1 ? summaries : summaries.slice(0, older);
+  const runs = inRange.slice(0, limit);
   const last = runs.at(-1);
   return {
     runs,
     nextCursor:
-      summaries.length > limit && last !== undefined
+      inRange.length > limit && last !== undefined
         ? encodeCursor({ createdAt: last.createdAt, runId: last.runId })
         : null,
   };

@@ -1,3 +1,4 @@
+import type { Overview, OverviewQuery } from "../../store/overview.js";
 import { decodeStored } from "../../store/record/codec.js";
 import {
   type IndexedQuery,
@@ -15,6 +16,7 @@ import {
 } from "../../store/run-query.js";
 import { isTerminal } from "../../store/schemas.js";
 import { RunSummary } from "../../store/summary.js";
+import { MemoryOverviewCounters } from "./overview-counters.js";
 
 /**
  * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets
@@ -27,6 +29,8 @@ export class MemoryRunIndex {
   readonly #indexes = new Map<string, RunPosition[]>();
   /** Finished runs by id: when they finished. */
   readonly #finished = new Map<string, number>();
+  /** The overview's counters, kept with the indexes as runs are written. */
+  readonly #counters = new MemoryOverviewCounters();
 
   /** Writes a run's summary and moves it between the indexes its status change implies. */
   put(summary: RunSummary): void {
@@ -34,6 +38,7 @@ export class MemoryRunIndex {
     const previous =
       stored === undefined ? undefined : decodeStored(RunSummary, stored, "A stored run summary");
     this.#summaries.set(summary.runId, JSON.stringify(summary));
+    this.#counters.count(previous, summary);
     const position = { createdAt: summary.createdAt, runId: summary.runId };
     if (previous === undefined) {
       for (const index of runIndexes(summary)) this.#insert(index, position);
@@ -54,6 +59,12 @@ export class MemoryRunIndex {
     for (const index of runIndexes(summary)) this.#remove(index, position);
     this.#summaries.delete(runId);
     this.#finished.delete(runId);
+    this.#counters.forget(runId);
+  }
+
+  /** The overview over a window, from its counters. */
+  overview(query: OverviewQuery): Overview {
+    return this.#counters.read(query);
   }
 
   /** The ids of the runs that finished before `time`. */
@@ -81,13 +92,15 @@ export class MemoryRunIndex {
       }
       const position = newest === undefined ? undefined : headOf(newest);
       if (newest === undefined || position === undefined) break;
+      // Newest first: every run after one created before `since` is older still.
+      if (query.since !== undefined && position.createdAt < query.since) break;
       newest.at += 1;
       const stored = this.#summaries.get(position.runId);
       if (stored === undefined) continue;
       const summary = decodeStored(RunSummary, stored, "A stored run summary");
       if (matchesFilter(summary, filter)) summaries.push(summary);
     }
-    return pageOf(summaries, query.limit);
+    return pageOf(summaries, query.limit, query.since);
   }
 
   #insert(index: RunIndex, position: RunPosition): void {

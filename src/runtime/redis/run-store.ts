@@ -3,6 +3,12 @@ import { loggableError } from "../../core/errors.js";
 import type { ExtensionStateStore } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
+import {
+  type Overview,
+  type OverviewQuery,
+  overviewOf,
+  windowBuckets,
+} from "../../store/overview.js";
 import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { recordDocument } from "../../store/record/encode.js";
@@ -31,7 +37,7 @@ import {
 import { corruptSummary, type RunSummary, summarize } from "../../store/summary.js";
 import { type RedisClient, subscriberOf } from "../redis-connection.js";
 import { indexFields } from "../redis-index-lua.js";
-import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
+import { LIST_RUNS, PRUNE_RUN, READ_OVERVIEW } from "../redis-index-scripts.js";
 import { retainedKeys } from "../redis-keys.js";
 import { redisExtensionStateStore } from "../redis-run-extras.js";
 import { SAVE_RUN } from "../redis-scripts.js";
@@ -41,6 +47,8 @@ import type { RedisContext } from "./context.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 
 const Replies = z.array(z.string());
+/** READ_OVERVIEW's reply: waiting runs, the oldest wait ("" for none), each bucket's fields. */
+const OverviewReply = z.tuple([z.number(), z.string()]).rest(z.array(z.string()));
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -118,7 +126,29 @@ export class RedisRunStore implements RunStore {
       }
     }
     if (summaries.length === 0) await marker.assertKept(where);
-    return pageOf(summaries, query.limit);
+    return pageOf(summaries, query.limit, query.since);
+  }
+
+  async overview(query: OverviewQuery): Promise<Overview> {
+    const { redis, keys } = this.#context;
+    const reply = OverviewReply.parse(
+      await READ_OVERVIEW.run(
+        redis,
+        [`${keys.indexPrefix}awaiting`],
+        [keys.indexPrefix, ...windowBuckets(query.window, query.now)],
+      ),
+    );
+    const [waiting, oldest, ...buckets] = reply;
+    return overviewOf(
+      buckets.map((flat) => {
+        const counters: Record<string, number> = {};
+        for (let at = 0; at + 1 < flat.length; at += 2) {
+          counters[flat[at] as string] = Number(flat[at + 1]);
+        }
+        return counters;
+      }),
+      { waiting, oldestSince: oldest === "" ? null : Number(oldest) },
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<number> {
