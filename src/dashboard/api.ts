@@ -26,6 +26,7 @@ const RunsQuery = z.strictObject({
   sessionId: z.string().min(1).max(500).optional(),
   since: z.coerce.number().int().nonnegative().optional(),
   until: z.coerce.number().int().nonnegative().optional(),
+  q: z.string().min(1).max(500).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).max(2000).optional(),
 });

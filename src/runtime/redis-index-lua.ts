@@ -51,7 +51,8 @@ export interface IndexLuaFields {
 
 /**
  * The Lua block that keeps run `id` in the indexes under `indexPrefix` as its status goes from
- * `old` to `status`: on its first write (no stored status) in its session's, then on a status
+ * `old` to `status`: on its first write (no stored status) in its session's and in `run-ids`
+ * (scored 0: ordered by id, for a prefix search), then on a status
  * change out of the old status's indexes into the new one's (scored by its `createdAt`), and in
  * the finished set (scored by its `updatedAt`) while it is finished. A save that keeps the
  * status of an unfinished run changes no index. It writes nothing to the run's hash: the
@@ -63,6 +64,7 @@ do
   local id, status, agent, old = ${at.id}, ${at.status}, ${at.agent}, ${at.old}
   if not old then
     redis.call("ZADD", ${at.indexPrefix} .. "session:" .. ${at.sessionId}, ${at.createdAt}, id)
+    redis.call("ZADD", ${at.indexPrefix} .. "run-ids", 0, id)
   end
   if old ~= status then
     if old then

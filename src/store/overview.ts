@@ -165,6 +165,8 @@ export function overviewOf(
       }
     }
   }
+  // A run stored before the counters were kept counts -1 for the status it leaves: never below 0.
+  for (const status of RUN_RECORD_STATUSES) counts[status] = Math.max(0, counts[status]);
   return { counts, approvals, usage: { byAgent }, failures: { byCode } };
 }
 

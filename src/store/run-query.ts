@@ -18,6 +18,12 @@ export interface ListOptions {
   /** Only runs created before this time (ms since the epoch; the range is `[since, until)`). */
   until?: number | undefined;
   /**
+   * A search: the runs of the session with exactly this id when there is one, else the runs
+   * whose id starts with it (at most `MAX_SEARCH_MATCHES` of them, the first by id). Not with
+   * `sessionId`.
+   */
+  q?: string | undefined;
+  /**
    * Runs per page, at most 500.
    * @defaultValue 50
    */
@@ -51,7 +57,12 @@ export interface RunQuery {
    * so it costs nothing more than the page.
    */
   since?: number;
+  /** `ListOptions.q`. */
+  q?: string;
 }
+
+/** The most runs a run id prefix search (`ListOptions.q`) reads. */
+export const MAX_SEARCH_MATCHES = 1000;
 
 /**
  * The indexes a query reads and the filter applied to what they yield. Every index is ordered
@@ -68,7 +79,8 @@ export type RunIndex =
   | { kind: "status"; status: RunRecordStatus }
   | { kind: "agent"; agent: string }
   | { kind: "agentStatus"; agent: string; status: RunRecordStatus }
-  | { kind: "session"; sessionId: string };
+  | { kind: "session"; sessionId: string }
+  | { kind: "runIds" };
 
 /**
  * An index's name, the tail of its Redis key. A status holds no ":", so a status before an
@@ -86,6 +98,8 @@ export function indexName(index: RunIndex): string {
       return `agent-status:${index.status}:${index.agent}`;
     case "session":
       return `session:${index.sessionId}`;
+    case "runIds":
+      return "run-ids";
   }
 }
 
@@ -97,10 +111,14 @@ export const statusIndexes = (run: Indexed): RunIndex[] => [
   { kind: "agentStatus", agent: run.agent, status: run.status },
 ];
 
-/** Every index a run is in. */
+/**
+ * Every index a run is in. `runIds` holds every run id for a prefix search (`ListOptions.q`): on
+ * Redis all scored 0, so that it is ordered by id (ZRANGE BYLEX).
+ */
 export const runIndexes = (run: Indexed): RunIndex[] => [
   { kind: "session", sessionId: run.sessionId },
   ...statusIndexes(run),
+  { kind: "runIds" },
 ];
 
 /** The indexes a run stored before schemaVersion 4 may also be in. */
@@ -149,6 +167,7 @@ const ListOptionsSchema = z.strictObject({
   sessionId: z.string().min(1).optional(),
   since: z.number().int().nonnegative().optional(),
   until: z.number().int().nonnegative().optional(),
+  q: z.string().min(1).max(500).optional(),
   limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).nullish(),
 });
@@ -159,7 +178,10 @@ export function parseListOptions(options: unknown): RunQuery {
   if (!parsed.success) {
     throw new ConfigError(`Invalid list options: ${describeIssues(parsed.error.issues)}`);
   }
-  const { status, agent, sessionId, since, until, limit, cursor } = parsed.data;
+  const { status, agent, sessionId, since, until, q, limit, cursor } = parsed.data;
+  if (q !== undefined && sessionId !== undefined) {
+    throw new ConfigError("Invalid list options: q: not with sessionId (q finds a session too).");
+  }
   if (since !== undefined && until !== undefined && until < since) {
     throw new ConfigError(
       `Invalid list options: until: ${until} is before since (${since}); the range is [since, until).`,
@@ -176,7 +198,24 @@ export function parseListOptions(options: unknown): RunQuery {
     limit: limit ?? DEFAULT_LIST_LIMIT,
     ...(after === undefined ? {} : { after }),
     ...(since === undefined ? {} : { since }),
+    ...(q === undefined ? {} : { q }),
   };
+}
+
+/** Does a summary pass a query's status, agent and time filters (a search reads no index)? */
+const matchesQuery = (summary: RunSummary, query: RunQuery): boolean =>
+  matchesFilter(summary, query) &&
+  (query.since === undefined || summary.createdAt >= query.since) &&
+  (query.after === undefined || newestFirst(query.after, summary) < 0);
+
+/**
+ * One page of a run id prefix search from the runs it matched (any order): the ones that pass
+ * the query's filters and come after its cursor, newest first.
+ */
+export function searchPage(matches: readonly RunSummary[], query: RunQuery): RunPage {
+  const kept = matches.filter((summary) => matchesQuery(summary, query));
+  kept.sort(newestFirst);
+  return pageOf(kept.slice(0, query.limit + 1), query.limit);
 }
 
 /**

@@ -281,6 +281,9 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
       expect(await ids(`since=0&until=${newest + 1}&status=completed`)).toEqual([first.runId]);
       const backwards = await fetch(url(`api/runs?since=${newest}&until=0`), { headers });
       expect(backwards.status).toBe(400);
+      // q: a run id prefix, or a session id.
+      expect(await ids(`q=${first.runId.slice(0, 8)}`)).toEqual([first.runId]);
+      expect(await ids(`q=${encodeURIComponent(waiting.sessionId)}`)).toEqual([second.runId]);
     });
 
     it("refuses bad query strings and bodies with 400 { error: { code, message } }", async () => {

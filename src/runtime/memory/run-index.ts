@@ -4,6 +4,7 @@ import {
   type IndexedQuery,
   indexFor,
   indexName,
+  MAX_SEARCH_MATCHES,
   matchesFilter,
   newestFirst,
   pageOf,
@@ -12,6 +13,7 @@ import {
   type RunPosition,
   type RunQuery,
   runIndexes,
+  searchPage,
   statusIndexes,
 } from "../../store/run-query.js";
 import { isTerminal } from "../../store/schemas.js";
@@ -73,6 +75,25 @@ export class MemoryRunIndex {
   }
 
   page(query: RunQuery): RunPage {
+    const { q, ...rest } = query;
+    if (q === undefined) return this.#indexedPage(query);
+    if (this.#indexes.has(indexName({ kind: "session", sessionId: q }))) {
+      return this.#indexedPage({ ...rest, sessionId: q });
+    }
+    // As Redis reads them: the first matches by id (bytewise).
+    const ids = (this.#indexes.get(indexName({ kind: "runIds" })) ?? [])
+      .map((position) => position.runId)
+      .filter((runId) => runId.startsWith(q))
+      .sort((first, second) => Buffer.compare(Buffer.from(first), Buffer.from(second)))
+      .slice(0, MAX_SEARCH_MATCHES);
+    const matches = ids.flatMap((runId) => {
+      const stored = this.#summaries.get(runId);
+      return stored === undefined ? [] : [decodeStored(RunSummary, stored, "A stored run summary")];
+    });
+    return searchPage(matches, rest);
+  }
+
+  #indexedPage(query: RunQuery): RunPage {
     const { indexes, filter }: IndexedQuery = indexFor(query);
     const { after } = query;
     // One lane per index, from the cursor on; each step takes the newest head of them all.

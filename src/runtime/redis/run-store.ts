@@ -20,10 +20,12 @@ import {
 import {
   indexFor,
   legacyIndexes,
+  MAX_SEARCH_MATCHES,
   pageOf,
   type RunPage,
   type RunQuery,
   runIndexes,
+  searchPage,
 } from "../../store/run-query.js";
 import type { RunStore, SaveOptions, SaveOutcome } from "../../store/run-store.js";
 import { contextView } from "../../store/run-view.js";
@@ -99,6 +101,35 @@ export class RedisRunStore implements RunStore {
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
+    const { q, ...rest } = query;
+    if (q === undefined) return this.#indexedPage(query);
+    const { redis, keys } = this.#context;
+    const session = keys.index({ kind: "session", sessionId: q });
+    if ((await redis.exists(session)) === 1) return this.#indexedPage({ ...rest, sessionId: q });
+    // Every id starting with `q`: from "[q" to "[q" and a byte no UTF-8 string holds.
+    const ids = await redis.zrangebylex(
+      keys.index({ kind: "runIds" }),
+      `[${q}`,
+      Buffer.concat([Buffer.from(`[${q}`), Buffer.from([0xff])]),
+      "LIMIT",
+      0,
+      MAX_SEARCH_MATCHES,
+    );
+    const stored = await Promise.all(ids.map((runId) => redis.hget(keys.run(runId), "summary")));
+    const matches = ids.flatMap((runId, at) => {
+      const json = stored[at];
+      if (json == null) return [];
+      try {
+        return [decodeSummary(runId, json)];
+      } catch (error) {
+        this.#context.logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
+        return [];
+      }
+    });
+    return searchPage(matches, rest);
+  }
+
+  async #indexedPage(query: RunQuery): Promise<RunPage> {
     const { redis, keys, marker, where } = this.#context;
     const { indexes, filter } = indexFor(query);
     const indexKeys = indexes.map(keys.index);

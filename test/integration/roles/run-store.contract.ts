@@ -63,6 +63,39 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       expect(await listedIds(backend, { since: 30, status: "running" })).toEqual(["d"]);
     });
 
+    it("searches by a run id prefix or an exact session id (q), with filters and pages", async () => {
+      const backend = await start();
+      await backend.createRun(storedRun("abc-1", { createdAt: 1 }));
+      await backend.createRun(storedRun("abd-2", { createdAt: 2, status: "running" }));
+      await backend.createRun(storedRun("abc-3", { createdAt: 3 }));
+      await backend.createRun(storedRun("é-4", { createdAt: 4 }));
+      await backend.createRun(storedRun("x-5", { createdAt: 5, sessionId: "ab" }));
+      await backend.createRun(storedRun("x-6", { createdAt: 6, sessionId: "ab" }));
+      const search = (options: Record<string, unknown>) =>
+        listedIds(backend, parseListOptions(options));
+
+      expect(await search({ q: "abc" })).toEqual(["abc-3", "abc-1"]);
+      expect(await search({ q: "a" })).toEqual(["abc-3", "abd-2", "abc-1"]);
+      expect(await search({ q: "abd-2" })).toEqual(["abd-2"]);
+      expect(await search({ q: "é" })).toEqual(["é-4"]);
+      expect(await search({ q: "nothing" })).toEqual([]);
+      // An exact session id finds the session's runs, not the ids starting with it.
+      expect(await search({ q: "ab" })).toEqual(["x-6", "x-5"]);
+      expect(await search({ q: "ab", until: 6 })).toEqual(["x-5"]);
+      expect(await search({ q: "a", status: "queued", since: 2 })).toEqual(["abc-3"]);
+      expect(await search({ q: "a", agent: "someone-else" })).toEqual([]);
+      const first = await backend.listRuns(parseListOptions({ q: "a", limit: 2 }));
+      expect(first.runs.map((each) => each.runId)).toEqual(["abc-3", "abd-2"]);
+      const next = await backend.listRuns(
+        parseListOptions({ q: "a", limit: 2, cursor: first.nextCursor }),
+      );
+      expect(next).toEqual({
+        runs: [expect.objectContaining({ runId: "abc-1" })],
+        nextCursor: null,
+      });
+      expect(() => parseListOptions({ q: "a", sessionId: "ab" })).toThrow(/q: not with sessionId/);
+    });
+
     it("keeps the overview's counters per time bucket as runs are created and saved", async () => {
       const backend = await start();
       const hour = Date.UTC(2026, 11, 6, 6);
