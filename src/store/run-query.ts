@@ -66,7 +66,8 @@ export const MAX_SEARCH_MATCHES = 1000;
 
 /**
  * The indexes a query reads and the filter applied to what they yield. Every index is ordered
- * by creation time: one per status, per agent × status, per session (each run is in three).
+ * by creation time: one per status, per agent × status, per session (each run is in three),
+ * and `runIds`, every run id for a prefix search (ordered by id on Redis).
  * A query with a session reads that session's index and filters it by status and agent, so its
  * cost grows with the session's runs, never with the runs stored; any other query merges the
  * indexes that hold exactly the runs it wants — all runs are the status indexes', an agent's
