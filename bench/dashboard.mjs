@@ -5,6 +5,8 @@
 //
 // 1. `GET /api/runs?limit=50` with `--runs` runs stored next to the same with 1,000 runs stored
 //    (two prefixes of one Redis, two dashboards, requests alternated so drift falls on both).
+//    `GET /api/overview?window=7d` alternated with it on each dashboard (issue 31: it reads the
+//    week's 168 counter buckets, whatever the runs stored; target within 2x of the page).
 // 2. SSE fan-out: `--subscribers` clients on `GET /api/runs/:runId/events` (text/event-stream) of
 //    one running run whose model streams `--deltas` deltas, each carrying the time it was yielded;
 //    the latency of every delta at every subscriber.
@@ -111,6 +113,7 @@ async function pageLatency(url, prefixes) {
       );
     }
     const timings = servers.map(() => []);
+    const overviewTimings = servers.map(() => []);
     for (let sample = 0; sample < SAMPLES + WARM_UP; sample += 1) {
       for (const [at, server] of servers.entries()) {
         const began = performance.now();
@@ -123,9 +126,24 @@ async function pageLatency(url, prefixes) {
           );
         }
         if (sample >= WARM_UP) timings[at].push(elapsed);
+        // The overview of the week, next to the page, alternated on the same server.
+        const overviewBegan = performance.now();
+        const overviewResponse = await fetch(`${server.url}api/overview?window=7d`, {
+          headers: AUTH,
+        });
+        const overview = await overviewResponse.json();
+        const overviewElapsed = performance.now() - overviewBegan;
+        if (!overviewResponse.ok || overview.counts === undefined) {
+          throw new Error(`GET /api/overview: ${overviewResponse.status}`);
+        }
+        if (sample >= WARM_UP) overviewTimings[at].push(overviewElapsed);
       }
     }
     const [small, large] = timings.map(summarize);
+    const [overviewSmall, overviewLarge] = overviewTimings.map(summarize);
+    log(
+      `overview: p50 ${overviewSmall.p50} → ${overviewLarge.p50} ms, p99 ${overviewSmall.p99} → ${overviewLarge.p99} ms`,
+    );
     log(`runs page: p50 ${small.p50} → ${large.p50} ms, p99 ${small.p99} → ${large.p99} ms`);
     return {
       request: `GET /api/runs?limit=${LIMIT} (keep-alive fetch, JSON parsed)`,
@@ -133,6 +151,13 @@ async function pageLatency(url, prefixes) {
       [`runs${LARGE}`]: large,
       p50Ratio: round(large.p50 / small.p50),
       p99Ratio: round(large.p99 / small.p99),
+      overview: {
+        request: "GET /api/overview?window=7d, alternated with the page on the same server",
+        [`runs${SMALL}`]: overviewSmall,
+        [`runs${LARGE}`]: overviewLarge,
+        p50VsRunsPage: round(overviewLarge.p50 / large.p50),
+        p99VsRunsPage: round(overviewLarge.p99 / large.p99),
+      },
       stored: Object.fromEntries(
         stores.map((store) => [
           `runs${store.runs}`,

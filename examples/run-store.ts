@@ -43,6 +43,19 @@ console.log(`alice's completed runs: ${alice.runs.length}`);
 const inbox = await runtime.list({ status: "awaiting_approval" });
 console.log(`waiting for a person: ${inbox.runs.map((run) => run.pending[0]?.name).join(", ")}`);
 
+// A search (a run id prefix, or an exact session id) and a time range [since, until).
+const found = await runtime.list({ q: refund.runId.slice(0, 8) });
+console.log(`found by an id prefix: ${found.runs.map((run) => run.runId === refund.runId)}`);
+console.log(`bob's runs by q: ${(await runtime.list({ q: "bob" })).runs.length}`);
+const lastHour = await runtime.list({ since: Date.now() - 3_600_000, until: Date.now() + 1 });
+console.log(`created in the last hour: ${lastHour.runs.length}`);
+// Totals from counters kept per time bucket as runs are written: no scan of the runs.
+const overview = await runtime.overview({ window: "1h" });
+console.log(
+  `last hour: ${overview.counts.completed} completed, ${overview.approvals.waiting} waiting, ` +
+    `support ran ${overview.usage.byAgent.support?.runs} runs`,
+);
+
 const detail = await runtime.get(refund.runId);
 console.log(
   `refund run: ${detail.status}, ${detail.messages.length} messages, ${detail.iterations} iterations`,

@@ -197,6 +197,14 @@ export {
   StoreVersionError,
   UnknownAgentError,
 } from "./store/errors.js";
+export {
+  type AgentUsage,
+  OVERVIEW_WINDOWS,
+  type Overview,
+  type OverviewOptions,
+  type OverviewQuery,
+  type OverviewWindow,
+} from "./store/overview.js";
 export type { EventPage, EventReadOptions, NumberedEvent } from "./store/run-feeds.js";
 export {
   DEFAULT_LIST_LIMIT,

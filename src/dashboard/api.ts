@@ -1,6 +1,7 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
+import { OVERVIEW_WINDOWS } from "../store/overview.js";
 import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
 import { MAX_LIST_LIMIT } from "../store/run-query.js";
 import { isTerminal, RunRecordStatus } from "../store/schemas.js";
@@ -23,9 +24,14 @@ const RunsQuery = z.strictObject({
   status: RunRecordStatus.optional(),
   agent: z.string().min(1).max(200).optional(),
   sessionId: z.string().min(1).max(500).optional(),
+  since: z.coerce.number().int().nonnegative().optional(),
+  until: z.coerce.number().int().nonnegative().optional(),
+  q: z.string().min(1).max(500).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).max(2000).optional(),
 });
+
+const OverviewQuery = z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() });
 
 const EventsQuery = z.strictObject({
   after: z.coerce.number().int().nonnegative().optional(),
@@ -87,6 +93,11 @@ export function apiRouter(options: ApiOptions): Router {
   router.get("/runs", read, async (request, response) => {
     const query = parseOrRefuse(RunsQuery, request.query, "query");
     send(response, await runtime.list(query));
+  });
+
+  router.get("/overview", read, async (request, response) => {
+    const query = parseOrRefuse(OverviewQuery, request.query, "query");
+    send(response, await runtime.overview(query));
   });
 
   router.get("/runs/:runId", read, async (request, response) => {

@@ -18,6 +18,7 @@ import {
   RuntimeStateError,
   UnknownAgentError,
 } from "../store/errors.js";
+import { type Overview, type OverviewOptions, parseOverviewOptions } from "../store/overview.js";
 import {
   type EventPage,
   type EventReadOptions,
@@ -334,6 +335,20 @@ export class AgentRuntime implements AsyncDisposable {
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
     return this.backend.listRuns(parseListOptions(options));
+  }
+
+  /**
+   * Totals over a window (`1h`, `24h` or `7d`, default `24h`): the runs created in it by status,
+   * their runs and tokens by agent, their failures by error code, and the runs waiting for a
+   * person now with the oldest wait. Read from counters kept per time bucket as runs are
+   * written, never by reading runs: its cost does not grow with the runs stored.
+   * @example
+   * const { counts, approvals } = await runtime.overview({ window: "1h" });
+   */
+  async overview(options: OverviewOptions = {}): Promise<Overview> {
+    this.#requireStarted("overview");
+    const { window } = parseOverviewOptions(options);
+    return this.backend.overview({ window, now: this.#deps.clock.now() });
   }
 
   /**

@@ -2,6 +2,7 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { BackendRoles, RunBackend } from "../store/backend.js";
 import type { EnqueueStepOptions } from "../store/job-queue.js";
+import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
 import type { SaveOptions } from "../store/run-store.js";
 import type { RunRecord, StoredDecision, ToolJob } from "../store/schemas.js";
@@ -56,6 +57,9 @@ export class ComposedBackend implements RunBackend {
   }
   listRuns(query: RunQuery) {
     return this.#roles.store.listRuns(query);
+  }
+  overview(query: OverviewQuery) {
+    return this.#roles.store.overview(query);
   }
   pruneRuns(finishedBefore: number) {
     return this.#roles.store.pruneRuns(finishedBefore);

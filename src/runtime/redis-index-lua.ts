@@ -8,16 +8,32 @@ import type { RunSummary } from "../store/summary.js";
 export const finishedLua = (status: string) =>
   `(${status} == "completed" or ${status} == "failed" or ${status} == "cancelled")`;
 
+/** How many strings `indexFields` gives. */
+export const INDEX_FIELDS = 10;
+
 /**
  * The fields the index scripts read, as arguments of their own (after the run's status):
- * run id, agent, session id, createdAt, updatedAt. Passed as plain strings, not as a JSON
+ * run id, agent, session id, createdAt, updatedAt, then for the overview's counters
+ * (`countOverviewLua`) its input, output, cache-read and cache-write tokens and its error code
+ * ("" when none). Passed as plain strings, not as a JSON
  * object, so the scripts do not decode JSON: a lone surrogate (ids and names are any string)
  * reaches Redis as U+FFFD as in every string ioredis sends (UTF-8), and numbers as JavaScript
  * writes them, which ZADD reads as the same scores.
  */
 export function indexFields(summary: RunSummary): string[] {
-  const { runId, agent, sessionId, createdAt, updatedAt } = summary;
-  return [runId, agent, sessionId, String(createdAt), String(updatedAt)];
+  const { runId, agent, sessionId, createdAt, updatedAt, usage, error } = summary;
+  return [
+    runId,
+    agent,
+    sessionId,
+    String(createdAt),
+    String(updatedAt),
+    String(usage.inputTokens),
+    String(usage.outputTokens),
+    String(usage.cacheReadTokens),
+    String(usage.cacheWriteTokens),
+    error?.code ?? "",
+  ];
 }
 
 /** Lua expressions for the run's fields `indexRunLua` uses (see `indexFields`). */
@@ -35,7 +51,8 @@ export interface IndexLuaFields {
 
 /**
  * The Lua block that keeps run `id` in the indexes under `indexPrefix` as its status goes from
- * `old` to `status`: on its first write (no stored status) in its session's, then on a status
+ * `old` to `status`: on its first write (no stored status) in its session's and in `run-ids`
+ * (scored 0: ordered by id, for a prefix search), then on a status
  * change out of the old status's indexes into the new one's (scored by its `createdAt`), and in
  * the finished set (scored by its `updatedAt`) while it is finished. A save that keeps the
  * status of an unfinished run changes no index. It writes nothing to the run's hash: the
@@ -47,6 +64,7 @@ do
   local id, status, agent, old = ${at.id}, ${at.status}, ${at.agent}, ${at.old}
   if not old then
     redis.call("ZADD", ${at.indexPrefix} .. "session:" .. ${at.sessionId}, ${at.createdAt}, id)
+    redis.call("ZADD", ${at.indexPrefix} .. "run-ids", 0, id)
   end
   if old ~= status then
     if old then

@@ -1,4 +1,5 @@
 import { finishedLua } from "./redis-index-lua.js";
+import { READ_OVERVIEW_LUA } from "./redis-overview-lua.js";
 import { LuaScript } from "./redis-scripts.js";
 
 // The run store's summaries, time indexes and audit trails in Redis (see `redisKeys`). Index keys
@@ -119,3 +120,6 @@ for at = 3 + indexes, #KEYS do redis.call("DEL", KEYS[at]) end
 redis.call("DEL", KEYS[1])
 return 1
 `);
+
+/** Reads the overview's buckets and waiting runs in one round trip (see `READ_OVERVIEW_LUA`). */
+export const READ_OVERVIEW = new LuaScript(READ_OVERVIEW_LUA);

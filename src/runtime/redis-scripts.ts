@@ -1,6 +1,13 @@
 import { createHash } from "node:crypto";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
-import { announceLua, finishedLua, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
+import {
+  announceLua,
+  finishedLua,
+  INDEX_FIELDS,
+  indexRunLua,
+  pushArgvLua,
+} from "./redis-index-lua.js";
+import { countOverviewLua } from "./redis-overview-lua.js";
 
 /**
  * A Lua script run by its SHA: loaded when the backend starts (`loadAll`), and again on first
@@ -175,6 +182,17 @@ if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] t
       redis.call("ZREM", ${indexPrefix} .. "agent-status:queued:" .. ${stored}[5], id)
       redis.call("ZADD", ${indexPrefix} .. "status:running", createdAt, id)
       redis.call("ZADD", ${indexPrefix} .. "agent-status:running:" .. ${stored}[5], createdAt, id)
+      ${countOverviewLua({
+        indexPrefix,
+        id: "id",
+        old: '"queued"',
+        status: '"running"',
+        agent: `${stored}[5]`,
+        createdAt: "createdAt",
+        updatedAt: "0",
+        usage: ["0", "0", "0", "0"],
+        errorCode: '""',
+      })}
     end
     ${announceLua(channel, "cjson.encode(id)", "summary")}
   end
@@ -248,12 +266,13 @@ return 0
  * the conversation anew), the run-change channel, "1" to give the lease up with the save (""
  * to extend it), the number n of messages that follow, the save's checkpoint JSON ("" for
  * none), the run id's JSON (for the announcement), the summary's index fields (`indexFields`:
- * 5 of them), the JSON of each of those n messages, then the JSON of each event to append.
+ * `INDEX_FIELDS` of them), the JSON of each of those n messages, then the JSON of each event to append.
  * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`);
  * refused (-2) when the stored conversation is not as long as the caller says. Appends the new
  * messages, the checkpoint and the events (waking their readers), writes the run's record,
  * status and summary (one HSET) and moves it between the indexes (`indexRunLua`; keys built
- * from the prefix, in the run's slot when the prefix is in braces), extends the lease (or
+ * from the prefix, in the run's slot when the prefix is in braces), keeps the overview's
+ * counters (`countOverviewLua`), extends the lease (or
  * gives it up, taking the wake-up left meanwhile), sets the retention expiry of a finished
  * run's working keys, and announces the summary on the run-change channel. Returns {1, cancel
  * requested (1/0), wake-up taken (1/0), the raw results committed so far at `dispatch` (flat
@@ -270,7 +289,7 @@ if ARGV[10] == "" then redis.call("DEL", KEYS[5])
 elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[10]) then return -2 end
 ${pushArgvLua}
 if ARGV[14] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[14]) end
-local firstMessage = 21
+local firstMessage = ${16 + INDEX_FIELDS}
 local firstEvent = firstMessage + count
 push(KEYS[5], firstMessage, firstEvent - 1)
 ${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[8]", "firstEvent", "stored[3]")}
@@ -283,6 +302,17 @@ ${indexRunLua({
   createdAt: "ARGV[19]",
   updatedAt: "ARGV[20]",
   old: "stored[2]",
+})}
+${countOverviewLua({
+  indexPrefix: "ARGV[6]",
+  id: "ARGV[16]",
+  old: "stored[2]",
+  status: "ARGV[3]",
+  agent: "ARGV[17]",
+  createdAt: "ARGV[19]",
+  updatedAt: "ARGV[20]",
+  usage: ["ARGV[21]", "ARGV[22]", "ARGV[23]", "ARGV[24]"],
+  errorCode: "ARGV[25]",
 })}
 local raw = {}
 if ARGV[9] ~= "" then

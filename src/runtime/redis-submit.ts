@@ -3,8 +3,15 @@ import { recordDocument } from "../store/record/encode.js";
 import { encodeSummary } from "../store/record/summary-codec.js";
 import type { RunRecord } from "../store/schemas.js";
 import { summarize } from "../store/summary.js";
-import { announceLua, indexFields, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
+import {
+  announceLua,
+  INDEX_FIELDS,
+  indexFields,
+  indexRunLua,
+  pushArgvLua,
+} from "./redis-index-lua.js";
 import type { RedisKeys } from "./redis-keys.js";
+import { countOverviewLua } from "./redis-overview-lua.js";
 import { LuaScript } from "./redis-scripts.js";
 
 // A bulk submit (`submitMany`) on Redis: runs are written a chunk at a time, one script call a
@@ -40,10 +47,10 @@ function newRunFields(record: RunRecord): NewRunFields {
 /**
  * KEYS: run, messages of each run. ARGV: index key prefix, runs channel, then for each run:
  * record document, status, stored summary JSON, the run id's JSON, its index fields
- * (`indexFields`: 5 of them), the number of messages, the JSON of each message. A table of 1
+ * (`indexFields`: `INDEX_FIELDS` of them), the number of messages, the JSON of each message. A table of 1
  * (created) or 0 (the run exists), by run. Stores each new run's record, status, summary and
  * agent (one HSET), conversation and index entries (`indexRunLua`; `createRun` is a call with
- * one run), and announces it on the runs channel (`watchRuns`, `announceLua`).
+ * one run) and the overview's counters (`countOverviewLua`), and announces it on the runs channel (`watchRuns`, `announceLua`).
  * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
  */
 export const CREATE_RUNS = new LuaScript(`
@@ -54,8 +61,8 @@ for key = 1, #KEYS, 2 do
   local run, messages = KEYS[key], KEYS[key + 1]
   local document, status, summary, runIdJson = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
   local index = at + 4
-  local first = at + 10
-  at = first + tonumber(ARGV[at + 9])
+  local first = at + ${4 + INDEX_FIELDS + 1}
+  at = first + tonumber(ARGV[at + ${4 + INDEX_FIELDS}])
   if redis.call("EXISTS", run) == 1 then created[#created + 1] = 0
   else
     ${indexRunLua({
@@ -67,6 +74,17 @@ for key = 1, #KEYS, 2 do
       createdAt: "ARGV[index + 3]",
       updatedAt: "ARGV[index + 4]",
       old: "nil",
+    })}
+    ${countOverviewLua({
+      indexPrefix: "ARGV[1]",
+      id: "ARGV[index]",
+      old: "nil",
+      status: "status",
+      agent: "ARGV[index + 1]",
+      createdAt: "ARGV[index + 3]",
+      updatedAt: "ARGV[index + 4]",
+      usage: ["ARGV[index + 5]", "ARGV[index + 6]", "ARGV[index + 7]", "ARGV[index + 8]"],
+      errorCode: "ARGV[index + 9]",
     })}
     redis.call("HSET", run, "summary", summary, "agent", ARGV[index + 1], "record", document,
       "status", status)

@@ -13,6 +13,16 @@ export interface ListOptions {
   status?: RunRecordStatus | undefined;
   agent?: string | undefined;
   sessionId?: string | undefined;
+  /** Only runs created at or after this time (ms since the epoch). */
+  since?: number | undefined;
+  /** Only runs created before this time (ms since the epoch; the range is `[since, until)`). */
+  until?: number | undefined;
+  /**
+   * A search: the runs of the session with exactly this id when there is one, else the runs
+   * whose id starts with it (at most `MAX_SEARCH_MATCHES` of them, the first by id). Not with
+   * `sessionId`.
+   */
+  q?: string | undefined;
   /**
    * Runs per page, at most 500.
    * @defaultValue 50
@@ -42,11 +52,22 @@ export interface RunQuery {
   limit: number;
   /** Only runs that come after this one (older, or as old with a smaller id). */
   after?: RunPosition;
+  /**
+   * Only runs created at or after this time: the newest-first walk ends at the first older run,
+   * so it costs nothing more than the page.
+   */
+  since?: number;
+  /** `ListOptions.q`. */
+  q?: string;
 }
+
+/** The most runs a run id prefix search (`ListOptions.q`) reads. */
+export const MAX_SEARCH_MATCHES = 1000;
 
 /**
  * The indexes a query reads and the filter applied to what they yield. Every index is ordered
- * by creation time: one per status, per agent × status, per session (each run is in three).
+ * by creation time: one per status, per agent × status, per session (each run is in three),
+ * and `runIds`, every run id for a prefix search (ordered by id on Redis).
  * A query with a session reads that session's index and filters it by status and agent, so its
  * cost grows with the session's runs, never with the runs stored; any other query merges the
  * indexes that hold exactly the runs it wants — all runs are the status indexes', an agent's
@@ -59,7 +80,8 @@ export type RunIndex =
   | { kind: "status"; status: RunRecordStatus }
   | { kind: "agent"; agent: string }
   | { kind: "agentStatus"; agent: string; status: RunRecordStatus }
-  | { kind: "session"; sessionId: string };
+  | { kind: "session"; sessionId: string }
+  | { kind: "runIds" };
 
 /**
  * An index's name, the tail of its Redis key. A status holds no ":", so a status before an
@@ -77,6 +99,8 @@ export function indexName(index: RunIndex): string {
       return `agent-status:${index.status}:${index.agent}`;
     case "session":
       return `session:${index.sessionId}`;
+    case "runIds":
+      return "run-ids";
   }
 }
 
@@ -88,10 +112,14 @@ export const statusIndexes = (run: Indexed): RunIndex[] => [
   { kind: "agentStatus", agent: run.agent, status: run.status },
 ];
 
-/** Every index a run is in. */
+/**
+ * Every index a run is in. `runIds` holds every run id for a prefix search (`ListOptions.q`): on
+ * Redis all scored 0, so that it is ordered by id (ZRANGE BYLEX).
+ */
 export const runIndexes = (run: Indexed): RunIndex[] => [
   { kind: "session", sessionId: run.sessionId },
   ...statusIndexes(run),
+  { kind: "runIds" },
 ];
 
 /** The indexes a run stored before schemaVersion 4 may also be in. */
@@ -138,6 +166,9 @@ const ListOptionsSchema = z.strictObject({
   status: RunRecordStatus.optional(),
   agent: z.string().min(1).optional(),
   sessionId: z.string().min(1).optional(),
+  since: z.number().int().nonnegative().optional(),
+  until: z.number().int().nonnegative().optional(),
+  q: z.string().min(1).max(500).optional(),
   limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).nullish(),
 });
@@ -148,14 +179,55 @@ export function parseListOptions(options: unknown): RunQuery {
   if (!parsed.success) {
     throw new ConfigError(`Invalid list options: ${describeIssues(parsed.error.issues)}`);
   }
-  const { status, agent, sessionId, limit, cursor } = parsed.data;
+  const { status, agent, sessionId, since, until, q, limit, cursor } = parsed.data;
+  if (q !== undefined && sessionId !== undefined) {
+    throw new ConfigError("Invalid list options: q: not with sessionId (q finds a session too).");
+  }
+  if (since !== undefined && until !== undefined && until < since) {
+    throw new ConfigError(
+      `Invalid list options: until: ${until} is before since (${since}); the range is [since, until).`,
+    );
+  }
+  const after = startOf(
+    cursor === undefined || cursor === null ? undefined : decodeCursor(cursor),
+    until,
+  );
   return {
     ...(status === undefined ? {} : { status }),
     ...(agent === undefined ? {} : { agent }),
     ...(sessionId === undefined ? {} : { sessionId }),
     limit: limit ?? DEFAULT_LIST_LIMIT,
-    ...(cursor === undefined || cursor === null ? {} : { after: decodeCursor(cursor) }),
+    ...(after === undefined ? {} : { after }),
+    ...(since === undefined ? {} : { since }),
+    ...(q === undefined ? {} : { q }),
   };
+}
+
+/** Does a summary pass a query's status, agent and time filters (a search reads no index)? */
+const matchesQuery = (summary: RunSummary, query: RunQuery): boolean =>
+  matchesFilter(summary, query) &&
+  (query.since === undefined || summary.createdAt >= query.since) &&
+  (query.after === undefined || newestFirst(query.after, summary) < 0);
+
+/**
+ * One page of a run id prefix search from the runs it matched (any order): the ones that pass
+ * the query's filters and come after its cursor, newest first.
+ */
+export function searchPage(matches: readonly RunSummary[], query: RunQuery): RunPage {
+  const kept = matches.filter((summary) => matchesQuery(summary, query));
+  kept.sort(newestFirst);
+  return pageOf(kept.slice(0, query.limit + 1), query.limit);
+}
+
+/**
+ * Where a page starts: after the cursor, and never at a run created at or after `until` (a
+ * position at `until` with the smallest id comes before every run created before it). The later
+ * of the two in the walk wins.
+ */
+function startOf(cursor: RunPosition | undefined, until: number | undefined) {
+  if (until === undefined) return cursor;
+  const bound: RunPosition = { createdAt: until, runId: "" };
+  return cursor === undefined || newestFirst(bound, cursor) > 0 ? bound : cursor;
 }
 
 const CursorPayload = z.tuple([z.literal(1), z.number(), z.string().min(1)]);
@@ -191,14 +263,20 @@ export function newestFirst(first: RunPosition, second: RunPosition): number {
   return Buffer.compare(Buffer.from(second.runId), Buffer.from(first.runId));
 }
 
-/** A page from up to `limit + 1` summaries read in order: the extra one says there is more. */
-export function pageOf(summaries: readonly RunSummary[], limit: number): RunPage {
-  const runs = summaries.slice(0, limit);
+/**
+ * A page from up to `limit + 1` summaries read in order: the extra one says there is more. With
+ * `since`, the page ends at the first run created before it (and has no next page then).
+ */
+export function pageOf(summaries: readonly RunSummary[], limit: number, since?: number): RunPage {
+  const older =
+    since === undefined ? -1 : summaries.findIndex((summary) => summary.createdAt < since);
+  const inRange = older === -1 ? summaries : summaries.slice(0, older);
+  const runs = inRange.slice(0, limit);
   const last = runs.at(-1);
   return {
     runs,
     nextCursor:
-      summaries.length > limit && last !== undefined
+      inRange.length > limit && last !== undefined
         ? encodeCursor({ createdAt: last.createdAt, runId: last.runId })
         : null,
   };

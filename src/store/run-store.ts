@@ -2,6 +2,7 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ExtensionStateStore } from "../extensions/state-store.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
+import type { Overview, OverviewQuery } from "./overview.js";
 import type { RunPage, RunQuery } from "./run-query.js";
 import type { RunRecord, RunRecordStatus, ToolJob } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
@@ -78,6 +79,11 @@ export interface RunStore {
   runStatus(runId: string): Promise<RunRecordStatus | undefined>;
   /** One page of run summaries, newest first (by `createdAt`, then run id). */
   listRuns(query: RunQuery): Promise<RunPage>;
+  /**
+   * The overview over a window (SPEC §12.1), from counters kept per time bucket as runs are
+   * created and saved (in the same atomic write), never by reading runs: see `overview.ts`.
+   */
+  overview(query: OverviewQuery): Promise<Overview>;
   /**
    * Deletes every run that finished (completed, failed or cancelled) before `finishedBefore`
    * (ms since the epoch): its record, summary, index entries, audit trail and per-run data.

@@ -295,4 +295,53 @@ describe("the dashboard page", () => {
     await expect.poll(() => items.count()).toBe(0);
     expect((await handle.result()).status).toBe("completed");
   });
+
+  it("shows the overview's totals for a window, and searches runs by a run id prefix", async () => {
+    const runtime = await started(
+      new AgentRuntime({
+        agents: [approvalAgent().agent, readerAgent()],
+        backend: memoryBackend(),
+        logger: silent,
+      }),
+    );
+    const parked = await runtime.submit("ops", "one.log");
+    await parked.result();
+    await (await runtime.submit("ops", "two.log")).result();
+    const read = await runtime.submit("reader", "https://example.com");
+    const done = await read.result();
+    expect(done.status).toBe("completed");
+    const page = await signIn(await serve(runtime));
+    await expect.poll(() => page.locator("#live").textContent()).toBe("live");
+    await page.goto(`${page.url().split("#")[0]}#overview`);
+
+    const tile = (status: string) =>
+      page.locator(`#overview-counts [data-status="${status}"] .tile-number`);
+    await expect.poll(() => tile("awaiting_approval").textContent()).toBe("2");
+    expect(await tile("completed").textContent()).toBe("1");
+    expect(await tile("failed").textContent()).toBe("0");
+    expect(await page.locator("#overview-waiting").textContent()).toBe("2");
+    expect(await page.locator("#overview-approvals time").count()).toBe(1);
+    const reader = page.locator('#overview-agents tr[data-agent="reader"] td');
+    expect(await reader.allTextContents()).toEqual([
+      "1",
+      String(done.usage.inputTokens),
+      String(done.usage.outputTokens),
+      String(done.usage.cacheReadTokens),
+      String(done.usage.cacheWriteTokens),
+    ]);
+    expect(
+      await page.locator('#overview-agents tr[data-agent="ops"] td').first().textContent(),
+    ).toBe("2");
+    await page.locator("#overview-window").selectOption("1h");
+    await expect.poll(() => page.locator("#overview-note").textContent()).toContain("last 1h");
+    expect(await tile("awaiting_approval").textContent()).toBe("2");
+    await page.screenshot({ path: `${SHOTS}/overview.png`, fullPage: true });
+
+    await page.goto(`${page.url().split("#")[0]}#runs`);
+    await page.getByLabel("Search").fill(parked.runId.slice(0, 8));
+    await page.getByRole("button", { name: "Filter" }).first().click();
+    const rows = page.locator("#runs-body tr");
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain(parked.runId.slice(0, 8));
+  });
 });

@@ -238,6 +238,54 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
       expect((await body(finished)).error.code).toBe("run_finished");
     });
 
+    it("answers /api/overview from the counters and filters /api/runs by time range", async () => {
+      const { runtime, url } = await setUp();
+      const headers = bearer("ops-lead");
+      const first = await runtime.submit("ops", "old.log");
+      await first.result();
+      const second = await runtime.submit("ops", "new.log");
+      await second.result();
+      const approved = await post(url(`api/runs/${first.runId}/calls/call_1/approve`), headers);
+      expect(approved.status).toBe(200);
+      const done = await first.result();
+      expect(done.status).toBe("completed");
+      const waiting = await runtime.get(second.runId);
+
+      const overview = await fetch(url("api/overview?window=1h"), { headers });
+      expect(overview.status).toBe(200);
+      expect(await body(overview)).toEqual({
+        counts: expect.objectContaining({ awaiting_approval: 1, completed: 1, running: 0 }),
+        approvals: { waiting: 1, oldestSince: waiting.updatedAt },
+        usage: {
+          byAgent: { ops: { runs: 2, ...done.usage } },
+        },
+        failures: { byCode: {} },
+      });
+      // The default window is the day's, which holds these runs too.
+      expect((await body(await fetch(url("api/overview"), { headers }))).counts.completed).toBe(1);
+      const bad = await fetch(url("api/overview?window=2h"), { headers });
+      expect(bad.status).toBe(400);
+      expect((await body(bad)).error.code).toBe("query_invalid");
+
+      const all = (await runtime.list()).runs;
+      const newest = Math.max(...all.map((run) => run.createdAt));
+      const ids = async (query: string) =>
+        (
+          (await body(await fetch(url(`api/runs?${query}`), { headers }))).runs as RunPage["runs"]
+        ).map((run) => run.runId);
+      const idsWhere = (keep: (createdAt: number) => boolean) =>
+        all.filter((run) => keep(run.createdAt)).map((run) => run.runId);
+      expect(await ids(`since=${newest}`)).toEqual(idsWhere((at) => at >= newest));
+      expect(await ids(`until=${newest}`)).toEqual(idsWhere((at) => at < newest));
+      expect(await ids(`since=${newest + 1}`)).toEqual([]);
+      expect(await ids(`since=0&until=${newest + 1}&status=completed`)).toEqual([first.runId]);
+      const backwards = await fetch(url(`api/runs?since=${newest}&until=0`), { headers });
+      expect(backwards.status).toBe(400);
+      // q: a run id prefix, or a session id.
+      expect(await ids(`q=${first.runId.slice(0, 8)}`)).toEqual([first.runId]);
+      expect(await ids(`q=${encodeURIComponent(waiting.sessionId)}`)).toEqual([second.runId]);
+    });
+
     it("refuses bad query strings and bodies with 400 { error: { code, message } }", async () => {
       const { runtime, url } = await setUp();
       const parked = await runtime.submit("ops", "old.log");

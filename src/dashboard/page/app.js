@@ -3,10 +3,11 @@
 // per frame: a burst of thousands of runs costs each view one bounded draw per frame.
 import { $, api, session, TOKEN_KEY, toast } from "./dom.js";
 import * as inbox from "./inbox.js";
+import * as overview from "./overview.js";
 import * as runView from "./run-view.js";
 import * as runs from "./runs.js";
 
-const VIEWS = ["inbox", "runs", "run"];
+const VIEWS = ["overview", "inbox", "runs", "run"];
 let stream = null;
 let ticker = null;
 let pending = new Map(); // runId → its newest summary from the stream, not handed out yet
@@ -95,7 +96,7 @@ function route() {
   const hash = location.hash || "#inbox";
   const [view, ...rest] = hash.slice(1).split("/");
   for (const id of VIEWS) $(id).hidden = id !== view;
-  for (const id of ["inbox", "runs"]) {
+  for (const id of ["overview", "inbox", "runs"]) {
     if (id === view) $(`nav-${id}`).setAttribute("aria-current", "page");
     else $(`nav-${id}`).removeAttribute("aria-current");
   }
@@ -104,6 +105,7 @@ function route() {
   else runView.closeRun();
   if (view === "runs") runs.loadRuns().catch((error) => toast(error.message));
   if (view === "inbox") inbox.renderInbox();
+  if (view === "overview") overview.loadOverview().catch((error) => toast(error.message));
 }
 
 document.addEventListener("keydown", (event) => {
@@ -154,6 +156,7 @@ $("login-form").addEventListener("submit", (event) => {
 });
 $("sign-out").addEventListener("click", () => void signOut());
 inbox.initInbox();
+overview.initOverview();
 runs.initRuns();
 runView.initRunView();
 window.addEventListener("hashchange", route);

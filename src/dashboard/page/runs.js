@@ -16,8 +16,25 @@ const state = {
 };
 
 const visible = () => !$("runs").hidden;
-const matches = (run) =>
-  Object.entries(state.filters).every(([name, value]) => !value || run[name] === value);
+/** Does a run from the stream belong on the filtered page (as /api/runs would list it)? */
+function matches(run) {
+  const { q, since, until, ...exact } = state.filters;
+  return (
+    Object.entries(exact).every(([name, value]) => !value || run[name] === value) &&
+    (!q || run.runId.startsWith(q) || run.sessionId === q) &&
+    (!since || run.createdAt >= since) &&
+    (!until || run.createdAt < until)
+  );
+}
+
+/** The form's filters, its local times as ms since the epoch. */
+function filtersOf(form) {
+  const filters = Object.fromEntries(new FormData(form));
+  for (const name of ["since", "until"]) {
+    filters[name] = filters[name] ? new Date(filters[name]).getTime() : "";
+  }
+  return filters;
+}
 
 /** Text that may break after each underscore on a narrow screen (`awaiting_approval`). */
 const breakable = (text) =>
@@ -83,7 +100,8 @@ export async function loadRuns(which = "first") {
   else if (which === "older" && state.next) state.cursors.push(state.next);
   else if (which === "newer" && state.cursors.length > 1) state.cursors.pop();
   const query = new URLSearchParams({ limit: String(RUNS_PAGE) });
-  for (const [name, value] of Object.entries(state.filters)) if (value) query.set(name, value);
+  for (const [name, value] of Object.entries(state.filters))
+    if (value) query.set(name, String(value));
   const cursor = state.cursors.at(-1);
   if (cursor) query.set("cursor", cursor);
   const page = await api(`api/runs?${query}`);
@@ -137,7 +155,7 @@ export function tickRuns() {
 export function initRuns() {
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();
-    state.filters = Object.fromEntries(new FormData(event.target));
+    state.filters = filtersOf(event.target);
     void loadRuns().catch((error) => $("page-note").replaceChildren(`Failed: ${error.message}`));
   });
   $("new-runs").addEventListener("click", () => void loadRuns());

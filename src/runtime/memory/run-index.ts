@@ -1,8 +1,10 @@
+import type { Overview, OverviewQuery } from "../../store/overview.js";
 import { decodeStored } from "../../store/record/codec.js";
 import {
   type IndexedQuery,
   indexFor,
   indexName,
+  MAX_SEARCH_MATCHES,
   matchesFilter,
   newestFirst,
   pageOf,
@@ -11,10 +13,12 @@ import {
   type RunPosition,
   type RunQuery,
   runIndexes,
+  searchPage,
   statusIndexes,
 } from "../../store/run-query.js";
 import { isTerminal } from "../../store/schemas.js";
 import { RunSummary } from "../../store/summary.js";
+import { MemoryOverviewCounters } from "./overview-counters.js";
 
 /**
  * The memory backend's summaries and time indexes: the same indexes as Redis's sorted sets
@@ -27,6 +31,8 @@ export class MemoryRunIndex {
   readonly #indexes = new Map<string, RunPosition[]>();
   /** Finished runs by id: when they finished. */
   readonly #finished = new Map<string, number>();
+  /** The overview's counters, kept with the indexes as runs are written. */
+  readonly #counters = new MemoryOverviewCounters();
 
   /** Writes a run's summary and moves it between the indexes its status change implies. */
   put(summary: RunSummary): void {
@@ -34,6 +40,7 @@ export class MemoryRunIndex {
     const previous =
       stored === undefined ? undefined : decodeStored(RunSummary, stored, "A stored run summary");
     this.#summaries.set(summary.runId, JSON.stringify(summary));
+    this.#counters.count(previous, summary);
     const position = { createdAt: summary.createdAt, runId: summary.runId };
     if (previous === undefined) {
       for (const index of runIndexes(summary)) this.#insert(index, position);
@@ -67,6 +74,12 @@ export class MemoryRunIndex {
     }
     this.#summaries.delete(runId);
     this.#finished.delete(runId);
+    this.#counters.forget(runId);
+  }
+
+  /** The overview over a window, from its counters. */
+  overview(query: OverviewQuery): Overview {
+    return this.#counters.read(query);
   }
 
   /** Whether a summary is kept for the run. */
@@ -88,6 +101,25 @@ export class MemoryRunIndex {
   }
 
   page(query: RunQuery): RunPage {
+    const { q, ...rest } = query;
+    if (q === undefined) return this.#indexedPage(query);
+    if (this.#indexes.has(indexName({ kind: "session", sessionId: q }))) {
+      return this.#indexedPage({ ...rest, sessionId: q });
+    }
+    // As Redis reads them: the first matches by id (bytewise).
+    const ids = (this.#indexes.get(indexName({ kind: "runIds" })) ?? [])
+      .map((position) => position.runId)
+      .filter((runId) => runId.startsWith(q))
+      .sort((first, second) => Buffer.compare(Buffer.from(first), Buffer.from(second)))
+      .slice(0, MAX_SEARCH_MATCHES);
+    const matches = ids.flatMap((runId) => {
+      const stored = this.#summaries.get(runId);
+      return stored === undefined ? [] : [decodeStored(RunSummary, stored, "A stored run summary")];
+    });
+    return searchPage(matches, rest);
+  }
+
+  #indexedPage(query: RunQuery): RunPage {
     const { indexes, filter }: IndexedQuery = indexFor(query);
     const { after } = query;
     // One lane per index, from the cursor on; each step takes the newest head of them all.
@@ -107,13 +139,15 @@ export class MemoryRunIndex {
       }
       const position = newest === undefined ? undefined : headOf(newest);
       if (newest === undefined || position === undefined) break;
+      // Newest first: every run after one created before `since` is older still.
+      if (query.since !== undefined && position.createdAt < query.since) break;
       newest.at += 1;
       const stored = this.#summaries.get(position.runId);
       if (stored === undefined) continue;
       const summary = decodeStored(RunSummary, stored, "A stored run summary");
       if (matchesFilter(summary, filter)) summaries.push(summary);
     }
-    return pageOf(summaries, query.limit);
+    return pageOf(summaries, query.limit, query.since);
   }
 
   #insert(index: RunIndex, position: RunPosition): void {

@@ -1,6 +1,7 @@
 import { memoryExtensionStateStore, type SessionStateStore } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
+import type { Overview, OverviewQuery } from "../../store/overview.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { recordDocument } from "../../store/record/encode.js";
 import type { RunPage, RunQuery } from "../../store/run-query.js";
@@ -76,6 +77,10 @@ export class MemoryRunStore implements RunStore {
 
   async listRuns(query: RunQuery): Promise<RunPage> {
     return this.#runIndex.page(query);
+  }
+
+  async overview(query: OverviewQuery): Promise<Overview> {
+    return this.#runIndex.overview(query);
   }
 
   async pruneRuns(finishedBefore: number): Promise<PruneOutcome> {

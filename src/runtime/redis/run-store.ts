@@ -3,6 +3,12 @@ import { loggableError } from "../../core/errors.js";
 import { type ExtensionStateStore, sessionOfStateKey } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
+import {
+  type Overview,
+  type OverviewQuery,
+  overviewOf,
+  windowBuckets,
+} from "../../store/overview.js";
 import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { recordDocument } from "../../store/record/encode.js";
@@ -14,10 +20,12 @@ import {
 import {
   indexFor,
   legacyIndexes,
+  MAX_SEARCH_MATCHES,
   pageOf,
   type RunPage,
   type RunQuery,
   runIndexes,
+  searchPage,
 } from "../../store/run-query.js";
 import type {
   DeleteOutcome,
@@ -39,7 +47,7 @@ import { corruptSummary, type RunSummary, summarize } from "../../store/summary.
 import { mastersOf, type RedisClient, subscriberOf } from "../redis-connection.js";
 import { DELETE_RUN } from "../redis-delete-scripts.js";
 import { indexFields } from "../redis-index-lua.js";
-import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
+import { LIST_RUNS, PRUNE_RUN, READ_OVERVIEW } from "../redis-index-scripts.js";
 import { type RedisKeys, retainedKeys } from "../redis-keys.js";
 import { redisExtensionStateStore } from "../redis-run-extras.js";
 import { SAVE_RUN } from "../redis-scripts.js";
@@ -49,6 +57,8 @@ import type { RedisContext } from "./context.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 
 const Replies = z.array(z.string());
+/** READ_OVERVIEW's reply: waiting runs, the oldest wait ("" for none), each bucket's fields. */
+const OverviewReply = z.tuple([z.number(), z.string()]).rest(z.array(z.string()));
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -99,6 +109,35 @@ export class RedisRunStore implements RunStore {
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {
+    const { q, ...rest } = query;
+    if (q === undefined) return this.#indexedPage(query);
+    const { redis, keys } = this.#context;
+    const session = keys.index({ kind: "session", sessionId: q });
+    if ((await redis.exists(session)) === 1) return this.#indexedPage({ ...rest, sessionId: q });
+    // Every id starting with `q`: from "[q" to "[q" and a byte no UTF-8 string holds.
+    const ids = await redis.zrangebylex(
+      keys.index({ kind: "runIds" }),
+      `[${q}`,
+      Buffer.concat([Buffer.from(`[${q}`), Buffer.from([0xff])]),
+      "LIMIT",
+      0,
+      MAX_SEARCH_MATCHES,
+    );
+    const stored = await Promise.all(ids.map((runId) => redis.hget(keys.run(runId), "summary")));
+    const matches = ids.flatMap((runId, at) => {
+      const json = stored[at];
+      if (json == null) return [];
+      try {
+        return [decodeSummary(runId, json)];
+      } catch (error) {
+        this.#context.logger.warn({ err: loggableError(error), runId }, "a stored run is corrupt");
+        return [];
+      }
+    });
+    return searchPage(matches, rest);
+  }
+
+  async #indexedPage(query: RunQuery): Promise<RunPage> {
     const { redis, keys, marker, where } = this.#context;
     const { indexes, filter } = indexFor(query);
     const indexKeys = indexes.map(keys.index);
@@ -126,7 +165,29 @@ export class RedisRunStore implements RunStore {
       }
     }
     if (summaries.length === 0) await marker.assertKept(where);
-    return pageOf(summaries, query.limit);
+    return pageOf(summaries, query.limit, query.since);
+  }
+
+  async overview(query: OverviewQuery): Promise<Overview> {
+    const { redis, keys } = this.#context;
+    const reply = OverviewReply.parse(
+      await READ_OVERVIEW.run(
+        redis,
+        [`${keys.indexPrefix}awaiting`],
+        [keys.indexPrefix, ...windowBuckets(query.window, query.now)],
+      ),
+    );
+    const [waiting, oldest, ...buckets] = reply;
+    return overviewOf(
+      buckets.map((flat) => {
+        const counters: Record<string, number> = {};
+        for (let at = 0; at + 1 < flat.length; at += 2) {
+          counters[flat[at] as string] = Number(flat[at + 1]);
+        }
+        return counters;
+      }),
+      { waiting, oldestSince: oldest === "" ? null : Number(oldest) },
+    );
   }
 
   async pruneRuns(finishedBefore: number): Promise<PruneOutcome> {
@@ -225,6 +286,9 @@ export class RedisRunStore implements RunStore {
         ...(agent === null ? [] : [keys.index({ kind: "agentStatus", agent, status: each })]),
       ]),
       keys.index({ kind: "all" }),
+      keys.index({ kind: "runIds" }),
+      // The overview's waiting runs (a run parked for approval that no longer reads).
+      `${keys.indexPrefix}awaiting`,
       ...(agent === null ? [] : [keys.index({ kind: "agent", agent })]),
       ...(sessionId === undefined ? [] : [keys.index({ kind: "session", sessionId })]),
     ];

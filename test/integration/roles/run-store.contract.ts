@@ -2,7 +2,9 @@
 // Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
 import type { RunBackend } from "../../../src/backend.js";
-import type { RunRecord } from "../../../src/index.js";
+import type { RunRecord, RunRecordStatus, RunResult } from "../../../src/index.js";
+import { parseListOptions } from "../../../src/store/run-query.js";
+import { storedRun } from "../../support/run-records.js";
 import type { BackendFactory } from "../backend-contract.js";
 import { deferred, silent } from "../fixtures.js";
 import { audit, listedIds, record, roleHarness } from "./role-harness.js";
@@ -22,6 +24,198 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       expect(await listedIds(backend, {})).toEqual(["c", "b", "a"]);
       expect(await backend.loadRun("a")).toEqual(record("a", "queued", 1));
       expect(await backend.loadRun("missing")).toBeUndefined();
+    });
+
+    it("lists the runs created in a time range [since, until), paging inside it", async () => {
+      const backend = await start();
+      for (const [runId, at] of [
+        ["a", 10],
+        ["b", 20],
+        ["c", 20],
+        ["d", 30],
+        ["e", 40],
+      ] as const) {
+        await backend.createRun(record(runId, at === 30 ? "running" : "queued", at));
+      }
+      expect(await listedIds(backend, { since: 20 })).toEqual(["e", "d", "c", "b"]);
+      const until = parseListOptions({ until: 30 });
+      expect(await listedIds(backend, until)).toEqual(["c", "b", "a"]);
+      const range = parseListOptions({ since: 20, until: 40, limit: 2 });
+      const first = await backend.listRuns(range);
+      expect(first.runs.map((each) => each.runId)).toEqual(["d", "c"]);
+      expect(first.nextCursor).not.toBeNull();
+      const second = await backend.listRuns(
+        parseListOptions({ since: 20, until: 40, limit: 2, cursor: first.nextCursor }),
+      );
+      expect(second.runs.map((each) => each.runId)).toEqual(["b"]);
+      expect(second.nextCursor).toBeNull();
+      // With a filter read from a session's index, and with nothing in range.
+      expect(
+        await listedIds(backend, {
+          ...parseListOptions({ until: 40, since: 30 }),
+          sessionId: "session-d",
+        }),
+      ).toEqual(["d"]);
+      expect(
+        await listedIds(backend, { ...parseListOptions({ until: 30 }), sessionId: "session-d" }),
+      ).toEqual([]);
+      expect(await listedIds(backend, { since: 41 })).toEqual([]);
+      expect(await listedIds(backend, { ...until, status: "running" })).toEqual([]);
+      expect(await listedIds(backend, { since: 30, status: "running" })).toEqual(["d"]);
+    });
+
+    it("searches by a run id prefix or an exact session id (q), with filters and pages", async () => {
+      const backend = await start();
+      await backend.createRun(storedRun("abc-1", { createdAt: 1 }));
+      await backend.createRun(storedRun("abd-2", { createdAt: 2, status: "running" }));
+      await backend.createRun(storedRun("abc-3", { createdAt: 3 }));
+      await backend.createRun(storedRun("é-4", { createdAt: 4 }));
+      await backend.createRun(storedRun("x-5", { createdAt: 5, sessionId: "ab" }));
+      await backend.createRun(storedRun("x-6", { createdAt: 6, sessionId: "ab" }));
+      const search = (options: Record<string, unknown>) =>
+        listedIds(backend, parseListOptions(options));
+
+      expect(await search({ q: "abc" })).toEqual(["abc-3", "abc-1"]);
+      expect(await search({ q: "a" })).toEqual(["abc-3", "abd-2", "abc-1"]);
+      expect(await search({ q: "abd-2" })).toEqual(["abd-2"]);
+      expect(await search({ q: "é" })).toEqual(["é-4"]);
+      expect(await search({ q: "nothing" })).toEqual([]);
+      // An exact session id finds the session's runs, not the ids starting with it.
+      expect(await search({ q: "ab" })).toEqual(["x-6", "x-5"]);
+      expect(await search({ q: "ab", until: 6 })).toEqual(["x-5"]);
+      expect(await search({ q: "a", status: "queued", since: 2 })).toEqual(["abc-3"]);
+      expect(await search({ q: "a", agent: "someone-else" })).toEqual([]);
+      const first = await backend.listRuns(parseListOptions({ q: "a", limit: 2 }));
+      expect(first.runs.map((each) => each.runId)).toEqual(["abc-3", "abd-2"]);
+      const next = await backend.listRuns(
+        parseListOptions({ q: "a", limit: 2, cursor: first.nextCursor }),
+      );
+      expect(next).toEqual({
+        runs: [expect.objectContaining({ runId: "abc-1" })],
+        nextCursor: null,
+      });
+      expect(() => parseListOptions({ q: "a", sessionId: "ab" })).toThrow(/q: not with sessionId/);
+    });
+
+    it("keeps the overview's counters per time bucket as runs are created and saved", async () => {
+      const backend = await start();
+      const hour = Date.UTC(2026, 11, 6, 6);
+      const minute = 60_000;
+      const finish = async (
+        runId: string,
+        createdAt: number,
+        shape: { status: RunResult["status"]; agent?: string; usage?: number[]; code?: string },
+      ) => {
+        const lease = await backend.acquireLease(runId);
+        if (!lease.acquired) throw new Error("expected the lease");
+        const [inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, cacheWriteTokens = 0] =
+          shape.usage ?? [];
+        const result: RunResult = {
+          runId,
+          sessionId: `session-${runId}`,
+          status: shape.status,
+          output: null,
+          error:
+            shape.code === undefined
+              ? null
+              : { name: "ProviderError", code: shape.code, message: "no" },
+          pending: [],
+          usage: { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens },
+          iterations: 1,
+          messages: [],
+        };
+        await backend.saveRun(
+          runId,
+          lease.token,
+          {
+            ...storedRun(runId, {
+              createdAt,
+              status: shape.status,
+              agent: shape.agent ?? "support",
+            }),
+            result,
+            updatedAt: createdAt + 7 * minute,
+          },
+          { release: true },
+        );
+      };
+      const create = (runId: string, createdAt: number, agent = "support") =>
+        backend.createRun(storedRun(runId, { createdAt, agent }));
+
+      await create("taken", hour + minute);
+      await create("done", hour + 2 * minute, "writer");
+      await create("broken", hour + 3 * minute);
+      await create("asking", hour + 4 * minute);
+      await create("asked-long-ago", hour - 3 * 60 * minute);
+      await create("last-week", hour - 2 * 24 * 60 * minute);
+      const taken = await backend.acquireLease("taken");
+      expect(taken.acquired).toBe(true);
+      await finish("done", hour + 2 * minute, {
+        status: "completed",
+        agent: "writer",
+        usage: [100, 20, 5, 3],
+      });
+      await finish("broken", hour + 3 * minute, {
+        status: "failed",
+        usage: [10, 1],
+        code: "provider_error",
+      });
+      await finish("asking", hour + 4 * minute, { status: "awaiting_approval", usage: [7] });
+      await finish("asked-long-ago", hour - 3 * 60 * minute, { status: "awaiting_approval" });
+
+      const now = hour + 30 * minute;
+      const approvals = { waiting: 2, oldestSince: hour - 3 * 60 * minute + 7 * minute };
+      const counts = (some: Partial<Record<RunRecordStatus, number>>) => ({
+        queued: 0,
+        running: 0,
+        awaiting_approval: 0,
+        paused: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        ...some,
+      });
+      const writer = {
+        runs: 1,
+        inputTokens: 100,
+        outputTokens: 20,
+        cacheReadTokens: 5,
+        cacheWriteTokens: 3,
+      };
+      const support = (runs: number) => ({
+        runs,
+        inputTokens: 10,
+        outputTokens: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      });
+      expect(await backend.overview({ window: "1h", now })).toEqual({
+        counts: counts({ running: 1, completed: 1, failed: 1, awaiting_approval: 1 }),
+        approvals,
+        usage: { byAgent: { writer, support: support(3) } },
+        failures: { byCode: { provider_error: 1 } },
+      });
+      const day = await backend.overview({ window: "24h", now });
+      expect(day.counts).toEqual(
+        counts({ running: 1, completed: 1, failed: 1, awaiting_approval: 2 }),
+      );
+      expect(day.usage.byAgent).toEqual({ writer, support: support(4) });
+      const week = await backend.overview({ window: "7d", now });
+      expect(week.counts).toEqual(
+        counts({ queued: 1, running: 1, completed: 1, failed: 1, awaiting_approval: 2 }),
+      );
+      expect(week.usage.byAgent.support?.runs).toBe(5);
+      // An hour later the first hour's runs are out of the last hour's window.
+      expect((await backend.overview({ window: "1h", now: now + 60 * minute })).counts).toEqual(
+        counts({}),
+      );
+
+      // A decided run waits no more: the oldest wait is the next one's.
+      await finish("asked-long-ago", hour - 3 * 60 * minute, { status: "completed" });
+      expect((await backend.overview({ window: "1h", now })).approvals).toEqual({
+        waiting: 1,
+        oldestSince: hour + 4 * minute + 7 * minute,
+      });
     });
 
     it("applies a run's saves in the order issued, and queues tool jobs right behind a save and those before it", async () => {
@@ -170,6 +364,8 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
         expect(await listedIds(backend, {})).toEqual([]);
         expect(await listedIds(backend, { status: "running" })).toEqual([]);
         expect(await listedIds(backend, { sessionId: "session-broken" })).toEqual([]);
+        // The run id index of prefix searches (q) forgets it too.
+        expect(await listedIds(backend, { q: "brok" })).toEqual([]);
       });
   });
 }

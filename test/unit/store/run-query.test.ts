@@ -69,11 +69,13 @@ describe("list queries", () => {
       indexes: [{ kind: "session", sessionId: "s" }],
       filter: { status: "failed" },
     });
-    // Each run is in three indexes: its session's, its status's and its agent × status's.
+    // Each run is in four indexes: its session's, its status's, its agent × status's, and the
+    // run ids' (for a prefix search).
     expect(runIndexes(summary("r", 1)).map(indexName)).toEqual([
       "session:s",
       "status:queued",
       "agent-status:queued:support",
+      "run-ids",
     ]);
     expect(indexName({ kind: "agentStatus", agent: "a:b", status: "queued" })).toBe(
       "agent-status:queued:a:b",
