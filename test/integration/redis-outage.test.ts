@@ -1,6 +1,6 @@
-// Redis down after start (SPEC §8): every runtime call (recording, prune and delete too) rejects within `commandTimeoutMs` with
-// `BackendError`, `code: "backend_unavailable"`; nothing waits forever; once Redis is back, the
-// same runtime goes on.
+// Redis down after start (SPEC §8): every runtime call (recording, prune and delete too) rejects
+// within `commandTimeoutMs` with `BackendError`, `code: "backend_unavailable"`; nothing waits
+// forever; once Redis is back, the same runtime goes on.
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
