@@ -23,18 +23,28 @@ afterAll(async () => {
   await stopProcess(server, "SIGKILL");
 });
 
-describe("harnessx against a frozen Redis", () => {
-  it.each([
-    { args: ["runs", "ls"] },
-    { args: ["runs", "show", "run-1"] },
-    { args: ["approve", "run-1", "call_1"] },
-  ])("$args exits 1 with backend_unavailable", async ({ args }) => {
-    const outcome = await harnessx([...args, "--json", "--redis", url]);
-    expect(outcome.code).toBe(1);
-    const report = JSON.parse(outcome.stdout) as { error: { code: string; message: string } };
-    expect(report.error.code).toBe("backend_unavailable");
-    expect(report.error.message).toContain(url);
-    expect(outcome.stderr).toMatch(/^harnessx: backend_unavailable: /);
-    expect(outcome.stderr).not.toMatch(/^\s+at /m);
+describe("harnessx against a frozen Redis", { timeout: 60_000 }, () => {
+  it("runs ls, runs show and approve each exit 1 with backend_unavailable", async () => {
+    const commands = [
+      ["runs", "ls"],
+      ["runs", "show", "run-1"],
+      ["approve", "run-1", "call_1"],
+    ];
+    // Side by side: each waits out its connect timeout.
+    const outcomes = await Promise.all(
+      commands.map((args) => harnessx([...args, "--json", "--redis", url])),
+    );
+    for (const [index, outcome] of outcomes.entries()) {
+      const command = commands[index]?.join(" ");
+      expect({ command, code: outcome.code }).toEqual({ command, code: 1 });
+      const report = JSON.parse(outcome.stdout) as { error: { code: string; message: string } };
+      expect({ command, code: report.error.code }).toEqual({
+        command,
+        code: "backend_unavailable",
+      });
+      expect(report.error.message).toContain(url);
+      expect(outcome.stderr).toMatch(/^harnessx: backend_unavailable: /);
+      expect(outcome.stderr).not.toMatch(/^\s+at /m);
+    }
   });
 });
