@@ -159,6 +159,7 @@ export function registerDashboard(program: Command): Command {
 interface DoctorFlags extends RedisFlags {
   json?: boolean;
   strandedAfterMs?: number;
+  expectStore?: string;
 }
 
 /** `doctor --redis URL`: is this Redis fit for harnessx, and are its runs healthy? */
@@ -172,6 +173,10 @@ export function registerDoctor(program: Command): Command {
       "how long an unfinished run without a lease goes unsaved before it counts as stranded",
       positiveInteger,
     )
+    .option(
+      "--expect-store <id>",
+      "the store id an earlier report gave: a missing or different store marker means Redis lost its data",
+    )
     .action(async (flags: DoctorFlags) => {
       const { runDoctor } = await import("./doctor.js");
       const code = await runDoctor({
@@ -179,6 +184,7 @@ export function registerDoctor(program: Command): Command {
         ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
         ...(flags.json === undefined ? {} : { json: flags.json }),
         ...(flags.strandedAfterMs === undefined ? {} : { strandedAfterMs: flags.strandedAfterMs }),
+        ...(flags.expectStore === undefined ? {} : { expectStore: flags.expectStore }),
       });
       if (code !== 0) throw new ExitWith(code);
     });

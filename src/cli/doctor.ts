@@ -6,6 +6,8 @@ export interface DoctorOptions {
   json?: boolean;
   /** As the backend's option of the same name. @defaultValue 300000 */
   strandedAfterMs?: number;
+  /** The store id recorded while the store was known good; another one is a problem. */
+  expectStore?: string;
   /** Where the report goes. @defaultValue stdout */
   write?: (text: string) => void;
 }
@@ -40,6 +42,7 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
       ...(options.strandedAfterMs === undefined
         ? {}
         : { strandedAfterMs: options.strandedAfterMs }),
+      ...(options.expectStore === undefined ? {} : { expectStore: options.expectStore }),
     });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -64,7 +67,7 @@ function describe(report: RedisDoctorReport): string {
         each === null ? "unknown" : `save '${each.save}', appendonly ${each.appendonly}`,
       )
       .join("; ")}`,
-    `  store marker: ${report.storeMarker ? "present" : "missing"}`,
+    `  store marker: ${report.storeId === null ? "missing" : `present (store id ${report.storeId})`}`,
     `  keys: ${
       Object.entries(report.keys)
         .map(([kind, count]) => `${kind} ${count}`)

@@ -16,6 +16,12 @@ export interface RedisDoctorOptions {
   lagWarningMs?: number;
   /** @defaultValue 5000 */
   connectTimeoutMs?: number;
+  /**
+   * The store id (`storeId` of an earlier report) the operator recorded while the store was
+   * known good. A marker missing or different is a problem: Redis lost its data, and a runtime
+   * that started since wrote a fresh marker, which no runtime can tell from a first start.
+   */
+  expectStore?: string;
 }
 
 export interface QueueHealth {
@@ -38,6 +44,8 @@ export interface RedisDoctorReport {
   evictionPolicy: Array<string | null>;
   persistence: Array<{ save: string; appendonly: string } | null>;
   storeMarker: boolean;
+  /** The store marker's value: the id of this store's life, new after it lost its data. */
+  storeId: string | null;
   /** Keys under the prefix by kind (the part after the prefix: run, idx, events, steps, …). */
   keys: Record<string, number>;
   /** Runs queued or running with no lease, unsaved for `strandedAfterMs` (at most 100 listed). */
@@ -55,7 +63,7 @@ const QUEUES = [STEP_QUEUE, TOOL_QUEUE, MAINTENANCE_QUEUE];
 /**
  * Checks a Redis for harnessx: its eviction policy, persistence, version and mode, the keys
  * under the prefix, stranded runs (as the reconciler finds them), queue lag and the store
- * marker. Read-only: it writes nothing.
+ * marker (against `expectStore` when given). Read-only: it writes nothing.
  */
 export async function diagnoseRedis(options: RedisDoctorOptions): Promise<RedisDoctorReport> {
   const probe = new Redis(options.redis, {
@@ -127,7 +135,13 @@ async function examine(
   }
 
   const counted = await countKeys(masters, prefix);
-  const storeMarker = (await client.exists(keys.store)) === 1;
+  const storeId = await client.get(keys.store);
+  const storeMarker = storeId !== null;
+  if (options.expectStore !== undefined && storeId !== options.expectStore) {
+    problems.push(
+      `The store marker is ${storeId === null ? "missing" : `"${storeId}"`}, not the expected "${options.expectStore}": Redis lost its data (restarted empty, flushed, or a replica that never synced was promoted), so the runs stored before are lost, not unknown.`,
+    );
+  }
   if (!storeMarker && (counted.run ?? 0) > 0) {
     problems.push(`Runs are stored under "${prefix}" but its store marker is missing.`);
   } else if (!storeMarker) {
@@ -184,6 +198,7 @@ async function examine(
     evictionPolicy,
     persistence,
     storeMarker,
+    storeId,
     keys: counted,
     strandedRuns,
     decidedRuns,

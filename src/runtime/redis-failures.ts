@@ -60,8 +60,15 @@ export function unavailableOr(error: unknown, message: () => string): unknown {
 }
 
 /**
+ * The backend's members that are objects of methods of their own (`runtime.recording()` reads
+ * `recordings`, extensions read `extensionState`): their methods report failures the same way.
+ */
+const NESTED_STORES: ReadonlySet<PropertyKey> = new Set(["recordings", "extensionState"]);
+
+/**
  * `backend` whose every method reports a Redis that does not answer as `backend_unavailable`
  * and one out of memory as `store_full`: promises reject with it, and event streams end with it.
+ * So do the methods of its nested stores (`recordings`, `extensionState`).
  */
 export function reportingUnavailable<T extends object>(backend: T, message: () => string): T {
   const translate = (error: unknown): never => {
@@ -72,9 +79,17 @@ export function reportingUnavailable<T extends object>(backend: T, message: () =
     PropertyKey,
     { method: unknown; wrapper: (...args: unknown[]) => unknown }
   >();
+  const nested = new Map<PropertyKey, { store: object; wrapped: object }>();
   return new Proxy(backend, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
+      if (typeof value === "object" && value !== null && NESTED_STORES.has(property)) {
+        const known = nested.get(property);
+        if (known?.store === value) return known.wrapped;
+        const wrapped = reportingUnavailable(value, message);
+        nested.set(property, { store: value, wrapped });
+        return wrapped;
+      }
       if (typeof value !== "function") return value;
       const known = wrappers.get(property);
       if (known?.method === value) return known.wrapper;

@@ -1,9 +1,12 @@
 // `harnessx doctor --redis URL` (runDoctor): a report on a Redis for harnessx, exit code 0 when
 // healthy and 1 when something needs fixing.
+import type { ChildProcess } from "node:child_process";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/cli/doctor.js";
 import { AgentRuntime, redisBackend } from "../../src/index.js";
 import { STEP_QUEUE } from "../../src/runtime/redis-keys.js";
+import { freePort } from "../support/free-port.js";
+import { launchRedisServer, stopProcess } from "../support/redis-server.js";
 import { makeAgent, oneToolModel, searchTool, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, startRedisServer, uniquePrefix } from "./redis.js";
 
@@ -20,18 +23,19 @@ async function doctor(options: {
   prefix: string;
   json?: boolean;
   strandedAfterMs?: number;
+  expectStore?: string;
 }) {
   let output = "";
   const code = await runDoctor({ ...options, write: (text) => (output += text) });
   return { code, output };
 }
 
-async function runtimeOn(prefix: string, workers: boolean) {
+async function runtimeOn(prefix: string, workers: boolean, url = redisUrl()) {
   const runtime = new AgentRuntime({
     agents: [
       makeAgent("support", { provider: oneToolModel("search"), tools: [searchTool().tool] }),
     ],
-    backend: redisBackend({ url: redisUrl(), prefix }),
+    backend: redisBackend({ url, prefix }),
     logger: silent,
   });
   await runtime.start({ workers });
@@ -115,5 +119,51 @@ describe("runDoctor", () => {
     );
     expect(json.output).not.toContain("doctor-secret-81723");
     expect(json.output).toContain(":***@");
+  });
+
+  it("with --expect-store, catches a store that lost its data and was re-marked by a new process", async () => {
+    // A redis-server that keeps nothing, restartable empty on the same port.
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const launch = () =>
+      launchRedisServer(port, [
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--maxmemory-policy",
+        "noeviction",
+      ]);
+    let server: ChildProcess = await launch();
+    cleanups.push(() => stopProcess(server, "SIGKILL"));
+    const first = await runtimeOn("hx", true, url);
+    const done = await first.submit("support", "order 7");
+    expect((await done.result()).status).toBe("completed");
+    const before = JSON.parse((await doctor({ redis: url, prefix: "hx", json: true })).output) as {
+      storeId: string | null;
+    };
+    expect(before.storeId).toMatch(/^[0-9a-f-]{36}$/);
+    const storeId = before.storeId ?? "";
+    expect((await doctor({ redis: url, prefix: "hx", expectStore: storeId })).code).toBe(0);
+    await first.close({ timeoutMs: 1000 });
+
+    await stopProcess(server, "SIGKILL");
+    server = await launch();
+    // A new process cannot tell this store from a first start: it writes a fresh marker, and
+    // the lost run reads as unknown (the limit README "Operating on Redis" names).
+    const second = await runtimeOn("hx", false, url);
+    await expect(second.get(done.runId)).rejects.toMatchObject({ code: "run_not_found" });
+    expect((await doctor({ redis: url, prefix: "hx" })).code).toBe(0);
+
+    const after = await doctor({ redis: url, prefix: "hx", json: true, expectStore: storeId });
+    const report = JSON.parse(after.output) as { storeId: string | null; problems: string[] };
+    expect(after.code).toBe(1);
+    expect(report.storeId).not.toBe(storeId);
+    expect(report.problems).toEqual([
+      expect.stringContaining(`not the expected "${storeId}": Redis lost its data`),
+    ]);
+    const human = await doctor({ redis: url, prefix: "hx", expectStore: storeId });
+    expect(human.output).toContain(`store marker: present (store id ${report.storeId ?? ""})`);
+    expect(human.output).toContain("PROBLEM: The store marker is");
   });
 });

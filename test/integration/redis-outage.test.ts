@@ -1,6 +1,6 @@
-// Redis down after start (SPEC §8): every runtime call rejects within `commandTimeoutMs` with
-// `BackendError`, `code: "backend_unavailable"`; nothing waits forever; once Redis is back, the
-// same runtime goes on.
+// Redis down after start (SPEC §8): every runtime call (recording, prune and delete too) rejects
+// within `commandTimeoutMs` with `BackendError`, `code: "backend_unavailable"`; nothing waits
+// forever; once Redis is back, the same runtime goes on.
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -94,6 +94,10 @@ describe("redisBackend when Redis stops answering", () => {
       submit: () => runtime.submit("support", "order 2"),
       list: () => runtime.list(),
       get: () => runtime.get(done.runId),
+      recording: () => runtime.recording(done.runId),
+      prune: () => runtime.prune({ finishedBefore: Date.now() }),
+      delete: () => runtime.delete(done.runId),
+      deleteSession: () => runtime.deleteSession("no-such-session"),
       approve: () => runtime.approve(parked.runId, pending, { by: "test" }),
       result: () => runtime.handle(parked.runId).result(),
       cancel: () => runtime.cancel(parked.runId),

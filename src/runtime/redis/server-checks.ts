@@ -2,13 +2,15 @@ import { z } from "zod";
 import { BackendError } from "../../store/errors.js";
 import { Cluster } from "../load-ioredis.js";
 import { mastersOf } from "../redis-connection.js";
+import { isUnanswered } from "../redis-failures.js";
 import type { RedisContext } from "./context.js";
 
 /** Connects the backend's connections and waits until each answers, or `timeoutMs` passes. */
 export async function connectWithin(context: RedisContext, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  const noAnswer = new Error(`no answer within ${timeoutMs} ms`);
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(noAnswer), timeoutMs);
   });
   const connections = [...new Set([context.redis, context.queueRedis])];
   try {
@@ -24,7 +26,13 @@ export async function connectWithin(context: RedisContext, timeoutMs: number): P
   } catch (error) {
     if (context.ownsConnection) for (const redis of connections) redis.disconnect();
     const reason = error instanceof Error ? error.message : String(error);
-    throw new BackendError(`Cannot reach ${context.where}: ${reason}`, { cause: error });
+    // A server that takes the connection but answers nothing (frozen, paused) is as
+    // unavailable as one that refuses it; a refusal it did answer (a wrong password) is not.
+    const unavailable = error === noAnswer || isUnanswered(error);
+    throw new BackendError(`Cannot reach ${context.where}: ${reason}`, {
+      cause: error,
+      ...(unavailable ? { code: "backend_unavailable" } : {}),
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -41,7 +49,7 @@ export async function checkEvictionPolicy(context: RedisContext): Promise<void> 
     } catch (error) {
       throw new BackendError(
         "Cannot read Redis's maxmemory-policy (CONFIG GET); harnessx needs 'noeviction' and must be able to check it.",
-        { cause: error },
+        { cause: error, ...(isUnanswered(error) ? { code: "backend_unavailable" } : {}) },
       );
     }
     if (policy !== "noeviction") {
