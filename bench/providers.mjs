@@ -412,65 +412,55 @@ const batch = async (call, calls) => {
   return ((performance.now() - started) * 1000) / calls;
 };
 
-const results = [];
-for (const each of cases) {
-  log(`${each.name}: warming up`);
-  await batch(each.adapter, WARMUP);
-  await batch(each.direct, WARMUP);
-  const adapter = [];
-  const direct = [];
-  // Short alternating rounds (each side first in turn), so load on the machine hits both alike;
-  // the ratio is the median of the rounds' ratios.
-  for (let index = 0; index < ROUNDS; index += 1) {
-    if (index % 2 === 0) {
-      adapter.push(await batch(each.adapter, CHUNK));
-      direct.push(await batch(each.direct, CHUNK));
-    } else {
-      direct.push(await batch(each.direct, CHUNK));
-      adapter.push(await batch(each.adapter, CHUNK));
+/**
+ * Each case's adapter against its SDK called directly: warm-up, then short alternating rounds
+ * (each side first in turn) so load on the machine hits both alike; the ratio is the median of
+ * the rounds' ratios.
+ */
+async function compare(list, { warmup, rounds, target, digits }) {
+  const compared = [];
+  for (const each of list) {
+    log(`${each.name}: warming up`);
+    await batch(each.adapter, warmup);
+    await batch(each.direct, warmup);
+    const adapter = [];
+    const direct = [];
+    for (let index = 0; index < rounds; index += 1) {
+      if (index % 2 === 0) {
+        adapter.push(await batch(each.adapter, CHUNK));
+        direct.push(await batch(each.direct, CHUNK));
+      } else {
+        direct.push(await batch(each.direct, CHUNK));
+        adapter.push(await batch(each.adapter, CHUNK));
+      }
     }
+    const ratio = median(adapter.map((value, index) => value / direct[index]));
+    const result = {
+      case: each.name,
+      adapterUsPerCall: round(median(adapter), digits),
+      sdkDirectUsPerCall: round(median(direct), digits),
+      overheadUsPerCall: round(median(adapter) - median(direct), digits),
+      ratio: round(ratio, 3),
+      withinTarget: ratio <= target,
+    };
+    log(JSON.stringify(result));
+    compared.push(result);
   }
-  const ratio = median(adapter.map((value, index) => value / direct[index]));
-  const result = {
-    case: each.name,
-    adapterUsPerCall: round(median(adapter), 1),
-    sdkDirectUsPerCall: round(median(direct), 1),
-    overheadUsPerCall: round(median(adapter) - median(direct), 1),
-    ratio: round(ratio, 3),
-    withinTarget: ratio <= TARGET_RATIO,
-  };
-  log(JSON.stringify(result));
-  results.push(result);
+  return compared;
 }
 
-const httpResults = [];
-for (const each of httpCases) {
-  log(`${each.name}: warming up`);
-  await batch(each.adapter, HTTP_WARMUP);
-  await batch(each.direct, HTTP_WARMUP);
-  const adapter = [];
-  const direct = [];
-  for (let index = 0; index < HTTP_ROUNDS; index += 1) {
-    if (index % 2 === 0) {
-      adapter.push(await batch(each.adapter, CHUNK));
-      direct.push(await batch(each.direct, CHUNK));
-    } else {
-      direct.push(await batch(each.direct, CHUNK));
-      adapter.push(await batch(each.adapter, CHUNK));
-    }
-  }
-  const ratio = median(adapter.map((value, index) => value / direct[index]));
-  const result = {
-    case: each.name,
-    adapterUsPerCall: round(median(adapter)),
-    sdkDirectUsPerCall: round(median(direct)),
-    overheadUsPerCall: round(median(adapter) - median(direct)),
-    ratio: round(ratio, 3),
-    withinTarget: ratio <= HTTP_TARGET_RATIO,
-  };
-  log(JSON.stringify(result));
-  httpResults.push(result);
-}
+const results = await compare(cases, {
+  warmup: WARMUP,
+  rounds: ROUNDS,
+  target: TARGET_RATIO,
+  digits: 1,
+});
+const httpResults = await compare(httpCases, {
+  warmup: HTTP_WARMUP,
+  rounds: HTTP_ROUNDS,
+  target: HTTP_TARGET_RATIO,
+  digits: 2,
+});
 server.close();
 
 process.stdout.write(
