@@ -2,8 +2,8 @@
 // keeps its card and says why, bulk approval, decide buttons on a waiting run's timeline, a
 // cancel that asks first, sign-out, a foreign Host refused, the text streamed before the page
 // opened, and failures that look like failures.
-import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type Agent,
@@ -16,23 +16,13 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { approvalAgent, gate, makeAgent, silent } from "../integration/fixtures.js";
-import { CHROMIUM_PATH, launchChromium } from "../support/chromium.js";
+import { CHROMIUM_PATH, useChromium } from "../support/chromium.js";
 
 const TOKEN = "decisions-test-token-0123456789";
 const SHOTS = "test-results/dashboard";
 
-let browser: Browser;
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser.close();
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const session = useChromium();
+const { closers } = session;
 
 async function serve(
   agents: Agent[] = [approvalAgent().agent],
@@ -48,7 +38,7 @@ async function serve(
 async function signIn(server: DashboardServer, page?: Page): Promise<Page> {
   let opened = page;
   if (opened === undefined) {
-    const context = await browser.newContext();
+    const context = await session.browser.newContext();
     closers.push(() => context.close());
     opened = await context.newPage();
     await opened.goto(server.url);

@@ -2,8 +2,8 @@
 // bounded page and counts new runs instead of growing, a status change replaces only its row,
 // hidden views draw nothing, the inbox shows a bounded page of cards, and a phone-wide screen
 // scrolls no view sideways.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import {
   AgentRuntime,
   createDashboard,
@@ -12,23 +12,13 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse } from "../../src/testing.js";
 import { approvalAgent, makeAgent, silent } from "../integration/fixtures.js";
-import { launchChromium } from "../support/chromium.js";
+import { useChromium } from "../support/chromium.js";
 
 const TOKEN = "fleet-test-token-0123456789";
 const SHOTS = "test-results/dashboard";
 
-let browser: Browser;
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser.close();
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const session = useChromium();
+const { closers } = session;
 
 /** `quick`: answers at once, so a burst of its runs is a burst of status changes. */
 const quickAgent = () =>
@@ -51,7 +41,7 @@ async function signIn(
   server: DashboardServer,
   viewport = { width: 1280, height: 900 },
 ): Promise<Page> {
-  const context = await browser.newContext({ viewport });
+  const context = await session.browser.newContext({ viewport });
   closers.push(() => context.close());
   const page = await context.newPage();
   await page.goto(server.url);
