@@ -8,7 +8,8 @@ import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
-import { injectTraceContext } from "../observability/propagation.js";
+import { abandonRunSpans, finishRunSpan, openRunSpan } from "../observability/run-span.js";
+import { requestedModel } from "../observability/spans.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
@@ -195,15 +196,17 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submit");
     const parsed = parseSubmitOptions(options);
     const runId = parsed.runId ?? this.#deps.generateId();
+    let record: RunRecord | undefined;
     try {
-      const trace = traceOf(injectTraceContext());
-      const record = this.#newRecord(agentName, input, parsed, trace, runId);
+      record = this.#newRecord(agentName, input, parsed, runId);
       const step = { ...stepOptions(parsed), agent: agentName };
       if (!(await this.backend.submitRun(record, step))) {
+        notSubmitted(record);
         await this.#wakeExisting(runId, agentName, step);
       }
       return new RunHandle(runId, this.backend);
     } catch (error) {
+      if (record !== undefined) notSubmitted(record);
       throw withRunId(error, runId);
     }
   }
@@ -245,13 +248,16 @@ export class AgentRuntime implements AsyncDisposable {
     if (parsed.runId !== undefined) {
       throw new ConfigError("submitMany() takes no runId: each run gets its own id.");
     }
-    const trace = traceOf(injectTraceContext());
-    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed, trace));
-    const existing = await this.backend.submitRuns(records, {
-      ...stepOptions(parsed),
-      agent: agentName,
-    });
+    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed));
+    const existing = await this.backend
+      .submitRuns(records, { ...stepOptions(parsed), agent: agentName })
+      .catch((error: unknown) => {
+        for (const record of records) notSubmitted(record);
+        throw error;
+      });
     if (existing.length > 0) {
+      const refused = new Set(existing);
+      for (const record of records) if (refused.has(record.runId)) notSubmitted(record);
       throw new BackendError(
         `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
       );
@@ -263,7 +269,6 @@ export class AgentRuntime implements AsyncDisposable {
     agentName: string,
     input: string | readonly Message[],
     options: SubmitOptions,
-    trace: { trace?: Record<string, string> },
     runId: string = this.#deps.generateId(),
   ): RunRecord {
     const agent = this.#agents.get(agentName);
@@ -272,10 +277,25 @@ export class AgentRuntime implements AsyncDisposable {
     const messages = toMessages(input);
     checkInputSize(input, messages, this.#limits.maxInputBytes);
     const now = this.#deps.clock.now();
+    const sessionId = options.sessionId ?? this.#deps.generateId();
+    // The run's `invoke_agent` span: its steps' spans, in any process, are its children.
+    const trace = traceOf(
+      openRunSpan(
+        {
+          agent: agentName,
+          runId,
+          sessionId,
+          model: requestedModel(agent.config.model, agent.provider),
+          provider: agent.provider?.name,
+        },
+        // On the memory backend the run finishes in this process: its span ends with it.
+        { keepOpenFor: this.backend.kind === "memory" ? this : undefined },
+      ),
+    );
     return {
       schemaVersion: RUN_RECORD_VERSION,
       runId,
-      sessionId: options.sessionId ?? this.#deps.generateId(),
+      sessionId,
       agent: agentName,
       status: "queued",
       phase: "compose",
@@ -504,6 +524,8 @@ export class AgentRuntime implements AsyncDisposable {
       timeoutMs: options.timeoutMs ?? 10_000,
       onDeadline: () => this.#active.shutDown(),
     });
+    // Runs this process would have finished are gone with it (memory backend).
+    abandonRunSpans(this, "closed");
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -565,3 +587,12 @@ function secretInputsOf(agent: Agent): Pick<RunRecord, "secretInputs"> {
     ),
   };
 }
+
+/** A record that was not stored (refused, or a run with its id exists): its span ends now. */
+const notSubmitted = (record: RunRecord) =>
+  finishRunSpan(record.trace, {
+    status: "not_submitted",
+    error: null,
+    usage: undefined,
+    iterations: undefined,
+  });
