@@ -121,12 +121,12 @@ export const runAttributes = (info: RunSpanInfo): Attributes => ({
 
 /**
  * Runs one provider call in a `chat` span carrying that call's usage only; `responseOf` picks
- * the response out of its value. Records the GenAI client metrics (duration, tokens) too.
+ * the response and its id out of its value. Records the GenAI client metrics (duration, tokens) too.
  */
 export async function traceChat<T>(
   info: ChatSpanInfo,
   body: () => Promise<T>,
-  responseOf: (value: T) => ProviderResponse | undefined,
+  responseOf: (value: T) => { response: ProviderResponse; id?: string | undefined } | undefined,
 ): Promise<T> {
   const metricAttributes: Attributes = {
     "gen_ai.operation.name": "chat",
@@ -147,16 +147,18 @@ export async function traceChat<T>(
       }),
       body,
       (span, value) => {
-        response = responseOf(value);
-        if (response === undefined) return;
+        const answered = responseOf(value);
+        response = answered?.response;
+        if (answered === undefined || response === undefined) return;
         span.setAttributes({
+          ...(answered.id === undefined ? {} : { "gen_ai.response.id": answered.id }),
           "gen_ai.response.model": response.model,
           "gen_ai.response.finish_reasons": [response.stopReason],
           ...usageAttributes(response.usage),
         });
       },
     );
-    if (response === undefined) response = responseOf(value);
+    if (response === undefined) response = responseOf(value)?.response;
     const model = response === undefined ? {} : { "gen_ai.response.model": response.model };
     recordChatMetrics(
       { ...metricAttributes, ...model },
