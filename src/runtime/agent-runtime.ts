@@ -41,6 +41,7 @@ import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
+import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 
 // What `queues()` gives, for the dashboard, which reaches the runtime through this module alone.
 export type { BackendQueue };
@@ -65,6 +66,7 @@ import {
   traceOf,
 } from "./runtime-options.js";
 
+export type { CancelOptions } from "./cancel-options.js";
 export type {
   AgentRuntimeOptions,
   DeleteSessionResult,
@@ -332,14 +334,18 @@ export class AgentRuntime implements AsyncDisposable {
   /**
    * Cancels a run that has not finished. The jobs working on it, in any process, have their
    * signals aborted at once (the provider call and running handlers see it), and the run ends
-   * `cancelled` without waiting for a provider or handler that ignores its signal.
+   * `cancelled` without waiting for a provider or handler that ignores its signal. `by` (who
+   * cancels) is kept with the run: `RunDetail.cancelledBy` (the first one asked, when several).
+   * @example
+   * await runtime.cancel(runId, { by: "ops-lead" });
    */
-  async cancel(runId: string): Promise<void> {
+  async cancel(runId: string, options: CancelOptions = {}): Promise<void> {
     this.#requireStarted("cancel");
+    const by = parseCancelOptions(options);
     const record = await this.backend.loadRun(runId);
     if (record === undefined) throw new RunNotFoundError(runId);
     if (isTerminal(record.status)) return;
-    await this.backend.requestCancel(runId);
+    await this.backend.requestCancel(runId, by);
     this.#active.abort(runId);
     await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
   }
@@ -429,13 +435,14 @@ export class AgentRuntime implements AsyncDisposable {
    */
   async get(runId: string): Promise<RunDetail> {
     this.#requireStarted("get");
-    const [record, decisions, checkpoints] = await Promise.all([
+    const [record, decisions, checkpoints, cancelledBy] = await Promise.all([
       this.backend.loadRun(runId),
       this.backend.auditTrail(runId),
       this.backend.checkpoints(runId),
+      this.backend.cancelledBy(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions, checkpoints);
+    return runDetail(record, decisions, checkpoints, cancelledBy);
   }
 
   /**
