@@ -8,8 +8,7 @@ import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
-import { abandonRunSpans, finishRunSpan, openRunSpan } from "../observability/run-span.js";
-import { requestedModel } from "../observability/spans.js";
+import { abandonRunSpans } from "../observability/run-span.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
@@ -50,6 +49,7 @@ import { watchEventLoopLag } from "./event-loop-lag.js";
 import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
+import { dropRunTrace, runTraceOf } from "./run-trace.js";
 import {
   type AgentRuntimeOptions,
   DEFAULT_CONCURRENCY,
@@ -63,7 +63,6 @@ import {
   type StartOptions,
   type SubmitOptions,
   stepOptions,
-  traceOf,
 } from "./runtime-options.js";
 
 export type { CancelOptions } from "./cancel-options.js";
@@ -203,12 +202,12 @@ export class AgentRuntime implements AsyncDisposable {
       record = this.#newRecord(agentName, input, parsed, runId);
       const step = { ...stepOptions(parsed), agent: agentName };
       if (!(await this.backend.submitRun(record, step))) {
-        notSubmitted(record);
+        dropRunTrace(record);
         await this.#wakeExisting(runId, agentName, step);
       }
       return new RunHandle(runId, this.backend);
     } catch (error) {
-      if (record !== undefined) notSubmitted(record);
+      if (record !== undefined) dropRunTrace(record);
       throw withRunId(error, runId);
     }
   }
@@ -254,12 +253,12 @@ export class AgentRuntime implements AsyncDisposable {
     const existing = await this.backend
       .submitRuns(records, { ...stepOptions(parsed), agent: agentName })
       .catch((error: unknown) => {
-        for (const record of records) notSubmitted(record);
+        for (const record of records) dropRunTrace(record);
         throw error;
       });
     if (existing.length > 0) {
       const refused = new Set(existing);
-      for (const record of records) if (refused.has(record.runId)) notSubmitted(record);
+      for (const record of records) if (refused.has(record.runId)) dropRunTrace(record);
       throw new BackendError(
         `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
       );
@@ -281,19 +280,7 @@ export class AgentRuntime implements AsyncDisposable {
     const now = this.#deps.clock.now();
     const sessionId = options.sessionId ?? this.#deps.generateId();
     // The run's `invoke_agent` span: its steps' spans, in any process, are its children.
-    const trace = traceOf(
-      openRunSpan(
-        {
-          agent: agentName,
-          runId,
-          sessionId,
-          model: requestedModel(agent.config.model, agent.provider),
-          provider: agent.provider?.name,
-        },
-        // On the memory backend the run finishes in this process: its span ends with it.
-        { keepOpenFor: this.backend.kind === "memory" ? this : undefined },
-      ),
-    );
+    const trace = runTraceOf(agent, { agent: agentName, runId, sessionId }, this.backend, this);
     return {
       schemaVersion: RUN_RECORD_VERSION,
       runId,
@@ -594,12 +581,3 @@ function secretInputsOf(agent: Agent): Pick<RunRecord, "secretInputs"> {
     ),
   };
 }
-
-/** A record that was not stored (refused, or a run with its id exists): its span ends now. */
-const notSubmitted = (record: RunRecord) =>
-  finishRunSpan(record.trace, {
-    status: "not_submitted",
-    error: null,
-    usage: undefined,
-    iterations: undefined,
-  });
