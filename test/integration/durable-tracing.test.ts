@@ -5,8 +5,15 @@
 import { context, type Span, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { RunBackend } from "../../src/backend.js";
-import { type AgentRuntime, memoryBackend, type RunHandle, redisBackend } from "../../src/index.js";
+import {
+  type AgentRuntime,
+  memoryBackend,
+  type RunHandle,
+  redisBackend,
+  tool,
+} from "../../src/index.js";
 import { useTracing } from "../support/tracing.js";
 import { until } from "../support/until.js";
 import { approvalAgent, makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
@@ -93,6 +100,40 @@ describe("tracing durable runs on memoryBackend()", () => {
     // It spans the whole run, from submit to the step that finished it.
     const last = Math.max(...chats.map((span) => span.endTime[0] * 1e9 + span.endTime[1]));
     expect(run.endTime[0] * 1e9 + run.endTime[1]).toBeGreaterThanOrEqual(last);
+  });
+
+  it("parents a run submitted from a tool handler (a child run) to that call's execute_tool span", async () => {
+    let runtime: AgentRuntime | undefined;
+    const delegate = tool({
+      name: "delegate",
+      description: "Hands the question to the researcher.",
+      input: z.object({ query: z.string() }),
+      handler: async ({ query }) => {
+        if (runtime === undefined) throw new Error("no runtime");
+        const child = await runtime.submit("researcher", query);
+        return (await child.result()).output ?? "";
+      },
+    });
+    const search = searchTool();
+    const lead = makeAgent("lead", { provider: oneToolModel("delegate"), tools: [delegate] });
+    const researcher = makeAgent("researcher", {
+      provider: oneToolModel("search"),
+      tools: [search.tool],
+    });
+    runtime = await runtimes.start([lead, researcher], memoryBackend());
+    const { request, handle } = await submitTraced(runtime, "lead", "cats");
+    expect((await handle.result()).status).toBe("completed");
+    await until("both run spans", async () => tracing.spans().length >= 2 + 6);
+
+    const [parent] = runSpansOf("lead");
+    expect(parent?.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    const call = tracing.spans().find((span) => span.name === "execute_tool delegate");
+    expect(call?.parentSpanContext?.spanId).toBe(parent?.spanContext().spanId);
+    const [child] = runSpansOf("researcher");
+    expect(child?.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(child?.parentSpanContext?.spanId).toBe(call?.spanContext().spanId);
+    const childSearch = tracing.spans().find((span) => span.name === "execute_tool search");
+    expect(childSearch?.parentSpanContext?.spanId).toBe(child?.spanContext().spanId);
   });
 
   it("ends a parked run's span when its runtime closes, as closed", async () => {
