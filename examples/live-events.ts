@@ -52,10 +52,12 @@ for await (const event of question.events()) {
 
 const hanging = await runtime.submit("stuck", "Hello?");
 await new Promise((resolve) => setTimeout(resolve, 50)); // its model call is under way
-await runtime.cancel(hanging.runId);
+// `by` is kept with the run (the dashboard passes its token's name, the CLI `--by`).
+await runtime.cancel(hanging.runId, { by: "ops-lead" });
 const cancelled = await hanging.result();
 console.log(
   `cancelled run: ${cancelled.status} (${cancelled.error?.name}), provider saw abort: ${aborted}`,
 );
+console.log(`cancelled by: ${(await runtime.get(hanging.runId)).cancelledBy}`);
 
 await runtime.close();

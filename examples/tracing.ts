@@ -13,7 +13,14 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { pino } from "pino";
 import { z } from "zod";
-import { Agent, injectTraceContext, tool, withExtractedContext } from "../src/index.js";
+import {
+  Agent,
+  AgentRuntime,
+  injectTraceContext,
+  memoryBackend,
+  tool,
+  withExtractedContext,
+} from "../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
 
 // The application's SDK set-up (NodeSDK or NodeTracerProvider.register() do the same).
@@ -52,6 +59,24 @@ const jobData = app.startActiveSpan("handle request", (span) => {
   return { input: "Weather in Porto?", trace: carrier };
 });
 await withExtractedContext(jobData.trace, () => agent.run(jobData.input));
+
+// AgentRuntime does it itself: a durable run is one `invoke_agent` span, started at submit (a
+// child of the active span) and stored with the run; every step's `chat` and `execute_tool`
+// spans, in whatever worker process, are its children. On the memory backend it ends with the
+// run and its totals; on Redis it ends at submit (the chat spans carry the usage).
+const runtime = new AgentRuntime({
+  agents: [agent],
+  backend: memoryBackend(),
+  logger: pino({ level: "silent" }),
+});
+await runtime.start();
+const durable = await app.startActiveSpan("handle durable request", async (span) => {
+  const handle = await runtime.submit("forecaster", "Weather in Faro?");
+  span.end();
+  return handle;
+});
+await durable.result();
+await runtime.close();
 
 const spans = exporter.getFinishedSpans();
 const childrenOf = (parent: ReadableSpan | undefined) =>

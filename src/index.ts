@@ -182,6 +182,7 @@ export {
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
 export type { DecisionOptions } from "./runtime/approvals.js";
+export type { CancelOptions } from "./runtime/cancel-options.js";
 export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";

@@ -67,6 +67,7 @@ export function runTimeline(run: RunDetail): string[] {
     `usage     ${run.iterations} model call(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens (cache read ${usage.cacheReadTokens}, write ${usage.cacheWriteTokens})`,
   ];
   if (run.error !== null) lines.push(`error     ${run.error.code}: ${run.error.message}`);
+  if (run.cancelledBy !== undefined) lines.push(`cancelled by ${run.cancelledBy}`);
   lines.push("", `pending (${run.pending.length})`);
   for (const call of run.pending) {
     lines.push(

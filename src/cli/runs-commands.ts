@@ -71,7 +71,11 @@ async function showRun(runId: string, flags: RedisFlags & JsonFlag): Promise<voi
   for (const line of runTimeline(run)) console.log(line);
 }
 
-async function cancelRun(runId: string, flags: RedisFlags & JsonFlag): Promise<void> {
+interface CancelFlags extends RedisFlags, JsonFlag {
+  by: string;
+}
+
+async function cancelRun(runId: string, flags: CancelFlags): Promise<void> {
   const before = await withRedisRuntime(flags, "runs cancel", async (runtime) => {
     const { status } = await runtime.get(runId);
     if (isTerminal(status)) {
@@ -80,11 +84,15 @@ async function cancelRun(runId: string, flags: RedisFlags & JsonFlag): Promise<v
         `Run "${runId}" has finished (${status}): there is nothing to cancel.`,
       );
     }
-    await runtime.cancel(runId);
+    await runtime.cancel(runId, { by: flags.by });
     return status;
   });
-  if (flags.json === true) return printJson({ runId, cancelRequested: true, status: before });
-  console.log(`cancel requested for run ${runId} (${before}): a worker ends it as cancelled`);
+  if (flags.json === true) {
+    return printJson({ runId, cancelRequested: true, status: before, by: flags.by });
+  }
+  console.log(
+    `cancel requested for run ${runId} (${before}) as "${flags.by}": a worker ends it as cancelled`,
+  );
 }
 
 /** `runs ls`, `runs show RUN`, `runs cancel RUN`. */
@@ -113,7 +121,8 @@ export function registerRuns(program: Command): void {
   redisCommand(runs, "cancel")
     .description("cancel a run that has not finished")
     .argument("<run>", "the run id")
-    .action((runId: string, flags: RedisFlags & JsonFlag) => cancelRun(runId, flags));
+    .option("--by <name>", "who cancels, kept with the run", currentUser())
+    .action((runId: string, flags: CancelFlags) => cancelRun(runId, flags));
 }
 
 interface DecisionFlags extends RedisFlags, JsonFlag {

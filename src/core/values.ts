@@ -110,6 +110,11 @@ export const ProviderResponse = z.object({
   stopReason: StopReason,
   usage: Usage,
   model: z.string(),
+  /**
+   * The API's id for this response, where it gives one: traces report it as
+   * `gen_ai.response.id`. Not stored with the run.
+   */
+  id: z.string().optional(),
 });
 export type ProviderResponse = z.infer<typeof ProviderResponse>;
 

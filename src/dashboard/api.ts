@@ -155,7 +155,8 @@ export function apiRouter(options: ApiOptions): Router {
     if (isTerminal(run.status)) {
       throw new HttpError(409, "run_finished", `Run "${runId}" has finished (${run.status}).`);
     }
-    await runtime.cancel(runId);
+    // Who cancels is the token's name, never taken from the body (as for decisions).
+    await runtime.cancel(runId, { by: (response.locals.caller as Caller).name });
     send(response, { cancelled: true });
   });
 

@@ -144,14 +144,21 @@ export async function callProvider(
       }),
     );
   }
+  // The response's id is for its `chat` span only: the run does not store it.
+  const { id: responseId, ...answer } = parsed.data;
   // An oversized tool input goes no further than here: not to middleware, record or recording.
-  const taken = capToolInputs(parsed.data, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolInputBytes);
+  const taken = capToolInputs(answer, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolInputBytes);
   const durationMs = env.clock.now() - started;
   if (env.providerGate !== undefined) await env.providerGate.spent(taken);
   if (env.recorder !== undefined) {
     await record(env, context, { type: "llm_response_raw", response: taken, durationMs });
   }
-  return { type: "PROVIDER_RESPONDED", response: taken, durationMs };
+  return {
+    type: "PROVIDER_RESPONDED",
+    response: taken,
+    durationMs,
+    ...(responseId === undefined ? {} : { responseId }),
+  };
 }
 
 // Where tool inputs sit in a response: response → content or toolCalls → block or call → input.

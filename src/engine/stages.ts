@@ -30,7 +30,10 @@ export const STAGES: Record<StageName, Stage> = {
         temperature: env.config.temperature,
       },
       () => callProvider(context, env),
-      (event) => (event.type === "PROVIDER_RESPONDED" ? event.response : undefined),
+      (event) =>
+        event.type === "PROVIDER_RESPONDED"
+          ? { response: event.response, id: event.responseId }
+          : undefined,
     ),
   runAfterLlmCall: afterLlm,
   prepareToolCalls,

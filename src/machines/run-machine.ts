@@ -70,7 +70,13 @@ export interface Decision {
 export type RunMachineEvent =
   | { type: "COMPOSED"; request: PreparedRequest }
   | { type: "LLM_PREPARED"; messages: Message[]; tools: ToolSchema[]; prefixKey: string | null }
-  | { type: "PROVIDER_RESPONDED"; response: ProviderResponse; durationMs: number }
+  | {
+      type: "PROVIDER_RESPONDED";
+      response: ProviderResponse;
+      durationMs: number;
+      /** The API's id for the response, for its `chat` span (not kept in the context). */
+      responseId?: string;
+    }
   | { type: "RESPONSE_PROCESSED"; response: ProviderResponse }
   | { type: "CALLS_PREPARED"; calls: CallState[] }
   | { type: "PERMISSIONS_RESOLVED"; calls: CallState[] }

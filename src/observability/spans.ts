@@ -24,7 +24,7 @@ export const TRACER_NAME = "harnessx";
  * altogether: a direct run would otherwise build three per iteration for nothing. Looked up at
  * each span, so a provider registered (or removed) later is seen at once.
  */
-function activeTracer(): Tracer | undefined {
+export function activeTracer(): Tracer | undefined {
   const provider = trace.getTracerProvider();
   return provider instanceof ProxyTracerProvider
     ? provider.getDelegateTracer(TRACER_NAME)
@@ -62,7 +62,8 @@ export interface RunSpanOutcome {
    * leave it out, so that summing `invoke_agent` spans never counts a call twice.
    */
   usage: Usage | undefined;
-  iterations: number;
+  /** Provider calls started; unknown for a run span ended before its run (`abandonRunSpans`). */
+  iterations: number | undefined;
 }
 
 /** What `chat` records about a provider request. */
@@ -85,14 +86,7 @@ export async function traceRun<T>(
   if (tracer === undefined) return body();
   const span = tracer.startSpan(`invoke_agent ${info.agent}`, {
     kind: SpanKind.INTERNAL,
-    attributes: {
-      "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.agent.name": info.agent,
-      "gen_ai.conversation.id": info.sessionId,
-      ...modelAttribute(info.model),
-      ...providerAttribute(info.provider),
-      "harnessx.run.id": info.runId,
-    },
+    attributes: runAttributes(info),
   });
   try {
     return await context.with(trace.setSpan(context.active(), span), body);
@@ -100,25 +94,39 @@ export async function traceRun<T>(
     failSpan(span, errorType(error));
     throw error;
   } finally {
-    const ended = outcome();
-    span.setAttributes({
-      ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
-      "harnessx.run.status": ended.status,
-      "harnessx.run.iterations": ended.iterations,
-    });
-    if (ended.error !== null && ended.status !== "cancelled") failSpan(span, ended.error.name);
-    span.end();
+    endRunSpan(span, outcome());
   }
 }
 
+/** Ends an `invoke_agent` span with how its run (or a step of it) ended. */
+export function endRunSpan(span: Span, ended: RunSpanOutcome): void {
+  span.setAttributes({
+    ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
+    "harnessx.run.status": ended.status,
+    ...(ended.iterations === undefined ? {} : { "harnessx.run.iterations": ended.iterations }),
+  });
+  if (ended.error !== null && ended.status !== "cancelled") failSpan(span, ended.error.name);
+  span.end();
+}
+
+/** What an `invoke_agent` span says about its run when it starts. */
+export const runAttributes = (info: RunSpanInfo): Attributes => ({
+  "gen_ai.operation.name": "invoke_agent",
+  "gen_ai.agent.name": info.agent,
+  "gen_ai.conversation.id": info.sessionId,
+  ...modelAttribute(info.model),
+  ...providerAttribute(info.provider),
+  "harnessx.run.id": info.runId,
+});
+
 /**
  * Runs one provider call in a `chat` span carrying that call's usage only; `responseOf` picks
- * the response out of its value. Records the GenAI client metrics (duration, tokens) too.
+ * the response and its id out of its value. Records the GenAI client metrics (duration, tokens) too.
  */
 export async function traceChat<T>(
   info: ChatSpanInfo,
   body: () => Promise<T>,
-  responseOf: (value: T) => ProviderResponse | undefined,
+  responseOf: (value: T) => { response: ProviderResponse; id?: string | undefined } | undefined,
 ): Promise<T> {
   const metricAttributes: Attributes = {
     "gen_ai.operation.name": "chat",
@@ -139,16 +147,18 @@ export async function traceChat<T>(
       }),
       body,
       (span, value) => {
-        response = responseOf(value);
-        if (response === undefined) return;
+        const answered = responseOf(value);
+        response = answered?.response;
+        if (answered === undefined || response === undefined) return;
         span.setAttributes({
+          ...(answered.id === undefined ? {} : { "gen_ai.response.id": answered.id }),
           "gen_ai.response.model": response.model,
           "gen_ai.response.finish_reasons": [response.stopReason],
           ...usageAttributes(response.usage),
         });
       },
     );
-    if (response === undefined) response = responseOf(value);
+    if (response === undefined) response = responseOf(value)?.response;
     const model = response === undefined ? {} : { "gen_ai.response.model": response.model };
     recordChatMetrics(
       { ...metricAttributes, ...model },

@@ -74,6 +74,7 @@ export function aiSdkProvider(
           stop,
           usageFrom(result.usage),
           result.response?.modelId ?? model.modelId,
+          result.response?.id,
         );
       } catch (error) {
         throw errorFrom(error, context(call.signal));
@@ -114,6 +115,7 @@ async function* streamed(
   const open = new Map<string, OpenPart>();
   let finish: Extract<StreamPart, { type: "finish" }> | undefined;
   let model = modelId;
+  let id: string | undefined;
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -154,6 +156,7 @@ async function* streamed(
           break;
         case "response-metadata":
           if (part.modelId) model = part.modelId;
+          if (part.id) id = part.id;
           break;
         case "finish":
           finish = part;
@@ -176,6 +179,7 @@ async function* streamed(
       stop,
       usageFrom(finish.usage),
       model,
+      id,
     ),
   };
 }

@@ -188,6 +188,7 @@ export function fromMessage(message: ApiMessage): ProviderResponse {
     stopOf(message.stop_reason),
     usageFrom(message.usage),
     message.model,
+    message.id,
   );
 }
 
@@ -309,6 +310,7 @@ export async function* streamMessages(
         stopOf(stopReason),
         usageFrom(message.usage),
         message.model,
+        message.id,
       ),
     };
   } catch (error) {

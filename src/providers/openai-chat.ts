@@ -113,10 +113,12 @@ interface Answer {
   finishReason: string | null;
   usage: Usage;
   model: string;
+  /** The completion's id (every chunk of a stream repeats it), when the server sent one. */
+  id: string | undefined;
 }
 
 function finish(answer: Answer): ProviderResponse {
-  const { thinking, text, refusal, calls, finishReason, usage, model } = answer;
+  const { thinking, text, refusal, calls, finishReason, usage, model, id } = answer;
   const truncated = finishReason === "length";
   const content: ContentBlock[] = [];
   if (thinking !== "") content.push({ type: "thinking", text: thinking });
@@ -131,7 +133,7 @@ function finish(answer: Answer): ProviderResponse {
     });
   }
   const stop = refusal !== "" ? "refusal" : (STOP_REASONS[finishReason ?? "stop"] ?? "end_turn");
-  return responseOf(content, stop, usage, model);
+  return responseOf(content, stop, usage, model, id);
 }
 
 /** The canonical response of a chat completion (its first choice). */
@@ -156,6 +158,7 @@ export function fromChatCompletion(completion: OpenAI.Chat.ChatCompletion): Prov
     finishReason: choice?.finish_reason ?? null,
     usage: usageFrom(completion.usage),
     model: completion.model,
+    id: typeof completion.id === "string" ? completion.id : undefined,
   });
 }
 
@@ -194,6 +197,7 @@ export async function* streamChat(
   let finishReason: string | null = null;
   let usage: ApiUsage | null | undefined;
   let model = params.model;
+  let id: string | undefined;
   try {
     const stream = await context.client.chat.completions.create(
       { ...params, stream: true, stream_options: { include_usage: true } },
@@ -201,6 +205,7 @@ export async function* streamChat(
     );
     for await (const chunk of stream) {
       model = chunk.model;
+      if (typeof chunk.id === "string" && chunk.id !== "") id = chunk.id;
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices[0];
       if (choice === undefined) continue;
@@ -235,6 +240,7 @@ export async function* streamChat(
         finishReason,
         usage: usageFrom(usage),
         model,
+        id,
       }),
     };
   } catch (error) {

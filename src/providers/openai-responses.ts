@@ -153,6 +153,7 @@ export function fromResponse(
     stopOf(response, refused),
     usageOf((usage?.input_tokens ?? 0) - cached - written, usage?.output_tokens, cached, written),
     response.model,
+    response.id,
   );
 }
 

@@ -81,6 +81,8 @@ export function responseOf(
   stopReason: StopReason,
   usage: Usage,
   model: string,
+  /** The API's id for the response (`gen_ai.response.id`), when it gave one. */
+  id?: string | null | undefined,
 ): ProviderResponse {
   const toolCalls: ToolCall[] = [];
   for (const block of content) {
@@ -89,5 +91,5 @@ export function responseOf(
     }
   }
   const stop = toolCalls.length > 0 && stopReason === "end_turn" ? "tool_use" : stopReason;
-  return { content, toolCalls, stopReason: stop, usage, model };
+  return { content, toolCalls, stopReason: stop, usage, model, ...(id ? { id } : {}) };
 }

@@ -8,7 +8,7 @@ import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
-import { injectTraceContext } from "../observability/propagation.js";
+import { abandonRunSpans } from "../observability/run-span.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
@@ -40,6 +40,7 @@ import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
+import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 
 // What `queues()` gives, for the dashboard, which reaches the runtime through this module alone.
 export type { BackendQueue };
@@ -48,6 +49,7 @@ import { watchEventLoopLag } from "./event-loop-lag.js";
 import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
+import { dropRunTrace, runTraceOf } from "./run-trace.js";
 import {
   type AgentRuntimeOptions,
   DEFAULT_CONCURRENCY,
@@ -61,9 +63,9 @@ import {
   type StartOptions,
   type SubmitOptions,
   stepOptions,
-  traceOf,
 } from "./runtime-options.js";
 
+export type { CancelOptions } from "./cancel-options.js";
 export type {
   AgentRuntimeOptions,
   DeleteSessionResult,
@@ -195,15 +197,17 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("submit");
     const parsed = parseSubmitOptions(options);
     const runId = parsed.runId ?? this.#deps.generateId();
+    let record: RunRecord | undefined;
     try {
-      const trace = traceOf(injectTraceContext());
-      const record = this.#newRecord(agentName, input, parsed, trace, runId);
+      record = this.#newRecord(agentName, input, parsed, runId);
       const step = { ...stepOptions(parsed), agent: agentName };
       if (!(await this.backend.submitRun(record, step))) {
+        dropRunTrace(record);
         await this.#wakeExisting(runId, agentName, step);
       }
       return new RunHandle(runId, this.backend);
     } catch (error) {
+      if (record !== undefined) dropRunTrace(record);
       throw withRunId(error, runId);
     }
   }
@@ -245,13 +249,16 @@ export class AgentRuntime implements AsyncDisposable {
     if (parsed.runId !== undefined) {
       throw new ConfigError("submitMany() takes no runId: each run gets its own id.");
     }
-    const trace = traceOf(injectTraceContext());
-    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed, trace));
-    const existing = await this.backend.submitRuns(records, {
-      ...stepOptions(parsed),
-      agent: agentName,
-    });
+    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed));
+    const existing = await this.backend
+      .submitRuns(records, { ...stepOptions(parsed), agent: agentName })
+      .catch((error: unknown) => {
+        for (const record of records) dropRunTrace(record);
+        throw error;
+      });
     if (existing.length > 0) {
+      const refused = new Set(existing);
+      for (const record of records) if (refused.has(record.runId)) dropRunTrace(record);
       throw new BackendError(
         `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
       );
@@ -263,7 +270,6 @@ export class AgentRuntime implements AsyncDisposable {
     agentName: string,
     input: string | readonly Message[],
     options: SubmitOptions,
-    trace: { trace?: Record<string, string> },
     runId: string = this.#deps.generateId(),
   ): RunRecord {
     const agent = this.#agents.get(agentName);
@@ -272,10 +278,13 @@ export class AgentRuntime implements AsyncDisposable {
     const messages = toMessages(input);
     checkInputSize(input, messages, this.#limits.maxInputBytes);
     const now = this.#deps.clock.now();
+    const sessionId = options.sessionId ?? this.#deps.generateId();
+    // The run's `invoke_agent` span: its steps' spans, in any process, are its children.
+    const trace = runTraceOf(agent, { agent: agentName, runId, sessionId }, this.backend, this);
     return {
       schemaVersion: RUN_RECORD_VERSION,
       runId,
-      sessionId: options.sessionId ?? this.#deps.generateId(),
+      sessionId,
       agent: agentName,
       status: "queued",
       phase: "compose",
@@ -312,14 +321,18 @@ export class AgentRuntime implements AsyncDisposable {
   /**
    * Cancels a run that has not finished. The jobs working on it, in any process, have their
    * signals aborted at once (the provider call and running handlers see it), and the run ends
-   * `cancelled` without waiting for a provider or handler that ignores its signal.
+   * `cancelled` without waiting for a provider or handler that ignores its signal. `by` (who
+   * cancels) is kept with the run: `RunDetail.cancelledBy` (the first one asked, when several).
+   * @example
+   * await runtime.cancel(runId, { by: "ops-lead" });
    */
-  async cancel(runId: string): Promise<void> {
+  async cancel(runId: string, options: CancelOptions = {}): Promise<void> {
     this.#requireStarted("cancel");
+    const by = parseCancelOptions(options);
     const record = await this.backend.loadRun(runId);
     if (record === undefined) throw new RunNotFoundError(runId);
     if (isTerminal(record.status)) return;
-    await this.backend.requestCancel(runId);
+    await this.backend.requestCancel(runId, by);
     this.#active.abort(runId);
     await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
   }
@@ -409,13 +422,14 @@ export class AgentRuntime implements AsyncDisposable {
    */
   async get(runId: string): Promise<RunDetail> {
     this.#requireStarted("get");
-    const [record, decisions, checkpoints] = await Promise.all([
+    const [record, decisions, checkpoints, cancelledBy] = await Promise.all([
       this.backend.loadRun(runId),
       this.backend.auditTrail(runId),
       this.backend.checkpoints(runId),
+      this.backend.cancelledBy(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions, checkpoints);
+    return runDetail(record, decisions, checkpoints, cancelledBy);
   }
 
   /**
@@ -504,6 +518,8 @@ export class AgentRuntime implements AsyncDisposable {
       timeoutMs: options.timeoutMs ?? 10_000,
       onDeadline: () => this.#active.shutDown(),
     });
+    // Runs this process would have finished are gone with it (memory backend).
+    abandonRunSpans(this, "closed");
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

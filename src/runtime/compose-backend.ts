@@ -87,11 +87,14 @@ export class ComposedBackend implements RunBackend {
   releaseLease(runId: string, token: number) {
     return this.#roles.leases.releaseLease(runId, token);
   }
-  requestCancel(runId: string) {
-    return this.#roles.leases.requestCancel(runId);
+  requestCancel(runId: string, by?: string) {
+    return this.#roles.leases.requestCancel(runId, by);
   }
   cancelRequested(runId: string) {
     return this.#roles.leases.cancelRequested(runId);
+  }
+  cancelledBy(runId: string) {
+    return this.#roles.leases.cancelledBy(runId);
   }
 
   // CallLedger

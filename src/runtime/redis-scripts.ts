@@ -338,15 +338,19 @@ return {1, cancelled, woken, raw}
 `);
 
 /**
- * KEYS: cancel, run. ARGV: retentionMs, the cancel channel, runId.
+ * KEYS: cancel, run. ARGV: retentionMs, the cancel channel, runId, who asks ("": unnamed).
  * Records a cancel request (on a run that finished meanwhile it expires with the run's keys)
- * and announces it on the channel, so the worker holding the run aborts at once.
+ * and announces it on the channel, so the worker holding the run aborts at once. Who asked
+ * first is kept in the run's hash (`cancelledBy`), for as long as the record.
  */
 export const REQUEST_CANCEL = new LuaScript(`
 redis.call("SET", KEYS[1], "1")
 local status = redis.call("HGET", KEYS[2], "status")
 if ${FINISHED} then redis.call("PEXPIRE", KEYS[1], ARGV[1])
-else redis.call("PUBLISH", ARGV[2], ARGV[3]) end
+else
+  if status and ARGV[4] ~= "" then redis.call("HSETNX", KEYS[2], "cancelledBy", ARGV[4]) end
+  redis.call("PUBLISH", ARGV[2], ARGV[3])
+end
 return 1
 `);
 

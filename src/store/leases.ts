@@ -37,7 +37,12 @@ export interface Leases {
   renewLease(runId: string, token: number): Promise<boolean>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
-  /** Asks every process to cancel the run: its holder sees it at its next save or at once. */
-  requestCancel(runId: string): Promise<void>;
+  /**
+   * Asks every process to cancel the run: its holder sees it at its next save or at once. `by`
+   * (who asked) is kept for as long as the run's record; the first one asked wins.
+   */
+  requestCancel(runId: string, by?: string): Promise<void>;
   cancelRequested(runId: string): Promise<boolean>;
+  /** Who asked to cancel the run (`requestCancel`'s `by`), when someone named did. */
+  cancelledBy(runId: string): Promise<string | undefined>;
 }

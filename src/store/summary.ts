@@ -68,6 +68,8 @@ export const RunDetail = RunSummary.extend({
    * detail.secretInputs)` before showing it. Absent when no tool marks any.
    */
   secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
+  /** Who asked to cancel the run (`runtime.cancel(runId, { by })`), when someone named did. */
+  cancelledBy: z.string().optional(),
 });
 export type RunDetail = z.infer<typeof RunDetail>;
 
@@ -117,6 +119,7 @@ export function runDetail(
   record: RunRecord,
   decisions: readonly DecisionRecord[],
   checkpoints?: readonly StoredCheckpoint[],
+  cancelledBy?: string,
 ): RunDetail {
   return {
     ...summarize(record),
@@ -124,6 +127,7 @@ export function runDetail(
     decisions: [...decisions],
     ...(checkpoints === undefined ? {} : runTimeline(record, checkpoints)),
     ...(record.secretInputs === undefined ? {} : { secretInputs: record.secretInputs }),
+    ...(cancelledBy === undefined ? {} : { cancelledBy }),
   };
 }
 

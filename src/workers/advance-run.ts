@@ -16,6 +16,7 @@ import {
   runsHandler,
 } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
+import { finishRunSpan, isRunSpan } from "../observability/run-span.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
@@ -100,7 +101,14 @@ export async function advanceRun(
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step, "finished");
     const { agent, sessionId, trace } = step.saves.record;
     const { config, provider } = step.env;
-    // Each step is an `invoke_agent` span in the trace the run was submitted in.
+    if (isRunSpan(trace)) {
+      // The step's spans are children of the run's `invoke_agent` span, started at submit.
+      deferral = await withExtractedContext(trace, () => proceed(step));
+      const outcome = spanOutcome(step);
+      if (outcome.usage !== undefined) finishRunSpan(trace, outcome);
+      return;
+    }
+    // Submitted where no tracer was registered: each step is an `invoke_agent` span.
     deferral = await withExtractedContext(trace, () =>
       traceRun(
         {
@@ -134,6 +142,7 @@ export async function failStuckRun(
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
     await persist(step, "finished");
+    finishRunSpan(step.saves.record.trace, spanOutcome(step));
     failed = true;
   });
   return failed;

@@ -167,6 +167,10 @@ describe("deciding in the page", () => {
     await expect.poll(async () => (await runtime.get(other.runId)).status).toBe("cancelled");
     await expect.poll(() => timeline.textContent()).toContain("Run cancelled");
     expect(await timeline.locator("li.k-failed").count()).toBe(1);
+    // The record keeps who cancelled: the signed-in token's name, and the page shows it.
+    expect((await runtime.get(other.runId)).cancelledBy).toBe("ops");
+    const cancelledBy = page.locator("#run-summary div", { hasText: "Cancelled by" });
+    await expect.poll(() => cancelledBy.locator("span").nth(1).textContent()).toBe("ops");
   });
 
   it("signs out: the token and the session are gone, and the page asks for a token again", async () => {

@@ -144,6 +144,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'delta: "today."',
     "result: completed: Order 42 ships today.",
     "cancelled run: cancelled (RunCancelledError), provider saw abort: true",
+    "cancelled by: ops-lead",
   ],
   "run-store.ts": [
     "page 1: awaiting_approval, completed, completed",
@@ -193,7 +194,11 @@ const EXPECTED: Record<string, readonly string[]> = {
     "handle request",
     "  invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
     "    execute_tool weather  tool.call.id=call_1",
-    "traces: 2",
+    "handle durable request",
+    "  invoke_agent forecaster  request.model=model-small usage.input_tokens=20 usage.output_tokens=10 run.status=completed",
+    "    chat model-small  request.model=model-small response.finish_reasons=tool_use usage.input_tokens=10 usage.output_tokens=5",
+    "    execute_tool weather  tool.call.id=call_1",
+    "traces: 3",
   ],
   "backend-roles.ts": [
     "RunStore save: afterLlm (running)",

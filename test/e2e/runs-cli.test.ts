@@ -280,14 +280,25 @@ describe("harnessx runs", () => {
 
   it("cancel ends a parked run; a second cancel fails: the run has finished", async () => {
     const run = parked[2] as RunHandle;
-    const outcome = await harnessx(["runs", "cancel", run.runId, "--json", ...target]);
+    const outcome = await harnessx([
+      "runs",
+      "cancel",
+      run.runId,
+      "--by",
+      "on-call",
+      "--json",
+      ...target,
+    ]);
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toEqual({
       runId: run.runId,
       cancelRequested: true,
       status: "awaiting_approval",
+      by: "on-call",
     });
     expect((await run.result()).status).toBe("cancelled");
+    const shown = await harnessx(["runs", "show", run.runId, ...target]);
+    expect(shown.stdout).toContain("cancelled by on-call\n");
     const again = await harnessx(["runs", "cancel", run.runId, ...target]);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(

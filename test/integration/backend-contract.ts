@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { RunBackend } from "../../src/backend.js";
 import {
   ApprovalError,
+  ConfigError,
   HarnessError,
   HookEvent,
   type Message,
@@ -540,11 +541,15 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
         provider: oneToolModel("search", { before: () => providerGate.wait() }),
         tools: [search.tool],
       });
-      const runtime = await runtimes.start([agent], factory.create());
+      const backend = factory.create();
+      const runtime = await runtimes.start([agent], backend);
       const handle = await runtime.submit("support", "cats");
       await providerGate.entered;
 
-      await runtime.cancel(handle.runId);
+      const refused = await rejection(runtime.cancel(handle.runId, { by: " " }));
+      expect(refused).toBeInstanceOf(ConfigError);
+      await runtime.cancel(handle.runId, { by: "ops-lead" });
+      await runtime.cancel(handle.runId, { by: "second-asker" });
       providerGate.open();
       const result = await handle.result();
 
@@ -554,6 +559,10 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       expect((await runtime.list({ status: "cancelled" })).runs.map((run) => run.runId)).toEqual([
         handle.runId,
       ]);
+      // Who cancelled (the first one asked) is kept with the record, and goes with it.
+      expect((await runtime.get(handle.runId)).cancelledBy).toBe("ops-lead");
+      await runtime.delete(handle.runId);
+      expect(await backend.cancelledBy(handle.runId)).toBeUndefined();
     });
 
     it("cancels a parked run", async () => {
@@ -566,6 +575,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
       const result = await handle.result();
 
       expect(result.status).toBe("cancelled");
+      expect(await runtime.get(handle.runId)).not.toHaveProperty("cancelledBy");
       expect(result.pending).toEqual([]);
       expect(deleted).toEqual([]);
       const error = await rejection(runtime.approve(handle.runId, "call_1"));

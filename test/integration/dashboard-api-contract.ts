@@ -191,6 +191,21 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
       expect((await post(url(`api/runs/${parked.runId}/cancel`), {})).status).toBe(401);
     });
 
+    it("records who cancels by the token's name, never the body's", async () => {
+      const { runtime, url } = await setUp();
+      const parked = await runtime.submit("ops", "old.log");
+      await parked.result();
+      const cancel = url(`api/runs/${parked.runId}/cancel`);
+
+      const forged = await post(cancel, bearer("reviewer-2"), { by: "ops-lead" });
+      expect(forged.status).toBe(400);
+      expect((await post(cancel, bearer("reviewer-2"), {})).status).toBe(200);
+
+      expect((await parked.result()).status).toBe("cancelled");
+      const detail = await fetch(url(`api/runs/${parked.runId}`), { headers: bearer("ops-lead") });
+      expect((await body(detail)).cancelledBy).toBe("reviewer-2");
+    });
+
     it("records the decision by the token's name, never the body's, and answers 409 then 404", async () => {
       const { runtime, url } = await setUp();
       const parked = await runtime.submit("ops", "old.log");

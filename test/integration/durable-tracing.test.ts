@@ -1,18 +1,23 @@
-// A durable run is one trace: the trace context the run was submitted in is stored with it, and
-// every step and tool job starts its spans in it, whichever process runs them. Two runtimes on
-// one Redis prefix stand in for a submitting process and a worker process.
-import { context, trace } from "@opentelemetry/api";
+// A durable run is one trace with one `invoke_agent` span: started at submit in the submitter's
+// context, stored with the run, and the parent of every step's and tool job's spans, whichever
+// process runs them. On Redis two runtimes on one prefix stand in for a submitting process and a
+// worker process; the run there is split over several steps by an approval.
+import { context, type Span, trace } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { RunBackend } from "../../src/backend.js";
-import { redisBackend } from "../../src/index.js";
+import {
+  type AgentRuntime,
+  memoryBackend,
+  type RunHandle,
+  redisBackend,
+  tool,
+} from "../../src/index.js";
 import { useTracing } from "../support/tracing.js";
 import { until } from "../support/until.js";
-import { makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
+import { approvalAgent, makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
-
-beforeAll(async () => {
-  await requireRedis();
-});
 
 const tracing = useTracing();
 const runtimes = new Runtimes();
@@ -23,57 +28,160 @@ afterEach(async () => {
   await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
 });
 
-function backendOn(prefix: string): RunBackend {
-  return redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
+/** Submits inside a "handle request" span, as an application serving a request would. */
+async function submitTraced(submitter: AgentRuntime, agent: string, input: string) {
+  const request = trace.getTracer("test").startSpan("handle request");
+  const handle = await context.with(trace.setSpan(context.active(), request), () =>
+    submitter.submit(agent, input),
+  );
+  request.end();
+  return { request, handle };
 }
 
+const runSpansOf = (agent: string) =>
+  tracing.spans().filter((span) => span.name === `invoke_agent ${agent}`);
+
+/** Asserts the run's spans form one tree: request → invoke_agent → every chat and execute_tool. */
+function expectOneTree(request: Span, agent: string, runId: string): ReadableSpan {
+  const spans = tracing.spans();
+  const { traceId, spanId } = request.spanContext();
+  const runs = runSpansOf(agent);
+  expect(runs).toHaveLength(1);
+  const run = runs[0] as ReadableSpan;
+  expect(run.attributes["harnessx.run.id"]).toBe(runId);
+  expect(run.spanContext().traceId).toBe(traceId);
+  expect(run.parentSpanContext?.spanId).toBe(spanId);
+  const work = spans.filter(
+    (span) => span.name.startsWith("chat") || span.name.startsWith("execute_tool"),
+  );
+  expect(work.length).toBeGreaterThanOrEqual(3);
+  for (const span of work) {
+    expect({ name: span.name, traceId: span.spanContext().traceId }).toEqual({
+      name: span.name,
+      traceId,
+    });
+    expect({ name: span.name, parent: span.parentSpanContext?.spanId }).toEqual({
+      name: span.name,
+      parent: run.spanContext().spanId,
+    });
+  }
+  return run;
+}
+
+async function approveWhenAsked(runtime: AgentRuntime, handle: RunHandle) {
+  const parked = await handle.result();
+  expect(parked.status).toBe("awaiting_approval");
+  const pending = parked.pending[0];
+  if (pending === undefined) throw new Error("no pending call");
+  await runtime.approve(handle.runId, pending.toolCallId, { by: "ops-lead" });
+  await until("the run to finish", async () => (await handle.result()).status === "completed");
+  return handle.result();
+}
+
+describe("tracing durable runs on memoryBackend()", () => {
+  it("gives a run split by an approval one invoke_agent span, ended with the run's totals", async () => {
+    const { agent } = approvalAgent();
+    const runtime = await runtimes.start([agent], memoryBackend());
+    const { request, handle } = await submitTraced(runtime, "ops", "/tmp/old.log");
+    const result = await approveWhenAsked(runtime, handle);
+    await until("the run's span to end", async () => runSpansOf("ops").length === 1);
+
+    const run = expectOneTree(request, "ops", handle.runId);
+    const names = tracing.spans().map((span) => span.name);
+    expect(names.filter((name) => name.startsWith("chat"))).toHaveLength(2);
+    expect(names).toContain("execute_tool delete_file");
+    // The run's totals once, on its one span; the chat spans carry each call's own.
+    expect(run.attributes["harnessx.run.status"]).toBe("completed");
+    expect(run.attributes["harnessx.run.iterations"]).toBe(result.iterations);
+    expect(run.attributes["gen_ai.usage.output_tokens"]).toBe(result.usage.outputTokens);
+    const chats = tracing.spans().filter((span) => span.name.startsWith("chat"));
+    const perCall = chats.map((span) => Number(span.attributes["gen_ai.usage.output_tokens"]));
+    expect(perCall.reduce((sum, value) => sum + value, 0)).toBe(result.usage.outputTokens);
+    // It spans the whole run, from submit to the step that finished it.
+    const last = Math.max(...chats.map((span) => span.endTime[0] * 1e9 + span.endTime[1]));
+    expect(run.endTime[0] * 1e9 + run.endTime[1]).toBeGreaterThanOrEqual(last);
+  });
+
+  it("parents a run submitted from a tool handler (a child run) to that call's execute_tool span", async () => {
+    let runtime: AgentRuntime | undefined;
+    const delegate = tool({
+      name: "delegate",
+      description: "Hands the question to the researcher.",
+      input: z.object({ query: z.string() }),
+      handler: async ({ query }) => {
+        if (runtime === undefined) throw new Error("no runtime");
+        const child = await runtime.submit("researcher", query);
+        return (await child.result()).output ?? "";
+      },
+    });
+    const search = searchTool();
+    const lead = makeAgent("lead", { provider: oneToolModel("delegate"), tools: [delegate] });
+    const researcher = makeAgent("researcher", {
+      provider: oneToolModel("search"),
+      tools: [search.tool],
+    });
+    runtime = await runtimes.start([lead, researcher], memoryBackend());
+    const { request, handle } = await submitTraced(runtime, "lead", "cats");
+    expect((await handle.result()).status).toBe("completed");
+    await until("both run spans", async () => tracing.spans().length >= 2 + 6);
+
+    const [parent] = runSpansOf("lead");
+    expect(parent?.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    const call = tracing.spans().find((span) => span.name === "execute_tool delegate");
+    expect(call?.parentSpanContext?.spanId).toBe(parent?.spanContext().spanId);
+    const [child] = runSpansOf("researcher");
+    expect(child?.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(child?.parentSpanContext?.spanId).toBe(call?.spanContext().spanId);
+    const childSearch = tracing.spans().find((span) => span.name === "execute_tool search");
+    expect(childSearch?.parentSpanContext?.spanId).toBe(child?.spanContext().spanId);
+  });
+
+  it("ends a parked run's span when its runtime closes, as closed", async () => {
+    const { agent } = approvalAgent();
+    const runtime = await runtimes.start([agent], memoryBackend());
+    const { handle } = await submitTraced(runtime, "ops", "/tmp/kept.log");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    expect(runSpansOf("ops")).toHaveLength(0);
+    await runtime.close();
+    const [run] = runSpansOf("ops");
+    expect(run?.attributes["harnessx.run.status"]).toBe("closed");
+  });
+});
+
 describe("tracing durable runs on redisBackend()", () => {
-  it("puts every step and tool job of a run in the trace it was submitted in", async () => {
+  beforeAll(async () => {
+    await requireRedis();
+  });
+
+  function backendOn(prefix: string): RunBackend {
+    return redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
+  }
+
+  it("puts every step and tool job of a run split by an approval under its one invoke_agent span", async () => {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
-    const search = searchTool();
-    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const { agent } = approvalAgent();
     await runtimes.start([agent], backendOn(prefix));
     const submitter = await runtimes.start([agent], backendOn(prefix), { workers: false });
 
-    const request = trace.getTracer("test").startSpan("handle request");
-    const handle = await context.with(trace.setSpan(context.active(), request), () =>
-      submitter.submit("support", "cats"),
-    );
-    request.end();
-    expect((await handle.result()).status).toBe("completed");
-    // The result is published by the last step's save; that step's span ends just after it.
+    const { request, handle } = await submitTraced(submitter, "ops", "/tmp/old.log");
+    const result = await approveWhenAsked(submitter, handle);
+    // The result is published by the last step's save; its chat span ends just after it.
     await until(
-      "the last step's span to end",
-      async () =>
-        tracing.spans().filter((span) => span.name === "invoke_agent support").length >= 2,
+      "the last chat span to end",
+      async () => tracing.spans().filter((span) => span.name.startsWith("chat")).length >= 2,
     );
-
-    const spans = tracing.spans();
-    const { traceId, spanId } = request.spanContext();
-    const names = spans.map((span) => span.name);
-    expect(names).toEqual(
-      expect.arrayContaining(["invoke_agent support", "execute_tool search", "handle request"]),
-    );
-    expect(names.filter((name) => name.startsWith("chat"))).toHaveLength(2);
-    for (const span of spans)
-      expect({ name: span.name, traceId: span.spanContext().traceId }).toEqual({
-        name: span.name,
-        traceId,
-      });
-    const steps = spans.filter((span) => span.name === "invoke_agent support");
-    expect(steps.length).toBeGreaterThanOrEqual(2);
-    for (const step of steps) expect(step.parentSpanContext?.spanId).toBe(spanId);
-    // The run's totals once (on the step that ended it): summing the spans counts each call once.
-    const result = await handle.result();
-    const counted = steps.map((step) => step.attributes["gen_ai.usage.output_tokens"]);
-    expect(counted.filter((value) => value !== undefined)).toEqual([result.usage.outputTokens]);
-    const chats = spans.filter((span) => span.name.startsWith("chat"));
+    const run = expectOneTree(request, "ops", handle.runId);
+    expect(tracing.spans().map((span) => span.name)).toContain("execute_tool delete_file");
+    // Ended at submit in the submitting process: the run's totals are the chat spans' sum.
+    expect(run.attributes["gen_ai.usage.output_tokens"]).toBeUndefined();
+    const chats = tracing.spans().filter((span) => span.name.startsWith("chat"));
     const perCall = chats.map((span) => Number(span.attributes["gen_ai.usage.output_tokens"]));
     expect(perCall.reduce((sum, value) => sum + value, 0)).toBe(result.usage.outputTokens);
+    expect(result.usage.outputTokens).toBeGreaterThan(0);
   });
 
-  it("starts a trace of the run's own when nothing was traced at submit", async () => {
+  it("starts a trace of the run's own, rooted at its invoke_agent span, when nothing was traced at submit", async () => {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
     const search = searchTool();
@@ -82,7 +190,14 @@ describe("tracing durable runs on redisBackend()", () => {
 
     const handle = await runtime.submit("support", "dogs");
     expect((await handle.result()).status).toBe("completed");
-    expect((await handle.record()).trace).toBeUndefined();
-    expect(tracing.spans().some((span) => span.name === "execute_tool search")).toBe(true);
+    const stored = (await handle.record()).trace;
+    expect(stored?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    await until("the tool's span", async () =>
+      tracing.spans().some((span) => span.name === "execute_tool search"),
+    );
+    const [run] = runSpansOf("support");
+    expect(run?.parentSpanContext).toBeUndefined();
+    const tool = tracing.spans().find((span) => span.name === "execute_tool search");
+    expect(tool?.parentSpanContext?.spanId).toBe(run?.spanContext().spanId);
   });
 });

@@ -151,6 +151,7 @@ export function expectedResponse(response: Omit<ProviderResponse, "toolCalls">):
     stopReason: response.stopReason,
     usage: response.usage,
     model: response.model,
+    ...(response.id === undefined ? {} : { id: response.id }),
   };
 }
 

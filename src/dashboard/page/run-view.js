@@ -63,6 +63,7 @@ function renderRun(view) {
     field("Agent", detail.agent),
     field("Status", detail.status, `status status-${detail.status}`),
     detail.error ? field("Error", detail.error.code, "status status-failed") : null,
+    detail.cancelledBy ? field("Cancelled by", detail.cancelledBy) : null,
     failedCalls > 0 ? field("Tool errors", `${failedCalls} tool call(s) failed`, "flag") : null,
     field("Phase (last checkpoint)", detail.phase),
     field("Iterations", String(detail.iterations)),

@@ -15,6 +15,8 @@ export class MemoryLeases implements Leases {
   readonly #fences = new Map<string, number>();
   readonly #wakes = new Set<string>();
   readonly #cancels = new Set<string>();
+  /** Who asked to cancel each run, kept with its record (the cancel flag goes at retention). */
+  readonly #cancelledBy = new Map<string, string>();
   /** Called as a lease is granted (the store turns a queued run running). */
   readonly #onAcquired: (runId: string) => void;
   #onCancel: ((runId: string) => void) | undefined;
@@ -57,9 +59,19 @@ export class MemoryLeases implements Leases {
     return { wake };
   }
 
-  async requestCancel(runId: string): Promise<void> {
+  async requestCancel(runId: string, by?: string): Promise<void> {
     this.#cancels.add(runId);
+    if (by !== undefined && !this.#cancelledBy.has(runId)) this.#cancelledBy.set(runId, by);
     this.#onCancel?.(runId);
+  }
+
+  async cancelledBy(runId: string): Promise<string | undefined> {
+    return this.#cancelledBy.get(runId);
+  }
+
+  /** Drops who cancelled the run: with its record, not at retention (`forget`). */
+  forgetCanceller(runId: string): void {
+    this.#cancelledBy.delete(runId);
   }
 
   async cancelRequested(runId: string): Promise<boolean> {

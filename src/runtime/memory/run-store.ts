@@ -123,6 +123,7 @@ export class MemoryRunStore implements RunStore {
     const parts = this.#connected();
     parts.forgetExpiry(runId);
     parts.leases.forget(runId);
+    parts.leases.forgetCanceller(runId);
     parts.ledger.forget(runId, iterations);
     parts.ledger.forgetAudit(runId);
     parts.events.forget(runId);

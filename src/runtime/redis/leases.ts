@@ -64,13 +64,18 @@ export class RedisLeases implements Leases {
     return { wake: woken === 1 };
   }
 
-  async requestCancel(runId: string): Promise<void> {
+  async requestCancel(runId: string, by?: string): Promise<void> {
     const { redis, keys, retentionMs } = this.#context;
     await REQUEST_CANCEL.run(
       redis,
       [keys.cancel(runId), keys.run(runId)],
-      [retentionMs, keys.cancelChannel, runId],
+      [retentionMs, keys.cancelChannel, runId, by ?? ""],
     );
+  }
+
+  async cancelledBy(runId: string): Promise<string | undefined> {
+    const { redis, keys } = this.#context;
+    return (await redis.hget(keys.run(runId), "cancelledBy")) ?? undefined;
   }
 
   async cancelRequested(runId: string): Promise<boolean> {

@@ -40,6 +40,21 @@ export function describeLeasesContract(name: string, factory: BackendFactory): v
       });
     });
 
+    it("keeps who asked first to cancel a run, and stores nothing for an unknown run", async () => {
+      const backend = await start();
+      await backend.createRun(record("run", "queued", 1));
+      expect(await backend.cancelledBy("run")).toBeUndefined();
+
+      await backend.requestCancel("run", "ops-lead");
+      await backend.requestCancel("run", "second-asker");
+      await backend.requestCancel("ghost", "ops-lead");
+
+      expect(await backend.cancelRequested("run")).toBe(true);
+      expect(await backend.cancelledBy("run")).toBe("ops-lead");
+      expect(await backend.loadRun("ghost")).toBeUndefined();
+      expect(await listedIds(backend, {})).toEqual(["run"]);
+    });
+
     it("turns a queued run running as a worker takes its lease, before any save", async () => {
       const backend = await start();
       await backend.createRun(record("run", "queued", 1));

@@ -168,6 +168,7 @@ describe("aiSdkProvider on a v3 model (ai/test MockLanguageModelV3)", () => {
     expect(events.at(-1)).toEqual({
       type: "response",
       response: {
+        id: "resp_2",
         content: [
           {
             type: "thinking",

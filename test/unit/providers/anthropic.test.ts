@@ -41,6 +41,7 @@ describe("anthropicProvider complete", () => {
     });
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "msg_01Aq9w938a90dw8q",
         content: [
           {
             type: "thinking",
@@ -138,6 +139,7 @@ describe("anthropicProvider stream", () => {
     ]);
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "msg_014p7gG3wDgGV9EUtLvnow3U",
         content: [
           {
             type: "thinking",

@@ -56,6 +56,7 @@ describe("openaiProvider (Chat Completions) complete", () => {
     });
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
         content: [
           { type: "tool_use", id: "call_abc123", name: "get_weather", input: { city: "Lisbon" } },
           { type: "tool_use", id: "call_def456", name: "get_weather", input: { city: "Porto" } },
@@ -113,6 +114,7 @@ describe("openaiProvider (Chat Completions) stream", () => {
     ]);
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "chatcmpl-C3n7uZxq1N0pYd2s9WmAq3b8kLf2v",
         content: [
           { type: "text", text: "Checking now." },
           {

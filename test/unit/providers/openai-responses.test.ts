@@ -46,6 +46,7 @@ describe("openaiProvider (Responses API) complete", () => {
 
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
         content: [
           {
             type: "thinking",
@@ -135,6 +136,7 @@ describe("openaiProvider (Responses API) stream", () => {
     ]);
     expect(response).toStrictEqual(
       expectedResponse({
+        id: "resp_68af4030592c81938ec0a5fbab4a3e9f05438e46b5f69a3b",
         content: [
           {
             type: "thinking",
