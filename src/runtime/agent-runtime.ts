@@ -38,6 +38,7 @@ import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
+import { ApprovalNotifications } from "./approval-notifications.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
 
@@ -92,6 +93,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #deps: RuntimeDeps;
   readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
+  readonly #notifications: ApprovalNotifications;
   #state: "created" | "starting" | "started" | "closed" = "created";
   #stopLagWatch: (() => void) | undefined;
 
@@ -121,6 +123,7 @@ export class AgentRuntime implements AsyncDisposable {
           };
     this.logger = options.logger ?? defaultLogger("harnessx-runtime");
     this.#limits = resolveLimits(options.limits);
+    this.#notifications = new ApprovalNotifications({ ...options, logger: this.logger });
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -154,6 +157,9 @@ export class AgentRuntime implements AsyncDisposable {
         maxToolResultBytes: this.#limits.maxToolResultBytes,
       },
       gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
+      ...(this.#notifications.enabled
+        ? { approvalRequested: (jobs) => this.#notifications.requested(this.backend, jobs) }
+        : {}),
     };
     await this.backend.start({
       concurrency: this.#concurrency,
@@ -169,6 +175,7 @@ export class AgentRuntime implements AsyncDisposable {
                 return undefined;
               },
               tool: (job, delivery) => dispatchTool(deps, job, delivery),
+              ...this.#notifications.processor(),
             },
           }
         : {}),

@@ -19,6 +19,7 @@ import { withExtractedContext } from "../observability/propagation.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
+import { newApprovalRequests } from "../store/approval-request.js";
 import { checkpointOf } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import { BackendError } from "../store/errors.js";
@@ -205,6 +206,9 @@ async function withStep(
       const { approvalTimeoutMs } = env.config;
       if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
         await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
+      }
+      if (saves.anyApplied && deps.approvalRequested !== undefined) {
+        await deps.approvalRequested(newApprovalRequests(record, saves.record));
       }
       return saves.record;
     } finally {
