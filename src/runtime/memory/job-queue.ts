@@ -156,6 +156,9 @@ export class MemoryJobQueue implements JobQueue {
   }
 
   async enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry): Promise<void> {
-    this.#notices.add({ job, retry, attempt: 1 });
+    // One job per call and round while it waits or runs, as a BullMQ job id (its retries are
+    // queued by the failure handler, while the key is still held, so they go without one).
+    const key = JSON.stringify([job.request.runId, job.round]);
+    this.#notices.add({ job, retry, attempt: 1 }, { key });
   }
 }
