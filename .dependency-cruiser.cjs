@@ -47,7 +47,8 @@ const BELOW = {
     "tools",
     "workers",
   ],
-  dashboard: ["core", "runtime", "store", "tools"],
+  // permissions: a scoped token matches tool and agent names with the policy's own globs.
+  dashboard: ["core", "permissions", "runtime", "store", "tools"],
   // The demo agents that `harnessx/testing` and the CLI's demos share.
   testing: ["core", "engine", "permissions", "providers", "tools"],
 };

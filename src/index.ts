@@ -171,7 +171,6 @@ export {
 } from "./providers/mcp.js";
 export { type OpenAIProviderOptions, openaiProvider } from "./providers/openai.js";
 export { parseRecording, ReplayDivergenceError, ReplayProvider } from "./providers/replay.js";
-// Durable runtime
 export {
   AgentRuntime,
   type AgentRuntimeOptions,
@@ -181,12 +180,19 @@ export {
   type StartOptions,
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
+export type { ApprovalRequestedListener } from "./runtime/approval-notifications.js";
+export {
+  type ApprovalWebhookOptions,
+  verifyApprovalSignature,
+} from "./runtime/approval-webhook.js";
 export type { DecisionOptions } from "./runtime/approvals.js";
 export type { CancelOptions } from "./runtime/cancel-options.js";
 export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";
 export { RunHandle } from "./runtime/run-handle.js";
+// Durable runtime
+export type { ApprovalRequest } from "./store/approval-request.js";
 // The run store: list, get and prune (SPEC §8), audit trail, stored versions
 export {
   BackendError,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import type { Command } from "commander";
+import type { TokenEntry } from "../dashboard/token-scopes.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import {
   ExitWith,
@@ -29,12 +30,13 @@ export interface DashboardFlags extends RedisFlags {
 }
 
 /**
- * The dashboard's tokens: from `--token-file` (a JSON object `{ "name": "token" }`, or lines
- * `name=token`), else one random token named after the user, printed once on stderr.
+ * The dashboard's tokens: from `--token-file` (a JSON object `{ "name": "token" }`, where a
+ * scoped token is `{ "name": { "token": "…", "tools": ["refund_*"], "agents": ["support"] } }`,
+ * or lines `name=token`), else one random token named after the user, printed once on stderr.
  */
 export async function dashboardTokens(
   file: string | undefined,
-): Promise<{ tokens: Record<string, string>; generated: boolean }> {
+): Promise<{ tokens: Record<string, TokenEntry>; generated: boolean }> {
   if (file === undefined) {
     return { tokens: { [userName()]: randomBytes(24).toString("base64url") }, generated: true };
   }
@@ -43,24 +45,42 @@ export async function dashboardTokens(
   const names = Object.keys(tokens);
   if (names.length === 0) throw new UsageError(`${file} holds no tokens`);
   for (const name of names) {
-    if ((tokens[name] ?? "").length < 16) {
+    const entry = tokens[name] ?? "";
+    if ((typeof entry === "string" ? entry : entry.token).length < 16) {
       throw new UsageError(`the token of "${name}" in ${file} is shorter than 16 characters`);
     }
   }
   return { tokens, generated: false };
 }
 
-function parseTokens(text: string): Record<string, string> {
+const isGlobList = (value: unknown): boolean =>
+  value === undefined || (Array.isArray(value) && value.every((each) => typeof each === "string"));
+
+const isTokenEntry = (value: unknown): value is TokenEntry => {
+  if (typeof value === "string") return true;
+  if (typeof value !== "object" || value === null) return false;
+  const { token, tools, agents, ...rest } = value as Record<string, unknown>;
+  return (
+    typeof token === "string" &&
+    isGlobList(tools) &&
+    isGlobList(agents) &&
+    Object.keys(rest).length === 0
+  );
+};
+
+function parseTokens(text: string): Record<string, TokenEntry> {
   if (text.startsWith("{")) {
     const parsed: unknown = JSON.parse(text);
     if (
       typeof parsed !== "object" ||
       parsed === null ||
-      !Object.values(parsed).every((value) => typeof value === "string")
+      !Object.values(parsed).every(isTokenEntry)
     ) {
-      throw new UsageError('a token file in JSON is one object: { "name": "token" }');
+      throw new UsageError(
+        'a token file in JSON is one object: { "name": "token" } or, for a scoped token, { "name": { "token": "…", "tools": ["glob"], "agents": ["glob"] } }',
+      );
     }
-    return Object.assign(Object.create(null) as Record<string, string>, parsed);
+    return Object.assign(Object.create(null) as Record<string, TokenEntry>, parsed);
   }
   const tokens = Object.create(null) as Record<string, string>;
   for (const [index, line] of text.split("\n").entries()) {
@@ -125,7 +145,7 @@ export const withDashboardOptions = (command: Command): Command =>
     .option("--host <host>", "the interface to listen on", "127.0.0.1")
     .option(
       "--token-file <file>",
-      "bearer tokens by name: JSON { name: token } or name=token lines",
+      'bearer tokens by name: JSON { name: token } or name=token lines; a scoped token (decides only some tools or agents) is JSON { name: { "token": …, "tools": [glob…], "agents": [glob…] } }',
     )
     .option("--read-open", "let reads through without a token (writes always need one)")
     .option(

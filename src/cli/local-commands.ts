@@ -100,7 +100,26 @@ export function registerTour(program: Command): Command {
 interface WorkerFlags extends RedisFlags {
   agents: string;
   concurrency?: number;
+  approvalWebhook?: string;
   json?: boolean;
+}
+
+/** Where the worker's approval webhook finds its signing secret (never a flag: `ps` shows those). */
+export const WEBHOOK_SECRET_VARIABLE = "HARNESSX_APPROVAL_WEBHOOK_SECRET";
+
+/** `--approval-webhook URL` with its secret from the environment; a usage error without it. */
+function approvalWebhookOf(url: string | undefined): { url: string; secret: string } | undefined {
+  if (url === undefined) return undefined;
+  const secret = process.env[WEBHOOK_SECRET_VARIABLE] ?? "";
+  if (secret.length < 16) {
+    throw new UsageError(
+      `--approval-webhook needs its signing secret in ${WEBHOOK_SECRET_VARIABLE} (at least 16 characters)`,
+    );
+  }
+  if (!/^https?:\/\//i.test(url)) {
+    throw new UsageError(`--approval-webhook takes an http: or https: URL, not "${url}"`);
+  }
+  return { url, secret };
 }
 
 /** `worker`: advances durable runs from Redis until SIGINT/SIGTERM. */
@@ -118,8 +137,13 @@ export function registerWorker(program: Command): Command {
       "jobs of each queue at once (default: 256 steps, 32 tool jobs)",
       positiveInteger,
     )
+    .option(
+      "--approval-webhook <url>",
+      `POST each call that starts waiting for a person to this http(s) URL, signed (x-harnessx-signature) with the secret in $${WEBHOOK_SECRET_VARIABLE}`,
+    )
     .action(async (flags: WorkerFlags) => {
       const redis = redisUrlOf(flags, "worker");
+      const approvalWebhook = approvalWebhookOf(flags.approvalWebhook);
       if (wantsRelaunch()) throw new ExitWith(await relaunchWithSemiSpace());
       const { runWorker } = await import("./worker.js");
       const report = await runWorker({
@@ -127,6 +151,7 @@ export function registerWorker(program: Command): Command {
         redis,
         ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
         ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+        ...(approvalWebhook === undefined ? {} : { approvalWebhook }),
       });
       if (flags.json === true) printJson(report);
     });

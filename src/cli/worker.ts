@@ -20,6 +20,8 @@ export interface WorkerOptions {
    * @defaultValue `HARNESSX_SHUTDOWN_MS`, or 10000
    */
   shutdownMs?: number;
+  /** Where each call that starts waiting for a person is POSTed, signed with `secret`. */
+  approvalWebhook?: { url: string; secret: string };
 }
 
 /** Loads the agents a worker serves from a user module. */
@@ -76,6 +78,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerReport> {
       ...(options.lockDurationMs === undefined ? {} : { lockDurationMs: options.lockDurationMs }),
     }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.approvalWebhook === undefined ? {} : { approvalWebhook: options.approvalWebhook }),
   });
   const names = agents.map((agent) => agent.name);
   const redis = withoutPassword(options.redis);

@@ -18,6 +18,7 @@ import {
 import { HttpError } from "./http-errors.js";
 import { express, Router } from "./load-express.js";
 import { parseOrRefuse } from "./parse-request.js";
+import { requireMayDecide } from "./scoped-decisions.js";
 import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
 
 const RunsQuery = z.strictObject({
@@ -87,7 +88,13 @@ export function apiRouter(options: ApiOptions): Router {
   });
 
   router.get("/whoami", read, (_request, response) => {
-    send(response, { name: response.locals.caller?.name ?? null, readOpen: options.readOpen });
+    const scope = response.locals.caller?.scope;
+    send(response, {
+      name: response.locals.caller?.name ?? null,
+      readOpen: options.readOpen,
+      // Only a scoped token says what it may decide (the page's inbox lists only that).
+      ...(scope === undefined ? {} : { scope: scope.globs }),
+    });
   });
 
   router.get("/runs", read, async (request, response) => {
@@ -141,6 +148,7 @@ export function apiRouter(options: ApiOptions): Router {
     const runId = String(request.params.runId);
     const toolCallId = String(request.params.toolCallId);
     const by = { by: caller.name, ...(body.reason === undefined ? {} : { reason: body.reason }) };
+    await requireMayDecide(runtime, caller, runId, toolCallId);
     if (decision === "allow") await runtime.approve(runId, toolCallId, by);
     else await runtime.deny(runId, toolCallId, by);
     send(response, { decided: decision });

@@ -7,6 +7,7 @@ import type { Caller } from "./auth.js";
 import { answerFor } from "./http-errors.js";
 import { express, type Router } from "./load-express.js";
 import { parseOrRefuse } from "./parse-request.js";
+import { requireMayDecide } from "./scoped-decisions.js";
 
 const ApprovalsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
@@ -71,6 +72,8 @@ export function approvalRoutes(
   router.get("/approvals", options.read, async (request, response) => {
     const query = parseOrRefuse(ApprovalsQuery, request.query, "query");
     const limit = query.limit ?? 50;
+    // A scoped token's inbox holds only the calls it may decide.
+    const scope = (response.locals.caller as Caller | undefined)?.scope;
     const approvals: InboxEntry[] = [];
     let cursor: string | null = query.cursor ?? null;
     // Runs are paged; a run's waiting calls are never split across pages.
@@ -84,6 +87,7 @@ export function approvalRoutes(
       for (const run of page.runs) {
         for (const call of run.pending) {
           if (query.tool !== undefined && call.name !== query.tool) continue;
+          if (scope !== undefined && !scope.allows(run.agent, call.name)) continue;
           approvals.push({
             runId: run.runId,
             agent: run.agent,
@@ -112,6 +116,7 @@ export function approvalRoutes(
       const results = await Promise.all(
         body.items.map(async ({ runId, toolCallId }): Promise<BulkDecisionResult> => {
           try {
+            await requireMayDecide(runtime, caller, runId, toolCallId);
             if (body.decision === "allow") await runtime.approve(runId, toolCallId, by);
             else await runtime.deny(runId, toolCallId, by);
             return { runId, toolCallId, ok: true };

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { TokenGuesses } from "./token-guesses.js";
+import { type DecisionScope, splitEntry, type TokenEntry } from "./token-scopes.js";
 
 /** The cookie that lets the page's EventSource streams and the queue view read (GET only). */
 export const SESSION_COOKIE = "hx_session";
@@ -8,6 +9,8 @@ export const SESSION_COOKIE = "hx_session";
 /** Who a request comes from: the name of the token it showed. */
 export interface Caller {
   name: string;
+  /** What the token may decide; none: anything. */
+  scope?: DecisionScope;
 }
 
 declare module "express-serve-static-core" {
@@ -22,17 +25,21 @@ declare module "express-serve-static-core" {
  * secret) can make.
  */
 export class DashboardAuth {
-  readonly #tokens: ReadonlyArray<{ name: string; digest: Buffer }>;
+  readonly #tokens: ReadonlyArray<{ name: string; digest: Buffer; scope?: DecisionScope }>;
   readonly #secret: Buffer;
   readonly sessionTtlMs: number;
 
-  constructor(tokens: Record<string, string>, secret: string | undefined, sessionTtlMs: number) {
+  constructor(
+    tokens: Record<string, TokenEntry>,
+    secret: string | undefined,
+    sessionTtlMs: number,
+  ) {
     this.#secret = secret === undefined ? randomBytes(32) : Buffer.from(secret);
     // Digests have one length, so comparing them leaks nothing about a token's length.
-    this.#tokens = Object.entries(tokens).map(([name, token]) => ({
-      name,
-      digest: this.#digest(token),
-    }));
+    this.#tokens = Object.entries(tokens).map(([name, entry]) => {
+      const { token, scope } = splitEntry(entry);
+      return { name, digest: this.#digest(token), ...(scope === undefined ? {} : { scope }) };
+    });
     this.sessionTtlMs = sessionTtlMs;
   }
 
@@ -44,8 +51,7 @@ export class DashboardAuth {
     let found: Caller | undefined;
     // Every token is compared, so the time taken does not say which one matched.
     for (const token of this.#tokens) {
-      if (timingSafeEqual(token.digest, digest) && found === undefined)
-        found = { name: token.name };
+      if (timingSafeEqual(token.digest, digest) && found === undefined) found = callerOf(token);
     }
     return found;
   }
@@ -70,8 +76,9 @@ export class DashboardAuth {
       if (typeof parsed.n !== "string" || typeof parsed.e !== "number" || parsed.e < now) {
         return undefined;
       }
-      // A session outlives no token: the name must still have one.
-      return this.#tokens.some((token) => token.name === parsed.n) ? { name: parsed.n } : undefined;
+      // A session outlives no token: the name must still have one (and takes its scope).
+      const token = this.#tokens.find((each) => each.name === parsed.n);
+      return token === undefined ? undefined : callerOf(token);
     } catch {
       return undefined;
     }
@@ -85,6 +92,9 @@ export class DashboardAuth {
     return createHmac("sha256", this.#secret).update("session:").update(body).digest();
   }
 }
+
+const callerOf = (token: { name: string; scope?: DecisionScope }): Caller =>
+  token.scope === undefined ? { name: token.name } : { name: token.name, scope: token.scope };
 
 /** One cookie's value from a `Cookie` header (express parses no cookies without a plugin). */
 function readCookie(header: string | undefined, name: string): string | undefined {

@@ -14,15 +14,18 @@ import { express } from "./load-express.js";
 import { queuesRouter } from "./queues.js";
 import type { EventStream } from "./sse.js";
 import { type GuessLimit, TokenGuesses } from "./token-guesses.js";
+import type { TokenScope } from "./token-scopes.js";
 
 export interface DashboardOptions {
   /** A started runtime: the dashboard reads and decides runs through it alone. */
   runtime: AgentRuntime;
   /**
-   * Bearer tokens by name. Every write needs one, and a decision's `by` is its name.
-   * @example { "ops-lead": process.env.OPS_TOKEN }
+   * Bearer tokens by name. Every write needs one, and a decision's `by` is its name. A token
+   * given as `{ token, tools?, agents? }` (globs) decides only calls of those tools in runs of
+   * those agents (403 `forbidden` otherwise), and its inbox lists only those.
+   * @example { "ops-lead": process.env.OPS_TOKEN, support: { token: process.env.SUPPORT_TOKEN, tools: ["refund_*"] } }
    */
-  tokens: Record<string, string | undefined>;
+  tokens: Record<string, string | undefined | ({ token: string | undefined } & TokenScope)>;
   /**
    * Reads (runs, timelines, the inbox, streams, queues) without a token.
    * @defaultValue false
@@ -80,13 +83,23 @@ export interface Dashboard {
   closeStreams(): void;
 }
 
+const BearerToken = z
+  .string({ error: "is not set (an environment variable left empty?)" })
+  .min(16, "must be at least 16 characters");
+const ScopeGlobs = z.array(z.string().min(1).max(200)).max(100);
+
 const Options = z.strictObject({
   runtime: z.instanceof(AgentRuntime),
   tokens: z.record(
     z.string().regex(/^[\w.@-]{1,64}$/, "token names are 1-64 letters, digits, . _ @ or -"),
-    z
-      .string({ error: "is not set (an environment variable left empty?)" })
-      .min(16, "must be at least 16 characters"),
+    z.union([
+      BearerToken,
+      z.strictObject({
+        token: BearerToken,
+        tools: ScopeGlobs.optional(),
+        agents: ScopeGlobs.optional(),
+      }),
+    ]),
   ),
   readOpen: z.boolean().optional(),
   basePath: z

@@ -38,6 +38,7 @@ import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
+import { ApprovalNotifications } from "./approval-notifications.js";
 import { type DecisionOptions, recordDecision } from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
 import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
@@ -94,6 +95,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #deps: RuntimeDeps;
   readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
+  readonly #notifications: ApprovalNotifications;
   #state: "created" | "starting" | "started" | "closed" = "created";
   #stopLagWatch: (() => void) | undefined;
 
@@ -123,6 +125,7 @@ export class AgentRuntime implements AsyncDisposable {
           };
     this.logger = options.logger ?? defaultLogger("harnessx-runtime");
     this.#limits = resolveLimits(options.limits);
+    this.#notifications = new ApprovalNotifications({ ...options, logger: this.logger });
     this.#deps = {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
@@ -156,6 +159,9 @@ export class AgentRuntime implements AsyncDisposable {
         maxToolResultBytes: this.#limits.maxToolResultBytes,
       },
       gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
+      ...(this.#notifications.enabled
+        ? { approvalRequested: (jobs) => this.#notifications.requested(this.backend, jobs) }
+        : {}),
     };
     await this.backend.start({
       concurrency: this.#concurrency,
@@ -171,6 +177,7 @@ export class AgentRuntime implements AsyncDisposable {
                 return undefined;
               },
               tool: (job, delivery) => dispatchTool(deps, job, delivery),
+              ...this.#notifications.processor(),
             },
           }
         : {}),

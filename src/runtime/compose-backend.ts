@@ -1,7 +1,8 @@
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { BackendRoles, RunBackend } from "../store/backend.js";
-import type { EnqueueStepOptions } from "../store/job-queue.js";
+import type { EnqueueStepOptions, NoticeRetry } from "../store/job-queue.js";
 import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
 import type { SaveOptions } from "../store/run-store.js";
@@ -165,5 +166,8 @@ export class ComposedBackend implements RunBackend {
   }
   modelLimiter() {
     return this.#roles.jobs.modelLimiter();
+  }
+  enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry) {
+    return this.#roles.jobs.enqueueNotice(job, retry);
   }
 }

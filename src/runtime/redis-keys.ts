@@ -6,6 +6,8 @@ import { indexName, type RunIndex } from "../store/run-query.js";
  */
 export const STEP_QUEUE = "harnessx-steps";
 export const TOOL_QUEUE = "harnessx-tools";
+/** Approval notices: the approval webhook's deliveries, retried with backoff. */
+export const NOTICE_QUEUE = "harnessx-notices";
 /** The reconciler's queue: one repeatable job (`RECONCILER`) for every process of the prefix. */
 export const MAINTENANCE_QUEUE = "harnessx-maintenance";
 export const RECONCILER = "reconcile-runs";

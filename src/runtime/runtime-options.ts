@@ -5,6 +5,8 @@ import { ConfigError } from "../core/errors.js";
 import { Agent } from "../engine/agent.js";
 import type { EnqueueStepOptions, RunBackend } from "../store/backend.js";
 import { describeIssues } from "../tools/validate.js";
+import type { ApprovalRequestedListener } from "./approval-notifications.js";
+import type { ApprovalWebhookOptions } from "./approval-webhook.js";
 import { type RuntimeLimits, RuntimeLimitsSchema } from "./limits.js";
 
 // AgentRuntime's options and the options of its calls, each with the schema that checks it.
@@ -26,6 +28,19 @@ export interface AgentRuntimeOptions {
   deps?: Partial<RuntimeDeps>;
   /** Size limits of inputs and tool results (1 MB each by default). */
   limits?: RuntimeLimits;
+  /**
+   * Called once for each call that starts waiting for a person, in the process whose worker
+   * parked the run, with its input's secret fields redacted. Not awaited by the run; what it
+   * throws is logged.
+   */
+  onApprovalRequested?: ApprovalRequestedListener;
+  /**
+   * POSTs each call that starts waiting (`ApprovalRequest` as JSON) to `url`, signed with
+   * `x-harnessx-signature: sha256=<hex HMAC-SHA256 of the body>` and with an `idempotency-key`
+   * (`runId:toolCallId`). A queued job (BullMQ on Redis: at least once, retried with exponential
+   * backoff, survives a worker's crash); it never fails or delays the run.
+   */
+  approvalWebhook?: ApprovalWebhookOptions;
 }
 
 export interface StartOptions {
@@ -105,6 +120,21 @@ export const RuntimeOptionsSchema = z.object({
   logger: z.unknown().optional(),
   deps: z.unknown().optional(),
   limits: RuntimeLimitsSchema.optional(),
+  onApprovalRequested: z
+    .custom<ApprovalRequestedListener>((value) => typeof value === "function", "must be a function")
+    .optional(),
+  approvalWebhook: z
+    .strictObject({
+      url: z.url({
+        protocol: /^https?$/,
+        error: "must be an http: or https: URL",
+      }),
+      secret: z.string().min(16, "must be at least 16 characters"),
+      timeoutMs: z.number().int().positive().optional(),
+      attempts: z.number().int().min(1).max(100).optional(),
+      backoffMs: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 
 export function parseSubmitOptions(options: SubmitOptions): SubmitOptions {

@@ -1,3 +1,4 @@
+import type { ApprovalNoticeJob } from "./approval-request.js";
 import type { ModelLimiter } from "./model-limiter.js";
 import type { RunRecord, StepJob, ToolJob } from "./schemas.js";
 import type { ToolCallRun } from "./tool-call-view.js";
@@ -25,6 +26,17 @@ export interface JobProcessors {
   step(job: StepJob, delivery: JobDelivery): Promise<RunRecord | undefined>;
   /** Resolves with the run as the job found it (`openToolCall`). */
   tool(job: ToolJob, delivery: JobDelivery): Promise<ToolCallRun | undefined>;
+  /**
+   * Delivers an approval notice (the approval webhook); throws to be retried. Without it this
+   * process works no notice jobs.
+   */
+  notice?(job: ApprovalNoticeJob, delivery: JobDelivery): Promise<void>;
+}
+
+/** How a notice job is retried: attempts in all, and the first retry's delay (then doubling). */
+export interface NoticeRetry {
+  attempts: number;
+  backoffMs: number;
 }
 
 /** Jobs of each queue a process works on at once. */
@@ -80,4 +92,10 @@ export interface JobQueue {
   enqueueTool(job: ToolJob): Promise<void>;
   /** The limits on model calls that every process of this backend shares. */
   modelLimiter(): ModelLimiter;
+  /**
+   * Queues an approval notice (the webhook's delivery), retried with exponential backoff: a
+   * BullMQ job on Redis (at least once, a crashed worker's job is delivered again; one job per
+   * call and round while it is kept), an in-process job in memory.
+   */
+  enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry): Promise<void>;
 }

@@ -20,6 +20,7 @@ import { finishRunSpan, isRunSpan } from "../observability/run-span.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
+import { newApprovalRequests } from "../store/approval-request.js";
 import { checkpointOf } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import { BackendError } from "../store/errors.js";
@@ -214,6 +215,9 @@ async function withStep(
       const { approvalTimeoutMs } = env.config;
       if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
         await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
+      }
+      if (saves.anyApplied && deps.approvalRequested !== undefined) {
+        await deps.approvalRequested(newApprovalRequests(record, saves.record));
       }
       return saves.record;
     } finally {

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../core/deps.js";
 import type { Agent } from "../engine/agent.js";
 import type { ActiveRuns } from "../store/active-runs.js";
+import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { RunBackend } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
 import type { ToolLimits } from "../tools/result-limit.js";
@@ -23,6 +24,11 @@ export interface WorkerDeps {
   limits?: ToolLimits;
   /** Shared rate limits around model calls; without it calls go unchecked. */
   gates?: ProviderGates;
+  /**
+   * Told of the calls that started waiting for a person in a step (`onApprovalRequested`, the
+   * approval webhook); never throws. Without it nobody is told.
+   */
+  approvalRequested?: (jobs: readonly ApprovalNoticeJob[]) => Promise<void>;
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */

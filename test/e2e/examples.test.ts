@@ -19,6 +19,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "with history (3 messages): Still here.",
     "started after the block: false",
   ],
+  "approval-webhook.ts": [
+    "run: awaiting_approval",
+    "listener: wire_money waits (money moves need a person)",
+    "receiver: busy (503), harnessx will retry",
+    'receiver: slack message :raised_hand: *treasury* wants `wire_money` {"amount":900,"iban":"DE89 3704","apiKey":"[redacted]"} (money moves need a person)',
+    "receiver: 2 deliveries, 1 message",
+    "run: The transfer is done.",
+  ],
   "approvals.ts": [
     "run 1: awaiting_approval",
     '  pending delete_file({"path":"draft.txt"}): deleting needs a person',
@@ -161,6 +169,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "deleted the refund run: get says run_not_found",
     "bob's session: 0 runs deleted (his run still waits), 0 saved states",
     "pruned 5 finished runs (0 unreadable); left: awaiting_approval",
+  ],
+  "scoped-tokens.ts": [
+    "support's inbox: refund_order",
+    "dba's inbox: drop_table",
+    "support approves the drop: 403 forbidden",
+    "support approves the refund: 200",
+    "dba denies the drop: 200",
+    "runs: completed, completed",
   ],
   "skills.ts": [
     "  - incident-summary: Summarise an incident for the status page in three sentences.",

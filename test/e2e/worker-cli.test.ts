@@ -2,10 +2,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { WORKER_SEMI_SPACE_MB } from "../../src/cli/young-generation.js";
-import { AgentRuntime, redisBackend } from "../../src/index.js";
+import { AgentRuntime, redisBackend, verifyApprovalSignature } from "../../src/index.js";
 import { demoSupportAgent } from "../../src/testing.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "../integration/redis.js";
+import { harnessx } from "../support/cli.js";
 import { silent } from "../support/silent.js";
+import { startWebhookReceiver } from "../support/webhook-receiver.js";
 
 const root = new URL("../../", import.meta.url);
 
@@ -16,6 +18,7 @@ const root = new URL("../../", import.meta.url);
 async function startWorker(
   prefix: string,
   env: NodeJS.ProcessEnv = process.env,
+  extra: readonly string[] = [],
 ): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; started: Started }> {
   const child = spawn(
     process.execPath,
@@ -27,6 +30,7 @@ async function startWorker(
       "--concurrency",
       "4",
       "--json",
+      ...extra,
     ]),
     { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -112,6 +116,61 @@ describe("harnessx worker (a separate process)", () => {
     expect(code).toBe(0);
     // Nothing but its --json report on stdout: the log went to stderr.
     expect(JSON.parse(stdout())).toEqual({ agents: ["support"], signal: "SIGTERM" });
+  });
+
+  it("POSTs each call that starts waiting to --approval-webhook, signed", async () => {
+    await requireRedis();
+    const prefix = uniquePrefix();
+    cleanups.push(() => deletePrefix(prefix));
+    const hook = await startWebhookReceiver();
+    cleanups.push(() => hook.stop());
+    const secret = "cli-webhook-secret-0123456789";
+    const env = { ...process.env, HARNESSX_APPROVAL_WEBHOOK_SECRET: secret };
+    const { child: worker } = await startWorker(prefix, env, ["--approval-webhook", hook.url]);
+    cleanups.push(() => stop(worker));
+    const submitter = new AgentRuntime({
+      agents: [demoSupportAgent({ logger: silent })],
+      backend: redisBackend({ url: redisUrl(), prefix }),
+      logger: silent,
+    });
+    await submitter.start({ workers: false });
+    cleanups.push(() => submitter.close());
+    const refund = await submitter.submit("support", "Refund order 7");
+    const parked = await refund.result();
+    expect(parked.status).toBe("awaiting_approval");
+    const [delivery] = await hook.received(1);
+    const toolCallId = parked.pending[0]?.toolCallId ?? "";
+    expect(JSON.parse(delivery?.body ?? "{}")).toMatchObject({
+      runId: refund.runId,
+      toolCallId,
+      agent: "support",
+      name: "refund_order",
+    });
+    expect(
+      verifyApprovalSignature(
+        delivery?.body ?? "",
+        delivery?.headers["x-harnessx-signature"],
+        secret,
+      ),
+    ).toBe(true);
+  });
+
+  it("refuses --approval-webhook without its secret or with a URL that is not http(s)", async () => {
+    const { HARNESSX_APPROVAL_WEBHOOK_SECRET: _unset, ...env } = process.env;
+    const args = ["worker", "--agents", "examples/distributed/agents.mjs", "--redis", redisUrl()];
+    const missing = await harnessx([...args, "--approval-webhook", "http://127.0.0.1:9/hook"], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("HARNESSX_APPROVAL_WEBHOOK_SECRET");
+    const withSecret = {
+      ...env,
+      HARNESSX_APPROVAL_WEBHOOK_SECRET: "cli-webhook-secret-0123456789",
+    };
+    const ftp = await harnessx([...args, "--approval-webhook", "ftp://127.0.0.1/hook"], withSecret);
+    expect(ftp.code).toBe(2);
+    expect(ftp.stderr).toContain("http: or https:");
+    const help = await harnessx(["worker", "--help"]);
+    expect(help.stdout).toContain("--approval-webhook <url>");
+    expect(help.stdout).toContain("HARNESSX_APPROVAL_WEBHOOK_SECRET");
   });
 
   it("keeps the semi-space its node flags set, without a second process", async () => {

@@ -6,6 +6,7 @@ import * as inbox from "./inbox.js";
 import * as overview from "./overview.js";
 import * as runView from "./run-view.js";
 import * as runs from "./runs.js";
+import { setDecisionScope } from "./scope.js";
 
 const VIEWS = ["overview", "inbox", "runs", "run"];
 let stream = null;
@@ -136,6 +137,7 @@ document.addEventListener("keydown", (event) => {
 
 async function start() {
   const who = await api("api/whoami");
+  setDecisionScope(who.scope);
   $("who").textContent = who.name ? `signed in as ${who.name}` : "reading without a token";
   $("sign-out").hidden = !session.token;
   $("nav-queues").hidden = !session.config.queues;

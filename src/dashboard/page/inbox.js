@@ -13,6 +13,7 @@ import {
   refreshElapsed,
   toast,
 } from "./dom.js";
+import { mayDecide } from "./scope.js";
 
 /** Cards shown at most; the rest wait their turn (their count is shown). */
 export const INBOX_PAGE = 50;
@@ -38,6 +39,7 @@ const state = {
 export const inboxKey = (entry) => `${entry.runId}\u0000${entry.toolCallId}`;
 
 function addEntry(entry) {
+  if (!mayDecide(entry)) return;
   const key = inboxKey(entry);
   state.entries.set(key, entry);
   const keys = state.byRun.get(entry.runId);

@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
 import { loggableError } from "../../core/errors.js";
+import type { ApprovalNoticeJob } from "../../store/approval-request.js";
 import {
   type EnqueueStepOptions,
   type JobDelivery,
   type JobProcessors,
   type JobQueue,
+  type NoticeRetry,
   type QueueConcurrency,
   queueConcurrency,
 } from "../../store/job-queue.js";
@@ -14,10 +16,24 @@ import { type RunRecord, type StepJob, stepJob, type ToolJob } from "../../store
 import { memoryModelLimiter } from "../model-limiter.js";
 import { MemoryWorkQueue } from "./work-queue.js";
 
-/** The job queue in memory: a step queue and a tool queue worked by this process. */
+/** A notice job in memory, with its retry settings and the attempt it is on (1 first). */
+interface MemoryNotice {
+  job: ApprovalNoticeJob;
+  retry: NoticeRetry;
+  attempt: number;
+}
+
+/** Approval notices delivered at once in memory (each waits on its webhook, not on CPU). */
+const NOTICE_CONCURRENCY = 16;
+
+/**
+ * The job queue in memory: a step queue and a tool queue worked by this process, and approval
+ * notices retried with exponential backoff as a BullMQ job would be.
+ */
 export class MemoryJobQueue implements JobQueue {
   readonly #steps = new MemoryWorkQueue<StepJob>();
   readonly #tools = new MemoryWorkQueue<ToolJob>();
+  readonly #notices = new MemoryWorkQueue<MemoryNotice>();
   readonly #limiter = memoryModelLimiter();
   readonly #createRun: (record: RunRecord) => Promise<boolean>;
 
@@ -55,6 +71,32 @@ export class MemoryJobQueue implements JobQueue {
       perQueue.tools,
       failed("tools", tool),
     );
+    const notice = processors.notice?.bind(processors);
+    if (notice !== undefined) this.#workNotices(notice, logger);
+  }
+
+  #workNotices(notice: NonNullable<JobProcessors["notice"]>, logger: Logger): void {
+    this.#notices.work(
+      (entry) => notice(entry.job, { redelivered: false }),
+      NOTICE_CONCURRENCY,
+      (entry, error) => {
+        const { job, retry, attempt } = entry;
+        if (attempt < retry.attempts) {
+          logger.info(
+            { err: loggableError(error), job, attempt },
+            "approval notice will be retried",
+          );
+          const delayMs = retry.backoffMs * 2 ** (attempt - 1);
+          this.#notices.add({ job, retry, attempt: attempt + 1 }, { delayMs });
+          return;
+        }
+        logger.warn({ err: loggableError(error), job, queue: "notices" }, "job failed");
+        const reason = error instanceof Error ? error.message : String(error);
+        notice(job, { redelivered: true, gaveUp: reason }).catch((failure: unknown) =>
+          logger.error({ err: loggableError(failure), job }, "giving a job up failed"),
+        );
+      },
+    );
   }
 
   /** Stops both queues, waiting up to `timeoutMs` in all; false when jobs were still running. */
@@ -62,7 +104,8 @@ export class MemoryJobQueue implements JobQueue {
     const deadline = Date.now() + timeoutMs;
     const stepsDrained = await this.#steps.close(timeoutMs);
     const toolsDrained = await this.#tools.close(Math.max(0, deadline - Date.now()));
-    return stepsDrained && toolsDrained;
+    const noticesDrained = await this.#notices.close(Math.max(0, deadline - Date.now()));
+    return stepsDrained && toolsDrained && noticesDrained;
   }
 
   async submitRun(record: RunRecord, options: EnqueueStepOptions = {}): Promise<boolean> {
@@ -110,5 +153,12 @@ export class MemoryJobQueue implements JobQueue {
 
   modelLimiter(): ModelLimiter {
     return this.#limiter;
+  }
+
+  async enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry): Promise<void> {
+    // One job per call and round while it waits or runs, as a BullMQ job id (its retries are
+    // queued by the failure handler, while the key is still held, so they go without one).
+    const key = JSON.stringify([job.request.runId, job.round]);
+    this.#notices.add({ job, retry, attempt: 1 }, { key });
   }
 }

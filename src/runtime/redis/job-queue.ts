@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Worker } from "bullmq";
+import type { Queue, Worker } from "bullmq";
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
+import { ApprovalNoticeJob } from "../../store/approval-request.js";
 import type { BackendStartOptions, CloseOptions } from "../../store/backend.js";
 import {
   type EnqueueStepOptions,
   type JobProcessors,
   type JobQueue,
+  type NoticeRetry,
   type QueueConcurrency,
   queueConcurrency,
 } from "../../store/job-queue.js";
@@ -20,7 +22,14 @@ import { coalesceWrites } from "../coalesced-writes.js";
 import { redisModelLimiter } from "../model-limiter.js";
 import { type RedisClient, subscriberOf, workerConnectionOf } from "../redis-connection.js";
 import { findDecidedStepless } from "../redis-decided-stepless.js";
-import { jobIdPart, MAINTENANCE_QUEUE, RECONCILER, STEP_QUEUE, TOOL_QUEUE } from "../redis-keys.js";
+import {
+  jobIdPart,
+  MAINTENANCE_QUEUE,
+  NOTICE_QUEUE,
+  RECONCILER,
+  STEP_QUEUE,
+  TOOL_QUEUE,
+} from "../redis-keys.js";
 import type { QueueSettings } from "../redis-queues.js";
 import { findStrandedRuns } from "../redis-stranded.js";
 import {
@@ -54,6 +63,8 @@ export class RedisJobQueue implements JobQueue {
   readonly #options: RedisQueueOptions;
   readonly #createRun: (record: RunRecord) => Promise<boolean>;
   #workers: Worker[] = [];
+  /** Approval notices (`enqueueNotice`): their own queue, worked where `processors.notice` is. */
+  #notices: Queue | undefined;
   /** BullMQ's workers: a connection of their own, cut at the close deadline (`close`). */
   #workerRedis: RedisClient | undefined;
   /** Hears cancel requests from every process (workers only). */
@@ -90,7 +101,8 @@ export class RedisJobQueue implements JobQueue {
       tools: createQueue(TOOL_QUEUE, settings),
       maintenance: createQueue(MAINTENANCE_QUEUE, settings),
     };
-    for (const queue of Object.values(context.queues)) {
+    this.#notices = createQueue(NOTICE_QUEUE, settings);
+    for (const queue of [...Object.values(context.queues), this.#notices]) {
       queue.on("error", (error: Error) =>
         context.logger.error({ err: loggableError(error) }, "queue error"),
       );
@@ -137,7 +149,14 @@ export class RedisJobQueue implements JobQueue {
     { steps, tools }: QueueConcurrency,
   ): Worker[] {
     const context = this.#context;
+    const notice = processors.notice?.bind(processors);
+    const notices =
+      notice === undefined
+        ? []
+        : // A notice waits on its webhook, not on CPU: a few at once per process.
+          [createWorker(NOTICE_QUEUE, ApprovalNoticeJob, notice, { ...settings, concurrency: 16 })];
     return [
+      ...notices,
       createWorker(
         STEP_QUEUE,
         StepJob,
@@ -184,8 +203,9 @@ export class RedisJobQueue implements JobQueue {
   async closeQueues(): Promise<void> {
     const { queues } = this.#context;
     if (queues === undefined) return;
+    const notices = this.#notices === undefined ? [] : [this.#notices];
     await Promise.all(
-      [queues.steps, queues.tools, queues.maintenance].map((queue) => queue.close()),
+      [queues.steps, queues.tools, queues.maintenance, ...notices].map((queue) => queue.close()),
     );
   }
 
@@ -277,6 +297,17 @@ export class RedisJobQueue implements JobQueue {
     const { redis, prefix, pauses } = this.#context;
     this.#limiter ??= redisModelLimiter(redis, prefix, pauses);
     return this.#limiter;
+  }
+
+  async enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry): Promise<void> {
+    if (this.#notices === undefined) throw new Error("The backend's queues are not open yet.");
+    const { runId, agent, name, toolCallId } = job.request;
+    // One job per call and round while it is kept: saving the same park twice notifies once.
+    await this.#notices.add(`${agent} ${name} ${toolCallId}`, job, {
+      jobId: `notice-${jobIdPart(runId)}-${jobIdPart(job.round)}`,
+      attempts: retry.attempts,
+      backoff: { type: "exponential", delay: retry.backoffMs },
+    });
   }
 
   queues(): BackendQueue[] {

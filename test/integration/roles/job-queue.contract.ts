@@ -2,6 +2,7 @@
 // step), run on memory, Redis and a Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
 import type { StepJob, ToolJob } from "../../../src/index.js";
+import type { ApprovalNoticeJob } from "../../../src/store/approval-request.js";
 import type { BackendFactory } from "../backend-contract.js";
 import { silent } from "../fixtures.js";
 import { record, roleHarness } from "./role-harness.js";
@@ -78,6 +79,53 @@ export function describeJobQueueContract(name: string, factory: BackendFactory):
       // An existing run keeps its record: nothing of the second submit is written.
       expect((await backend.loadRun("a"))?.createdAt).toBe(1);
       expect(new Set(seen.steps.map((job) => job.runId))).toEqual(new Set(["a", "b", "c"]));
+    });
+
+    it("retries an approval notice that failed, once queued per call and round", async () => {
+      const backend = factory.create();
+      started.push(backend);
+      const attempts: Array<{ job: ApprovalNoticeJob; gaveUp: string | undefined }> = [];
+      let wake = () => {};
+      await backend.start({
+        concurrency: 4,
+        logger: silent,
+        processors: {
+          step: async () => undefined,
+          tool: async () => undefined,
+          notice: async (job, delivery) => {
+            attempts.push({ job, gaveUp: delivery.gaveUp });
+            wake();
+            if (attempts.length === 1) throw new Error("the receiver answered 503");
+          },
+        },
+      });
+      const job: ApprovalNoticeJob = {
+        round: "0:call_1",
+        request: {
+          runId: "run",
+          toolCallId: "call_1",
+          agent: "ops",
+          name: "delete_file",
+          input: { path: "a.log" },
+          reason: "deleting needs a person",
+          since: 1,
+          rootRunId: "run",
+        },
+      };
+      const twice = new Promise<void>((resolve) => {
+        wake = () => {
+          if (attempts.length >= 2) resolve();
+        };
+      });
+      const retry = { attempts: 3, backoffMs: 20 };
+      await Promise.all([backend.enqueueNotice(job, retry), backend.enqueueNotice(job, retry)]);
+      await twice;
+      // Delivered again after the failure, then done: no third attempt, no second job.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(attempts).toEqual([
+        { job, gaveUp: undefined },
+        { job, gaveUp: undefined },
+      ]);
     });
   });
 }
