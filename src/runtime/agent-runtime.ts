@@ -44,10 +44,12 @@ import { type BackendQueue, backendQueues } from "./backend-queue.js";
 // What `queues()` gives, for the dashboard, which reaches the runtime through this module alone.
 export type { BackendQueue };
 
+import { checkChildAgents } from "./child-agents.js";
 import { watchEventLoopLag } from "./event-loop-lag.js";
 import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
+import { asksForTree, cancelDescendants, listTree, treeDetail } from "./run-trees.js";
 import {
   type AgentRuntimeOptions,
   DEFAULT_CONCURRENCY,
@@ -135,6 +137,12 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
     this.#state = "starting";
+    try {
+      checkChildAgents(this.#agents);
+    } catch (error) {
+      this.#state = "created";
+      throw error;
+    }
     // The agents' saved state and recordings live in the backend, so that they travel with
     // their runs to any process; then each agent installs its extensions once, as a direct run
     // would on its first run.
@@ -144,6 +152,19 @@ export class AgentRuntime implements AsyncDisposable {
     }
     await Promise.all([...this.#agents.values()].map((agent) => agent.start()));
     const deps: WorkerDeps = {
+      submitChild: async (link, input, { trace, ...options }) => {
+        const record = this.#newRecord(
+          link.agent,
+          input,
+          options,
+          trace ? { trace } : {},
+          link.runId,
+        );
+        const step = { ...priorityOf(record), agent: link.agent };
+        if (!(await this.backend.submitRun(record, step))) {
+          await this.#wakeExisting(link.runId, link.agent, step);
+        }
+      },
       backend: this.backend,
       agents: this.#agents,
       logger: this.logger,
@@ -322,6 +343,7 @@ export class AgentRuntime implements AsyncDisposable {
     await this.backend.requestCancel(runId);
     this.#active.abort(runId);
     await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
+    await cancelDescendants(this.backend, runId);
   }
 
   /**
@@ -334,6 +356,7 @@ export class AgentRuntime implements AsyncDisposable {
    */
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
+    if (asksForTree(options)) return listTree(this.backend, options);
     return this.backend.listRuns(parseListOptions(options));
   }
 
@@ -415,7 +438,7 @@ export class AgentRuntime implements AsyncDisposable {
       this.backend.checkpoints(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions, checkpoints);
+    return treeDetail(this.backend, runDetail(record, decisions, checkpoints));
   }
 
   /**
