@@ -1,6 +1,7 @@
 import { DepthExceededError, messageOf } from "../core/errors.js";
-import type { ToolResult } from "../core/values.js";
+import type { RunStatus, ToolResult } from "../core/values.js";
 import { type AgentTool, childInputText, childOutput, childRunId } from "../engine/as-tool.js";
+import type { RunEvent } from "../engine/run-events.js";
 import type { CallState } from "../machines/call-state.js";
 import type { RunLink } from "../store/run-tree.js";
 import type { RunRecord } from "../store/schemas.js";
@@ -10,7 +11,7 @@ import { errorResult } from "../tools/run-handler.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** What starting a child run from a call came to: running, or an error result at once. */
-export type ChildStart = { child: RunLink } | { result: ToolResult };
+export type ChildStart = { child: RunLink; linkedNow: boolean } | { result: ToolResult };
 
 /**
  * Starts the child run a permitted call of an agent tool asks for, or finds it started: its
@@ -48,7 +49,7 @@ export async function startChildRun(
   if (deps.submitChild === undefined) {
     return { result: errorResult(call.id, "Child runs need an AgentRuntime's workers.") };
   }
-  await backend.linkChild(link);
+  const linkedNow = await backend.linkChild(link);
   try {
     await deps.submitChild(link, childInputText(call.input, agentTool.defaultInput), {
       sessionId: parent.sessionId,
@@ -61,7 +62,7 @@ export async function startChildRun(
     await backend.childFinished(link);
     return { result };
   }
-  return { child: link };
+  return { child: link, linkedNow };
 }
 
 /** What a finished child gives its parent's call: its output, or an error with its code. */
@@ -92,6 +93,16 @@ export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<v
   const { backend } = deps;
   const link = await backend.linkOf(record.runId);
   if (link === undefined) return;
-  await backend.commitRaw(link.parentRunId, link.parentIteration, childCallResult(link, record));
+  const finished: RunEvent = {
+    type: "child_finished",
+    childRunId: link.runId,
+    agent: link.agent,
+    toolCallId: link.parentToolCallId,
+    status: record.status as RunStatus,
+  };
+  // The event goes in the commit's own write (a step delivered again may add it twice).
+  await backend.commitRaw(link.parentRunId, link.parentIteration, childCallResult(link, record), [
+    finished,
+  ]);
   if (await backend.childFinished(link)) await backend.enqueueStep(link.parentRunId);
 }

@@ -216,7 +216,12 @@ async function runPermitted(
   if (agentTool !== undefined) {
     // Started again on a job delivered again: the child's id is derived, so nothing runs twice.
     const started = await startChildRun(deps, run, checked, agentTool);
-    return "result" in started ? started : { childRunning: true };
+    if ("result" in started) return started;
+    if (started.linkedNow) {
+      const { runId: childRunId, agent } = started.child;
+      env.emit?.({ type: "child_started", childRunId, agent, toolCallId: checked.call.id });
+    }
+    return { childRunning: true };
   }
   if (!startedHere) {
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";

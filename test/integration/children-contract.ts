@@ -106,6 +106,31 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       expect((await runtime.handle(children[1] as string).result()).output).toBe(
         "notes on badgers",
       );
+      const { events } = await runtime.events(handle.runId);
+      const childEvents = events.filter(
+        (event) => event.type === "child_started" || event.type === "child_finished",
+      );
+      expect(childEvents.filter((event) => event.type === "child_started")).toEqual([
+        { type: "child_started", childRunId: children[0], agent: "researcher", toolCallId: "c0" },
+        { type: "child_started", childRunId: children[1], agent: "researcher", toolCallId: "c1" },
+      ]);
+      // The slow child finishes last.
+      expect(childEvents.filter((event) => event.type === "child_finished")).toEqual([
+        {
+          type: "child_finished",
+          childRunId: children[1],
+          agent: "researcher",
+          toolCallId: "c1",
+          status: "completed",
+        },
+        {
+          type: "child_finished",
+          childRunId: children[0],
+          agent: "researcher",
+          toolCallId: "c0",
+          status: "completed",
+        },
+      ]);
       const listed = await runtime.list({ parentRunId: handle.runId });
       expect(listed.runs.map((each) => each.runId).sort()).toEqual(children);
       const tree = await runtime.list({ rootRunId: handle.runId });
