@@ -113,4 +113,7 @@ export async function giveUpStep(
     const { wake } = await backend.releaseLease(runId, lease.token);
     if (wake && !failed) await backend.enqueueStep(runId, queued);
   }
+  // A child whose last step failed after it finished (or that failed now) still wakes its parent.
+  const record = await backend.loadRun(runId);
+  if (record !== undefined) await wakeParent(deps, record);
 }
