@@ -24,7 +24,7 @@ function failingFirstCommit(backend: RunBackend, runId: string): RunBackend {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== "function") return value;
-      if (property !== "commitRaw") return value.bind(target);
+      if (property !== "commitRaw") return (value as (...args: unknown[]) => unknown).bind(target);
       return (...args: Parameters<RunBackend["commitRaw"]>) => {
         if (args[0] === runId && !failed) {
           failed = true;
