@@ -28,6 +28,9 @@ function describeEvent(event: RunEvent): string {
       return `tool_end ${event.toolCall.name} -> ${event.result.content}`;
     case "approval_required":
       return `approval_required ${event.pending.map((each) => each.name).join(", ")}`;
+    case "child_started":
+    case "child_finished":
+      return `${event.type} ${event.childRunId}`;
     case "result":
       return `result ${event.result.status}: ${JSON.stringify(event.result.output)}`;
   }

@@ -20,3 +20,4 @@ export type {
 } from "./store/job-queue.js";
 export type { LeaseOutcome, Leases, OpenedRun } from "./store/leases.js";
 export type { RunStore, SaveOptions, SaveOutcome } from "./store/run-store.js";
+export type { RunLink, RunTree } from "./store/run-tree.js";

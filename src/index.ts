@@ -8,7 +8,9 @@ export {
 export type { Clock, RuntimeDeps, Timer } from "./core/deps.js";
 export {
   ApprovalError,
+  ChildRunError,
   ConfigError,
+  DepthExceededError,
   HarnessError,
   type HarnessErrorCode,
   type HarnessErrorOptions,
@@ -59,6 +61,7 @@ export {
 } from "./dashboard/create-dashboard.js";
 export type { GuessLimit } from "./dashboard/token-guesses.js";
 export { Agent, type AgentOptions, type ResumeOptions, type RunOptions } from "./engine/agent.js";
+export type { AgentTool, AsToolOptions } from "./engine/as-tool.js";
 export type { PromptProvider } from "./engine/compose-prompt.js";
 export { AgentConfig, type ResolvedAgentConfig } from "./engine/config.js";
 export { ApprovalDecision, ParkedRun } from "./engine/parked-run.js";

@@ -191,6 +191,9 @@ function describeEvent(event: RunEvent): string {
       return `  event tool_end ${event.toolCall.name}`;
     case "approval_required":
       return `  event approval_required (${event.pending.length} call(s))`;
+    case "child_started":
+    case "child_finished":
+      return `  event ${event.type} ${event.childRunId} (${event.agent})`;
     case "result":
       return `  event result: ${summary(event.result)}`;
   }

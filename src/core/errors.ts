@@ -33,6 +33,8 @@ export type HarnessErrorCode =
   | "store_version"
   | "mcp_failed"
   | "dependency_missing"
+  | "depth_exceeded"
+  | "child_failed"
   | "internal_error";
 
 /**
@@ -102,6 +104,8 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   store_version: storeFinal,
   mcp_failed: tool,
   dependency_missing: caller,
+  depth_exceeded: caller,
+  child_failed: tool,
   internal_error: { fault: "internal", jobRetries: false },
 };
 
@@ -288,6 +292,39 @@ export class RunCancelledError extends HarnessError {
       "The run was cancelled.",
       phase === undefined ? { cause } : { phase, cause },
     );
+  }
+}
+
+/** A call of an agent used as a tool (`agent.asTool`) went deeper than the calling agent's `config.maxDepth`. */
+export class DepthExceededError extends HarnessError {
+  override name = "DepthExceededError";
+  constructor(depth: number, maxDepth: number) {
+    super(
+      "depth_exceeded",
+      `A child run at depth ${depth} is deeper than maxDepth ${maxDepth} (code depth_exceeded).`,
+      { phase: "dispatch" },
+    );
+  }
+}
+
+/**
+ * A child run (`agent.asTool`) that did not complete: its message names the child's status and
+ * error code, and `childCode` keeps the code.
+ */
+export class ChildRunError extends HarnessError {
+  override name = "ChildRunError";
+  readonly childRunId: string;
+  readonly childCode: string;
+  constructor(childRunId: string, agent: string, status: string, error: RunError | null) {
+    const code = error?.code ?? status;
+    const detail = error === null ? "" : `: ${error.message}`;
+    super(
+      "child_failed",
+      `Child run "${childRunId}" of agent "${agent}" ended ${status} (code ${code})${detail}`,
+      { phase: "dispatch" },
+    );
+    this.childRunId = childRunId;
+    this.childCode = code;
   }
 }
 

@@ -30,6 +30,8 @@ const RunsQuery = z.strictObject({
   q: z.string().min(1).max(500).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
   cursor: z.string().min(1).max(2000).optional(),
+  parentRunId: z.string().min(1).max(500).optional(),
+  rootRunId: z.string().min(1).max(500).optional(),
 });
 
 const OverviewQuery = z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() });

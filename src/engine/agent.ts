@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import type { z } from "zod";
 import { systemTimer } from "../core/deadline.js";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
@@ -27,6 +28,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
 import type { Tool } from "../tools/tool.js";
 import { checkAgentOptions } from "./agent-options.js";
+import { type AgentTool, type AsToolOptions, agentAsTool, type ChildInput } from "./as-tool.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
@@ -34,6 +36,7 @@ import { checkDecisions, parkRun, parseParked } from "./park-run.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
+import { nextRunFrame, withinRunFrame } from "./run-frame.js";
 import { toMessages } from "./run-input.js";
 import { finishRun, startRun } from "./run-lifecycle.js";
 import { statusOf, toRunResult } from "./run-result.js";
@@ -218,6 +221,19 @@ export class Agent implements AsyncDisposable {
     });
   }
 
+  /**
+   * This agent as a tool: each call starts a child run of it, whose output is the call's result
+   * (a child that fails or is cancelled gives an error result with its code). Direct runs run
+   * the child inline; on a runtime the child is a durable run of its own.
+   * @example
+   * const lead = new Agent({ provider, tools: [researcher.asTool({ description: "Research one topic" })] });
+   */
+  asTool<Schema extends z.ZodType = typeof ChildInput>(
+    options: AsToolOptions<Schema>,
+  ): AgentTool<z.output<Schema>> {
+    return agentAsTool(this, options);
+  }
+
   /** Runs to completion, failure, cancellation, or an approval wait. */
   async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult> {
     return this.#begin(input, withOwnSignal(options), undefined);
@@ -270,15 +286,18 @@ export class Agent implements AsyncDisposable {
     const runId = options.runId ?? this.#deps.generateId();
     const sessionId = options.sessionId ?? this.#deps.generateId();
     if (!this.#started) await this.start();
-    const env = this.runEnv({ runId, sessionId, signal: options.signal, emit });
-    const actor = await startRun(env, {
-      runId,
-      sessionId,
-      input,
-      messages,
-      maxIterations: this.config.maxIterations,
+    const frame = nextRunFrame({ runId, sessionId, maxDepth: this.config.maxDepth });
+    return withinRunFrame(frame, async () => {
+      const env = this.runEnv({ runId, sessionId, signal: options.signal, emit });
+      const actor = await startRun(env, {
+        runId,
+        sessionId,
+        input,
+        messages,
+        maxIterations: this.config.maxIterations,
+      });
+      return this.#advance(actor, env);
     });
-    return this.#advance(actor, env);
   }
 
   async #resume(
@@ -321,7 +340,12 @@ export class Agent implements AsyncDisposable {
         emit,
       });
       actor.send({ type: "DECIDED", decisions });
-      return await this.#advance(actor, env);
+      const frame = nextRunFrame({
+        runId: parked.runId,
+        sessionId: parked.sessionId,
+        maxDepth: this.config.maxDepth,
+      });
+      return await withinRunFrame(frame, () => this.#advance(actor, env));
     } finally {
       this.#resuming.delete(runId);
     }

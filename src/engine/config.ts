@@ -50,6 +50,12 @@ export const AgentConfig = z.object({
    * denied with reason "approval timed out" (by "harnessx") and the run goes on.
    */
   approvalTimeoutMs: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
+  /**
+   * How deep this agent's runs may start child runs (`agent.asTool`): a call that would start a
+   * run deeper than this (the top run is depth 0) gets an error result, code `depth_exceeded`.
+   * @defaultValue 5
+   */
+  maxDepth: z.number().int().nonnegative().max(100).default(5),
 });
 export type AgentConfig = z.input<typeof AgentConfig>;
 export type ResolvedAgentConfig = z.output<typeof AgentConfig>;

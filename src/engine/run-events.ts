@@ -1,4 +1,10 @@
-import type { PendingApproval, RunResult, ToolCall, ToolResult } from "../core/values.js";
+import type {
+  PendingApproval,
+  RunResult,
+  RunStatus,
+  ToolCall,
+  ToolResult,
+} from "../core/values.js";
 
 /** What `agent.runStream()` yields; `result` is always last. */
 export type RunEvent =
@@ -7,6 +13,16 @@ export type RunEvent =
   | { type: "tool_start"; toolCall: ToolCall }
   | { type: "tool_end"; toolCall: ToolCall; result: ToolResult }
   | { type: "approval_required"; pending: PendingApproval[] }
+  /** A durable run's call of an agent tool started a child run (SPEC §14). */
+  | { type: "child_started"; childRunId: string; agent: string; toolCallId: string }
+  /** That child run finished; its outcome is the call's result. */
+  | {
+      type: "child_finished";
+      childRunId: string;
+      agent: string;
+      toolCallId: string;
+      status: RunStatus;
+    }
   | { type: "result"; result: RunResult };
 
 export type RunEventSink = (event: RunEvent) => void;

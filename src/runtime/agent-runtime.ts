@@ -46,11 +46,13 @@ import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 // What `queues()` gives, for the dashboard, which reaches the runtime through this module alone.
 export type { BackendQueue };
 
+import { checkChildAgents } from "./child-agents.js";
 import { watchEventLoopLag } from "./event-loop-lag.js";
 import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
 import { RunHandle } from "./run-handle.js";
 import { dropRunTrace, runTraceOf } from "./run-trace.js";
+import { asksForTree, cancelDescendants, listTree, treeDetail } from "./run-trees.js";
 import {
   type AgentRuntimeOptions,
   DEFAULT_CONCURRENCY,
@@ -140,6 +142,12 @@ export class AgentRuntime implements AsyncDisposable {
       );
     }
     this.#state = "starting";
+    try {
+      checkChildAgents(this.#agents);
+    } catch (error) {
+      this.#state = "created";
+      throw error;
+    }
     // The agents' saved state and recordings live in the backend, so that they travel with
     // their runs to any process; then each agent installs its extensions once, as a direct run
     // would on its first run.
@@ -149,6 +157,14 @@ export class AgentRuntime implements AsyncDisposable {
     }
     await Promise.all([...this.#agents.values()].map((agent) => agent.start()));
     const deps: WorkerDeps = {
+      submitChild: async (link, input, { trace, ...options }) => {
+        // The child's own run span, under its parent's.
+        const record = this.#newRecord(link.agent, input, options, link.runId, trace);
+        const step = { ...priorityOf(record), agent: link.agent };
+        if (!(await this.backend.submitRun(record, step))) {
+          await this.#wakeExisting(link.runId, link.agent, step);
+        }
+      },
       backend: this.backend,
       agents: this.#agents,
       logger: this.logger,
@@ -278,6 +294,7 @@ export class AgentRuntime implements AsyncDisposable {
     input: string | readonly Message[],
     options: SubmitOptions,
     runId: string = this.#deps.generateId(),
+    parentTrace?: Readonly<Record<string, string>>,
   ): RunRecord {
     const agent = this.#agents.get(agentName);
     if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
@@ -287,7 +304,11 @@ export class AgentRuntime implements AsyncDisposable {
     const now = this.#deps.clock.now();
     const sessionId = options.sessionId ?? this.#deps.generateId();
     // The run's `invoke_agent` span: its steps' spans, in any process, are its children.
-    const trace = runTraceOf(agent, { agent: agentName, runId, sessionId }, this.backend, this);
+    const trace = runTraceOf(
+      agent,
+      { agent: agentName, runId, sessionId },
+      { backend: this.backend, owner: this, parent: parentTrace },
+    );
     return {
       schemaVersion: RUN_RECORD_VERSION,
       runId,
@@ -342,6 +363,7 @@ export class AgentRuntime implements AsyncDisposable {
     await this.backend.requestCancel(runId, by);
     this.#active.abort(runId);
     await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
+    await cancelDescendants(this.backend, runId);
   }
 
   /**
@@ -354,6 +376,7 @@ export class AgentRuntime implements AsyncDisposable {
    */
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
+    if (asksForTree(options)) return listTree(this.backend, options);
     return this.backend.listRuns(parseListOptions(options));
   }
 
@@ -436,7 +459,7 @@ export class AgentRuntime implements AsyncDisposable {
       this.backend.cancelledBy(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return runDetail(record, decisions, checkpoints, cancelledBy);
+    return treeDetail(this.backend, runDetail(record, decisions, checkpoints, cancelledBy));
   }
 
   /**

@@ -6,6 +6,7 @@ import type { EnqueueStepOptions, NoticeRetry } from "../store/job-queue.js";
 import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
 import type { SaveOptions } from "../store/run-store.js";
+import type { RunLink } from "../store/run-tree.js";
 import type { RunRecord, StoredDecision, ToolJob } from "../store/schemas.js";
 import type { DecisionRecord } from "../store/summary.js";
 
@@ -169,5 +170,25 @@ export class ComposedBackend implements RunBackend {
   }
   enqueueNotice(job: ApprovalNoticeJob, retry: NoticeRetry) {
     return this.#roles.jobs.enqueueNotice(job, retry);
+  }
+
+  // RunTree
+  linkChild(link: RunLink) {
+    return this.#roles.tree.linkChild(link);
+  }
+  linkOf(runId: string) {
+    return this.#roles.tree.linkOf(runId);
+  }
+  childrenOf(parentRunId: string) {
+    return this.#roles.tree.childrenOf(parentRunId);
+  }
+  descendantsOf(rootRunId: string) {
+    return this.#roles.tree.descendantsOf(rootRunId);
+  }
+  childFinished(link: RunLink) {
+    return this.#roles.tree.childFinished(link);
+  }
+  runningChildren(parentRunId: string) {
+    return this.#roles.tree.runningChildren(parentRunId);
   }
 }

@@ -10,6 +10,7 @@ import { MemoryEventLog } from "./memory/event-log.js";
 import { MemoryJobQueue } from "./memory/job-queue.js";
 import { MemoryLeases } from "./memory/leases.js";
 import { MemoryRunStore } from "./memory/run-store.js";
+import { MemoryRunTree } from "./memory/run-tree.js";
 
 export interface MemoryBackendOptions {
   /**
@@ -84,7 +85,15 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
       retention.close();
     },
   };
-  return composeBackend({ lifecycle, store, leases, ledger, events, jobs });
+  return composeBackend({
+    lifecycle,
+    store,
+    leases,
+    ledger,
+    events,
+    jobs,
+    tree: new MemoryRunTree(),
+  });
 }
 
 /** Drops a finished run's working data once `retentionMs` has passed; its record stays. */

@@ -16,6 +16,7 @@ import { RedisJobQueue } from "./redis/job-queue.js";
 import { RedisLeases } from "./redis/leases.js";
 import { ClusterReadyOptions, type RedisBackendOptions } from "./redis/options.js";
 import { RedisRunStore } from "./redis/run-store.js";
+import { RedisRunTree } from "./redis/run-tree.js";
 import { checkEvictionPolicy, connectWithin } from "./redis/server-checks.js";
 import { reportingUnavailable } from "./redis-failures.js";
 import { LuaScript } from "./redis-scripts.js";
@@ -90,6 +91,7 @@ export function redisBackend(options: RedisBackendOptions = {}): RunBackend {
     ledger: new RedisCallLedger(context),
     events,
     jobs,
+    tree: new RedisRunTree(context),
   });
   const timeoutMs = options.commandTimeoutMs ?? 5000;
   return reportingUnavailable<QueuedBackend>(

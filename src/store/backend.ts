@@ -4,6 +4,7 @@ import type { EventLog } from "./event-log.js";
 import type { JobProcessors, JobQueue, QueueConcurrency } from "./job-queue.js";
 import type { Leases } from "./leases.js";
 import type { RunStore } from "./run-store.js";
+import type { RunTree } from "./run-tree.js";
 
 export type { CallLedger, OpenedToolCall } from "./call-ledger.js";
 export type { EventLog } from "./event-log.js";
@@ -17,6 +18,7 @@ export {
 } from "./job-queue.js";
 export type { LeaseOutcome, Leases, OpenedRun } from "./leases.js";
 export type { RunStore, SaveOptions, SaveOutcome } from "./run-store.js";
+export type { RunLink, RunTree } from "./run-tree.js";
 
 export interface BackendStartOptions {
   /** Registers workers for both queues; without it this process only submits. */
@@ -68,9 +70,7 @@ export interface BackendLifecycle {
  * (DESIGN.md "The run store, by role"). `AgentRuntime` and the workers use only these;
  * `memoryBackend()` and `redisBackend()` implement each role with the same behaviour, and the
  * contract suite checks each role on both.
- *
- * Child runs (SPEC §14) add one more role here, `RunTree` (parent/child links, waiting
- * parents), beside the five below.
+ * `RunTree` holds child runs' links and the children waiting parents wait for (SPEC §14).
  */
 export interface RunBackend
   extends BackendLifecycle,
@@ -78,7 +78,8 @@ export interface RunBackend
     Leases,
     CallLedger,
     EventLog,
-    JobQueue {}
+    JobQueue,
+    RunTree {}
 
 /** A backend's roles, each a separate object, from which `composeBackend` builds a backend. */
 export interface BackendRoles {
@@ -88,4 +89,5 @@ export interface BackendRoles {
   ledger: CallLedger;
   events: EventLog;
   jobs: JobQueue;
+  tree: RunTree;
 }

@@ -30,6 +30,10 @@ export interface ListOptions {
   limit?: number | undefined;
   /** The `nextCursor` of the previous page; none (or null) for the first page. */
   cursor?: string | null | undefined;
+  /** Only the child runs of this run (SPEC §14). */
+  parentRunId?: string | undefined;
+  /** Only the runs of the tree with this root: the root and every run below it (SPEC §14). */
+  rootRunId?: string | undefined;
 }
 
 /** One page of `runtime.list()`: newest first; `nextCursor` is null on the last page. */

@@ -190,6 +190,19 @@ export const RunEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tool_start"), toolCall: ToolCall }),
   z.object({ type: z.literal("tool_end"), toolCall: ToolCall, result: ToolResult }),
   z.object({ type: z.literal("approval_required"), pending: z.array(PendingApproval) }),
+  z.object({
+    type: z.literal("child_started"),
+    childRunId: z.string(),
+    agent: z.string(),
+    toolCallId: z.string(),
+  }),
+  z.object({
+    type: z.literal("child_finished"),
+    childRunId: z.string(),
+    agent: z.string(),
+    toolCallId: z.string(),
+    status: RunStatus,
+  }),
   z.object({ type: z.literal("result"), result: RunResult }),
 ]) satisfies z.ZodType<RunEvent>;
 

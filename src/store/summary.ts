@@ -26,6 +26,10 @@ export const RunSummary = z.object({
   error: RunError.nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
+  /** A child run's (SPEC §14): the run whose call started it, that call, and the tree's root. */
+  parentRunId: z.string().min(1).optional(),
+  parentToolCallId: z.string().min(1).optional(),
+  rootRunId: z.string().min(1).optional(),
 });
 export type RunSummary = z.infer<typeof RunSummary>;
 
@@ -70,6 +74,10 @@ export const RunDetail = RunSummary.extend({
   secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
   /** Who asked to cancel the run (`runtime.cancel(runId, { by })`), when someone named did. */
   cancelledBy: z.string().optional(),
+  /** The child runs its calls started (`agent.asTool`), oldest first. */
+  children: z
+    .array(z.object({ runId: z.string(), agent: z.string(), parentToolCallId: z.string() }))
+    .optional(),
 });
 export type RunDetail = z.infer<typeof RunDetail>;
 

@@ -3,6 +3,7 @@ import type { JobDelivery } from "../store/backend.js";
 import type { RunRecord, StepJob } from "../store/schemas.js";
 import { type AdvancedRun, advanceRun, failStuckRun } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
+import { wakeParent } from "./child-runs.js";
 import type { HeldLease } from "./step-saves.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -67,6 +68,8 @@ export async function runStep(
     if (wake) await backend.enqueueStep(job.runId, { ...priority, agent: job.agent });
   }
   const { record, deferral } = left;
+  // A child run that finished (now, or before a crash cut its step short) wakes its parent.
+  if (record !== undefined) await wakeParent(deps, record);
   if (deferral !== undefined) {
     // The model call waits for its rate limit: the run comes back when it may go.
     await backend.enqueueStep(job.runId, {
@@ -110,4 +113,7 @@ export async function giveUpStep(
     const { wake } = await backend.releaseLease(runId, lease.token);
     if (wake && !failed) await backend.enqueueStep(runId, queued);
   }
+  // A child whose last step failed after it finished (or that failed now) still wakes its parent.
+  const record = await backend.loadRun(runId);
+  if (record !== undefined) await wakeParent(deps, record);
 }

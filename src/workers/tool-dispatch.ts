@@ -1,4 +1,5 @@
 import type { ToolResult } from "../core/values.js";
+import { isAgentTool } from "../engine/as-tool.js";
 import { type CallContext, prepareCall, runPrepared } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
@@ -12,6 +13,7 @@ import { callKey } from "../store/run-view.js";
 import { isTerminal, priorityOf, type ToolJob } from "../store/schemas.js";
 import type { ToolCallRun } from "../store/tool-call-view.js";
 import { errorResult } from "../tools/run-handler.js";
+import { startChildRun } from "./child-runs.js";
 import { INTERRUPTED_REASON, recover } from "./recovery.js";
 import { capToolResult, DEFAULT_MAX_BYTES } from "./result-limit.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
@@ -20,7 +22,11 @@ import { agentFor, type WorkerDeps } from "./worker-deps.js";
  * A tool job's outcome: a raw result to commit, a call that waits for a person (and why), or
  * nothing when the run was cancelled while the handler ran.
  */
-type Outcome = { result: ToolResult } | { waitsForPerson: string } | { cancelled: true };
+type Outcome =
+  | { result: ToolResult }
+  | { waitsForPerson: string }
+  | { cancelled: true }
+  | { childRunning: true };
 
 /**
  * A tool-dispatch job: runs one permitted call's handler, unless its raw result is committed
@@ -69,6 +75,7 @@ export async function dispatchTool(
     return run;
   }
   const context: CallContext = { runId: run.context.runId, iteration: run.context.iteration };
+  const opened = { ...run, context: run.context };
   const agent = agentFor(deps, run.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
@@ -82,7 +89,7 @@ export async function dispatchTool(
       limits: deps.limits,
     });
     const outcome = await withExtractedContext(run.trace, () =>
-      runPermitted(deps, context, state, env, started === true),
+      runPermitted(deps, context, state, env, started === true, opened),
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
@@ -93,7 +100,10 @@ export async function dispatchTool(
     const pending = await publisher.take();
     const publish = () => (pending.length === 0 ? undefined : backend.publish(runId, pending));
     const next = () => backend.enqueueStep(runId, { ...priority, agent: run.agent });
-    if ("waitsForPerson" in outcome) {
+    if ("childRunning" in outcome) {
+      // The child commits this call and wakes the run when it finishes (`wakeParent`).
+      await publish();
+    } else if ("waitsForPerson" in outcome) {
       const published = publish();
       const marked = backend.markCallInterrupted(
         runId,
@@ -183,6 +193,7 @@ async function runPermitted(
   state: CallState,
   env: RunEnv,
   startedHere: boolean,
+  run: Parameters<typeof startChildRun>[1],
 ): Promise<Outcome> {
   const rechecked = await recheckPermissions({ ...context, calls: [state] }, env, {
     personDecisionsRecorded: true,
@@ -201,6 +212,17 @@ async function runPermitted(
   }
   const { runId, iteration } = context;
   const prepared = prepareCall(checked, env);
+  const agentTool = "tool" in prepared && isAgentTool(prepared.tool) ? prepared.tool : undefined;
+  if (agentTool !== undefined) {
+    // Started again on a job delivered again: the child's id is derived, so nothing runs twice.
+    const started = await startChildRun(deps, run, checked, agentTool);
+    if ("result" in started) return started;
+    if (started.linkedNow) {
+      const { runId: childRunId, agent } = started.child;
+      env.emit?.({ type: "child_started", childRunId, agent, toolCallId: checked.call.id });
+    }
+    return { childRunning: true };
+  }
   if (!startedHere) {
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";
     deps.logger.warn(

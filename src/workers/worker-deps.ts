@@ -5,6 +5,7 @@ import type { ActiveRuns } from "../store/active-runs.js";
 import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { RunBackend } from "../store/backend.js";
 import { BackendError } from "../store/errors.js";
+import type { RunLink } from "../store/run-tree.js";
 import type { ToolLimits } from "../tools/result-limit.js";
 import type { ProviderGates } from "./provider-gates.js";
 
@@ -29,6 +30,18 @@ export interface WorkerDeps {
    * approval webhook); never throws. Without it nobody is told.
    */
   approvalRequested?: (jobs: readonly ApprovalNoticeJob[]) => Promise<void>;
+  /**
+   * Stores the child run `link` names (idempotent: nothing when it exists) and queues its first
+   * step; without it, calls of agent tools get an error result.
+   */
+  submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<void>;
+}
+
+/** What a child run inherits from its parent. */
+export interface ChildSubmitOptions {
+  sessionId: string;
+  priority?: number;
+  trace?: Record<string, string>;
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */

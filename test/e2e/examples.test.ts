@@ -62,6 +62,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "rejected submit: config_invalid runId question-44",
     "completed runs: 4",
   ],
+  "runs-of-runs.ts": [
+    "direct: Article from: notes on otters; notes on badgers",
+    "durable: Article from: notes on otters; notes on badgers",
+    "children: <run>.call_1, <run>.call_2",
+    "child: researcher completed parent true",
+    "runs in the tree: 3",
+    "child events: child_started, child_started, child_finished, child_finished",
+  ],
   "extension-audit.ts": [
     "  hook: lookup done, 3 call(s) this session",
     "  hook: lookup done, 1 call(s) this session",

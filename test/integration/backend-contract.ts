@@ -20,6 +20,7 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
+import { describeChildrenContract } from "./children-contract.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -73,6 +74,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRunFeedsContract(name, factory);
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
+  describeChildrenContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

@@ -5,6 +5,7 @@ import { describeEventLogContract } from "./event-log.contract.js";
 import { describeJobQueueContract } from "./job-queue.contract.js";
 import { describeLeasesContract } from "./leases.contract.js";
 import { describeRunStoreContract } from "./run-store.contract.js";
+import { describeRunTreeContract } from "./run-tree.contract.js";
 
 /** Every role's contract, on the backends `factory` makes. */
 export function describeRoleContracts(name: string, factory: BackendFactory): void {
@@ -13,4 +14,5 @@ export function describeRoleContracts(name: string, factory: BackendFactory): vo
   describeCallLedgerContract(name, factory);
   describeEventLogContract(name, factory);
   describeJobQueueContract(name, factory);
+  describeRunTreeContract(name, factory);
 }

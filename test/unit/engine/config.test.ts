@@ -14,6 +14,7 @@ const DEFAULTS = {
   toolTimeoutMs: 300_000,
   providerTimeoutMs: 600_000,
   rateLimitWaitMs: 600_000,
+  maxDepth: 5,
 };
 
 function configErrorOf(config: unknown): ConfigError {
@@ -67,12 +68,14 @@ describe("parseAgentConfig", () => {
       rateLimit: { requestsPerMinute: 600, tokensPerMinute: 90_000 },
       rateLimitWaitMs: 30_000,
       approvalTimeoutMs: 3_600_000,
+      maxDepth: 3,
     };
     expect(parseAgentConfig(config)).toEqual(config);
   });
 
   it.each<[string, Record<string, unknown>, string]>([
     ["an empty name", { name: "" }, "name"],
+    ["a negative maxDepth", { maxDepth: -1 }, "maxDepth"],
     ["an empty model", { model: "" }, "model"],
     ["a non-string system prompt", { systemPrompt: 5 }, "systemPrompt"],
     ["zero maxTokens", { maxTokens: 0 }, "maxTokens"],

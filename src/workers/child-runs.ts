@@ -1,0 +1,108 @@
+import { DepthExceededError, messageOf } from "../core/errors.js";
+import type { RunStatus, ToolResult } from "../core/values.js";
+import { type AgentTool, childInputText, childOutput, childRunId } from "../engine/as-tool.js";
+import type { RunEvent } from "../engine/run-events.js";
+import type { CallState } from "../machines/call-state.js";
+import type { RunLink } from "../store/run-tree.js";
+import type { RunRecord } from "../store/schemas.js";
+import { isTerminal } from "../store/schemas.js";
+import type { ToolCallRun } from "../store/tool-call-view.js";
+import { errorResult } from "../tools/run-handler.js";
+import { agentFor, type WorkerDeps } from "./worker-deps.js";
+
+/** What starting a child run from a call came to: running, or an error result at once. */
+export type ChildStart = { child: RunLink; linkedNow: boolean } | { result: ToolResult };
+
+/**
+ * Starts the child run a permitted call of an agent tool asks for, or finds it started: its
+ * link is recorded first, then its run is submitted under an id derived from the parent's run
+ * and call (so a tool job delivered again starts nothing twice). The parent's call is
+ * committed later, when the child finishes (`wakeParent`); the tool job ends at once, holding
+ * nothing while the child runs.
+ */
+export async function startChildRun(
+  deps: WorkerDeps,
+  parent: ToolCallRun & { context: NonNullable<ToolCallRun["context"]> },
+  state: CallState,
+  agentTool: AgentTool<unknown>,
+): Promise<ChildStart> {
+  const { backend } = deps;
+  const { call } = state;
+  const parentAgent = agentFor(deps, parent.agent, parent.runId);
+  const parentLink = await backend.linkOf(parent.runId);
+  const depth = (parentLink?.depth ?? 0) + 1;
+  const maxDepth = parentAgent.config.maxDepth;
+  if (depth > maxDepth) {
+    return { result: errorResult(call.id, new DepthExceededError(depth, maxDepth).message) };
+  }
+  const runId = childRunId(parent.runId, call.id);
+  const link: RunLink = {
+    runId,
+    agent: agentTool.childAgent,
+    parentRunId: parent.runId,
+    parentToolCallId: call.id,
+    parentIteration: parent.context.iteration,
+    rootRunId: parentLink?.rootRunId ?? parent.runId,
+    depth,
+    createdAt: deps.clock.now(),
+  };
+  if (deps.submitChild === undefined) {
+    return { result: errorResult(call.id, "Child runs need an AgentRuntime's workers.") };
+  }
+  const linkedNow = await backend.linkChild(link);
+  try {
+    await deps.submitChild(link, childInputText(call.input, agentTool.defaultInput), {
+      sessionId: parent.sessionId,
+      ...(parent.priority === undefined ? {} : { priority: parent.priority }),
+      ...(parent.trace === undefined ? {} : { trace: parent.trace }),
+    });
+  } catch (error) {
+    // Refused (say, too big an input): the call fails, not the parent.
+    const result = errorResult(call.id, `The child run could not start: ${messageOf(error)}`);
+    await backend.childFinished(link);
+    return { result };
+  }
+  return { child: link, linkedNow };
+}
+
+/** What a finished child gives its parent's call: its output, or an error with its code. */
+export function childCallResult(link: RunLink, record: RunRecord): ToolResult {
+  const toolCallId = link.parentToolCallId;
+  if (record.result === null) {
+    return errorResult(toolCallId, `Child run "${link.runId}" ended without a result.`);
+  }
+  try {
+    return {
+      toolCallId,
+      content: childOutput(link.runId, link.agent, record.result),
+      isError: false,
+    };
+  } catch (error) {
+    return errorResult(toolCallId, messageOf(error));
+  }
+}
+
+/**
+ * A child run finished: its outcome is committed to its parent's call (first write wins) and,
+ * when it was the last child running, the parent's next step is queued. Called by every step
+ * that finds a child finished, so that a step delivered again after a crash between the child's
+ * last save and this repeats it: nothing is lost, nothing is committed twice.
+ */
+export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<void> {
+  if (!isTerminal(record.status)) return;
+  const { backend } = deps;
+  const link = await backend.linkOf(record.runId);
+  if (link === undefined) return;
+  const finished: RunEvent = {
+    type: "child_finished",
+    childRunId: link.runId,
+    agent: link.agent,
+    toolCallId: link.parentToolCallId,
+    status: record.status as RunStatus,
+  };
+  // The event goes in the commit's own write (a step delivered again may add it twice).
+  await backend.commitRaw(link.parentRunId, link.parentIteration, childCallResult(link, record), [
+    finished,
+  ]);
+  if (await backend.childFinished(link)) await backend.enqueueStep(link.parentRunId);
+}

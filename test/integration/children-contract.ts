@@ -1,0 +1,283 @@
+// Durable child runs (SPEC §14, agents as tools) on every backend: run on memory, Redis and a
+// Redis Cluster by describeBackendContract.
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  Agent,
+  type AgentRuntime,
+  ConfigError,
+  type ContentBlock,
+  PermissionManager,
+  type Provider,
+  type ProviderRequest,
+  type RunResult,
+} from "../../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import type { BackendFactory } from "./backend-contract.js";
+import { Runtimes, silent } from "./fixtures.js";
+
+type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
+
+const toolResults = (result: RunResult): ToolResultBlock[] =>
+  result.messages
+    .flatMap((message) => message.content)
+    .filter((block): block is ToolResultBlock => block.type === "tool_result");
+
+const lastUserText = (request: ProviderRequest): string => {
+  const block = request.messages.at(-1)?.content.at(-1);
+  return block?.type === "text" ? block.text : "";
+};
+
+/** A child model that answers with its input, after `delayMs` for inputs named "slow…". */
+const echoModel = (): Provider =>
+  new ScriptedProvider(
+    [
+      async (request) => {
+        const text = lastUserText(request);
+        if (text.startsWith("slow")) await new Promise((resolve) => setTimeout(resolve, 150));
+        return textResponse(`notes on ${text}`);
+      },
+    ],
+    { loop: true },
+  );
+
+/** A lead whose first turn calls `research` once per topic, then answers "done". */
+const leadModel = (topics: readonly string[], tool = "research"): Provider =>
+  new ScriptedProvider(
+    [
+      toolCallResponse(
+        topics.map((topic, index) => ({ name: tool, input: { input: topic }, id: `c${index}` })),
+      ),
+      textResponse("done"),
+    ],
+    { loop: true },
+  );
+
+const agent = (name: string, options: ConstructorParameters<typeof Agent>[0] = {}) =>
+  new Agent({ ...options, config: { name, ...options.config }, logger: silent });
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let tries = 0; tries < 200; tries += 1) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error("timed out waiting");
+}
+
+export function describeChildrenContract(name: string, factory: BackendFactory): void {
+  describe(`child runs (agents as tools) on ${name}`, () => {
+    const runtimes = new Runtimes();
+    afterEach(async () => {
+      await runtimes.closeAll();
+      await factory.cleanup();
+    });
+
+    const start = (agents: readonly Agent[]): Promise<AgentRuntime> =>
+      runtimes.start(agents, factory.create());
+
+    it("runs each call's child as a run of its own, in parallel, results in call order", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["slow otters", "badgers"]),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const runtime = await start([lead, researcher]);
+      const handle = await runtime.submit("lead", "write");
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      expect(
+        toolResults(result).map((each) => [each.toolCallId, each.content, each.isError]),
+      ).toEqual([
+        ["c0", "notes on slow otters", false],
+        ["c1", "notes on badgers", false],
+      ]);
+      const children = [`${handle.runId}.c0`, `${handle.runId}.c1`];
+      const detail = await runtime.get(handle.runId);
+      expect(detail.children?.map((each) => each.runId)).toEqual(children);
+      const child = await runtime.get(children[0] as string);
+      expect(child).toMatchObject({
+        agent: "researcher",
+        status: "completed",
+        parentRunId: handle.runId,
+        parentToolCallId: "c0",
+        rootRunId: handle.runId,
+        sessionId: detail.sessionId,
+      });
+      expect((await runtime.handle(children[1] as string).result()).output).toBe(
+        "notes on badgers",
+      );
+      const { events } = await runtime.events(handle.runId);
+      const childEvents = events.filter(
+        (event) => event.type === "child_started" || event.type === "child_finished",
+      );
+      expect(childEvents.filter((event) => event.type === "child_started")).toEqual([
+        { type: "child_started", childRunId: children[0], agent: "researcher", toolCallId: "c0" },
+        { type: "child_started", childRunId: children[1], agent: "researcher", toolCallId: "c1" },
+      ]);
+      // The slow child finishes last.
+      expect(childEvents.filter((event) => event.type === "child_finished")).toEqual([
+        {
+          type: "child_finished",
+          childRunId: children[1],
+          agent: "researcher",
+          toolCallId: "c1",
+          status: "completed",
+        },
+        {
+          type: "child_finished",
+          childRunId: children[0],
+          agent: "researcher",
+          toolCallId: "c0",
+          status: "completed",
+        },
+      ]);
+      const listed = await runtime.list({ parentRunId: handle.runId });
+      expect(listed.runs.map((each) => each.runId).sort()).toEqual(children);
+      const tree = await runtime.list({ rootRunId: handle.runId });
+      expect(tree.runs.map((each) => each.runId).sort()).toEqual(
+        [handle.runId, ...children].sort(),
+      );
+    });
+
+    it("lists a three-level tree by root, and gives a failed child's code to its parent", async () => {
+      const failing = agent("failing"); // no provider: fails at once
+      const middle = agent("middle", {
+        provider: leadModel(["x"], "failing"),
+        tools: [failing.asTool({ description: "Fails" })],
+      });
+      const lead = agent("lead", {
+        provider: leadModel(["y"], "middle"),
+        tools: [middle.asTool({ description: "Middle" })],
+      });
+      const runtime = await start([lead, middle, failing]);
+      const handle = await runtime.submit("lead", "go");
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      const middleId = `${handle.runId}.c0`;
+      const middleResult = await runtime.handle(middleId).result();
+      const [failed] = toolResults(middleResult);
+      expect(failed?.isError).toBe(true);
+      expect(failed?.content).toContain("provider_missing");
+      const tree = await runtime.list({ rootRunId: handle.runId });
+      expect(tree.runs.map((each) => [each.runId, each.rootRunId ?? null]).sort()).toEqual(
+        [
+          [handle.runId, null],
+          [middleId, handle.runId],
+          [`${middleId}.c0`, handle.runId],
+        ].sort(),
+      );
+      const page = await runtime.list({ rootRunId: handle.runId, limit: 2 });
+      expect(page.runs).toHaveLength(2);
+      const rest = await runtime.list({
+        rootRunId: handle.runId,
+        limit: 2,
+        cursor: page.nextCursor,
+      });
+      expect(rest.runs).toHaveLength(1);
+      expect(rest.nextCursor).toBeNull();
+    });
+
+    it("refuses at start() an agent tool of an agent the runtime does not know", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["x"]),
+        tools: [researcher.asTool({ name: "research", description: "Research" })],
+      });
+      const refused = await runtimes.start([lead], factory.create()).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ConfigError);
+      expect((refused as ConfigError).message).toContain('"researcher"');
+    });
+
+    it("refuses a call deeper than the parent's maxDepth with depth_exceeded", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["otters"]),
+        config: { maxDepth: 0 },
+        tools: [researcher.asTool({ name: "research", description: "Research" })],
+      });
+      const runtime = await start([lead, researcher]);
+      const result = await (await runtime.submit("lead", "go")).result();
+      expect(toolResults(result)[0]?.content).toContain("depth_exceeded");
+      expect(await runtime.list({ parentRunId: result.runId })).toEqual({
+        runs: [],
+        nextCursor: null,
+      });
+    });
+
+    it("parks only the child on its ASK; its approval finishes the child, then the parent", async () => {
+      const careful = agent("careful", {
+        provider: new ScriptedProvider([
+          toolCallResponse([{ name: "inner", input: { input: "x" }, id: "k1" }]),
+          textResponse("careful done"),
+        ]),
+        tools: [agent("inner", { provider: echoModel() }).asTool({ description: "Inner" })],
+        permissions: new PermissionManager({ rules: [{ tool: "inner", decision: "ask" }] }),
+      });
+      const inner = agent("inner", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["go"], "careful"),
+        tools: [careful.asTool({ description: "Careful" })],
+      });
+      const runtime = await start([lead, careful, inner]);
+      const handle = await runtime.submit("lead", "go");
+      const childId = `${handle.runId}.c0`;
+      const parked = await until(
+        () => runtime.list({ rootRunId: handle.runId, status: "awaiting_approval" }),
+        (page) => page.runs.length > 0,
+      );
+      expect(parked.runs.map((each) => [each.runId, each.rootRunId])).toEqual([
+        [childId, handle.runId],
+      ]);
+      expect((await runtime.get(handle.runId)).status).not.toBe("awaiting_approval");
+      await runtime.approve(childId, "k1", { by: "ops" });
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      expect(toolResults(result)[0]?.content).toBe("careful done");
+    });
+
+    it("cancels every unfinished descendant with the root, and a child cancelled alone fails its call", async () => {
+      const stuck: Provider = {
+        name: "stuck",
+        complete: (_request, options) =>
+          new Promise((_resolve, reject) => {
+            options?.signal?.addEventListener("abort", () => reject(options.signal?.reason));
+          }),
+      };
+      const waiting = agent("waiting", { provider: stuck });
+      const lead = agent("lead", {
+        provider: leadModel(["a", "b"], "waiting"),
+        tools: [waiting.asTool({ description: "Waits" })],
+      });
+      const runtime = await start([lead, waiting]);
+      const alone = await runtime.submit("lead", "one");
+      const aloneChildren = [`${alone.runId}.c0`, `${alone.runId}.c1`];
+      await until(
+        () => runtime.list({ parentRunId: alone.runId, status: "running" }),
+        (page) => page.runs.length === 2,
+      );
+      await runtime.cancel(aloneChildren[0] as string);
+      await runtime.cancel(aloneChildren[1] as string);
+      const aloneResult = await alone.result();
+      expect(aloneResult.status).toBe("completed");
+      expect(toolResults(aloneResult).map((each) => each.isError)).toEqual([true, true]);
+      expect(toolResults(aloneResult)[0]?.content).toContain("run_cancelled");
+
+      const root = await runtime.submit("lead", "two");
+      await until(
+        () => runtime.list({ parentRunId: root.runId, status: "running" }),
+        (page) => page.runs.length === 2,
+      );
+      await runtime.cancel(root.runId);
+      expect((await root.result()).status).toBe("cancelled");
+      const statuses = await Promise.all(
+        [`${root.runId}.c0`, `${root.runId}.c1`].map(
+          async (id) => (await runtime.handle(id).result()).status,
+        ),
+      );
+      expect(statuses).toEqual(["cancelled", "cancelled"]);
+    });
+  });
+}

@@ -1,0 +1,73 @@
+// The dashboard API's run trees (SPEC §12.1, §14): GET /api/runs?rootRunId= and ?parentRunId=.
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, AgentRuntime, createDashboard, memoryBackend } from "../../src/index.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { silent } from "./fixtures.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("GET /api/runs of a run tree", () => {
+  it("filters runs by root and by parent, each child naming its parent and root", async () => {
+    const researcher = new Agent({
+      provider: new ScriptedProvider([textResponse("notes")], { loop: true }),
+      config: { name: "researcher" },
+      logger: silent,
+    });
+    const lead = new Agent({
+      provider: new ScriptedProvider(
+        [
+          toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+          textResponse("done"),
+        ],
+        { loop: true },
+      ),
+      config: { name: "lead" },
+      tools: [researcher.asTool({ name: "research", description: "Research" })],
+      logger: silent,
+    });
+    const runtime = new AgentRuntime({
+      agents: [lead, researcher],
+      backend: memoryBackend(),
+      logger: silent,
+    });
+    await runtime.start();
+    cleanups.push(() => runtime.close({ timeoutMs: 1000 }));
+    const server = await createDashboard({
+      runtime,
+      readOpen: true,
+      tokens: { ops: "ops-token-0123456789" },
+    }).listen({ port: 0 });
+    cleanups.push(() => server.close());
+    const handle = await runtime.submit("lead", "go");
+    await handle.result();
+    const other = await runtime.submit("lead", "again");
+    await other.result();
+
+    const get = async (query: string) => {
+      const response = await fetch(new URL(`api/runs?${query}`, server.url));
+      return {
+        status: response.status,
+        body: (await response.json()) as { runs: Array<Record<string, unknown>> },
+      };
+    };
+    const tree = await get(`rootRunId=${encodeURIComponent(handle.runId)}`);
+    expect(tree.status).toBe(200);
+    expect(tree.body.runs.map((run) => run.runId).sort()).toEqual(
+      [handle.runId, `${handle.runId}.call_1`].sort(),
+    );
+    const children = await get(`parentRunId=${encodeURIComponent(handle.runId)}`);
+    expect(children.body.runs).toEqual([
+      expect.objectContaining({
+        runId: `${handle.runId}.call_1`,
+        agent: "researcher",
+        parentRunId: handle.runId,
+        parentToolCallId: "call_1",
+        rootRunId: handle.runId,
+      }),
+    ]);
+    expect((await get("rootRunId=")).status).toBe(400);
+  });
+});
