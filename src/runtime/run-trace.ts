@@ -14,7 +14,11 @@ import { traceOf } from "./runtime-options.js";
 export function runTraceOf(
   agent: Agent,
   run: { agent: string; runId: string; sessionId: string },
-  where: { backend: RunBackend; owner: object; parent?: Readonly<Record<string, string>> | undefined },
+  where: {
+    backend: RunBackend;
+    owner: object;
+    parent?: Readonly<Record<string, string>> | undefined;
+  },
 ): { trace?: Record<string, string> } {
   const info = {
     ...run,
