@@ -32,13 +32,19 @@ export interface PreparedRequest {
   prefixKey: string | null;
 }
 
+/**
+ * The run's position: phase data, iteration, ids and counts. The conversation is not here: it
+ * is the run's append-only message log (`RunEnv.conversation` while a process runs it, the
+ * store's message list while it rests), of which the run holds the first `messageCount`.
+ */
 export interface RunContext {
   runId: string;
   sessionId: string;
   maxIterations: number;
   /** Provider calls started so far. */
   iteration: number;
-  messages: Message[];
+  /** How many messages of the run's log are its conversation (the input's first). */
+  messageCount: number;
   usage: Usage;
   request: PreparedRequest | null;
   /** The raw provider response, between `provider` and `afterLlm`. */
@@ -57,7 +63,8 @@ export interface RunContext {
 export interface RunInput {
   runId: string;
   sessionId: string;
-  messages: Message[];
+  /** The input's messages: the first of the run's log. */
+  messageCount: number;
   maxIterations: number;
 }
 
@@ -211,7 +218,7 @@ export const runMachine = setup({
     sessionId: input.sessionId,
     maxIterations: input.maxIterations,
     iteration: 0,
-    messages: input.messages,
+    messageCount: input.messageCount,
     usage: emptyUsage(),
     stopReason: null,
     ...idleStageContext(),
@@ -272,10 +279,7 @@ export const runMachine = setup({
             guard: "hasToolCalls",
             target: "toolValidate",
             actions: assign({
-              messages: ({ context, event }) => [
-                ...context.messages,
-                { role: "assistant", content: event.response.content },
-              ],
+              messageCount: ({ context }) => context.messageCount + 1,
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
               response: ({ event }) => event.response,
               request: null,
@@ -284,10 +288,7 @@ export const runMachine = setup({
           {
             target: "done",
             actions: assign({
-              messages: ({ context, event }) => [
-                ...context.messages,
-                { role: "assistant", content: event.response.content },
-              ],
+              messageCount: ({ context }) => context.messageCount + 1,
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
               output: ({ event }) => textOf(event.response.content),
               response: null,
@@ -382,7 +383,7 @@ export const runMachine = setup({
             guard: "underMaxIterations",
             target: "compose",
             actions: assign({
-              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              messageCount: ({ context }) => context.messageCount + 1,
               calls: [],
               raw: {},
             }),
@@ -390,7 +391,7 @@ export const runMachine = setup({
           {
             target: "failed",
             actions: assign({
-              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              messageCount: ({ context }) => context.messageCount + 1,
               calls: [],
               raw: {},
               error: ({ context }) => maxIterationsError(context.maxIterations),
@@ -404,6 +405,18 @@ export const runMachine = setup({
     cancelled: { type: "final" },
   },
 });
+
+/**
+ * The message an event adds to the run's conversation when the machine takes it (its
+ * `messageCount` grows by one): the model's answer, or the tool results of an iteration.
+ * The engine appends it to the run's log; the machine only counts it.
+ */
+export function messageAddedBy(event: RunMachineEvent): Message | undefined {
+  if (event.type === "RESPONSE_PROCESSED") {
+    return { role: "assistant", content: event.response.content };
+  }
+  return event.type === "RESULTS_PROCESSED" ? toolMessage(event.results) : undefined;
+}
 
 const toolMessage = (results: readonly ToolResult[]): Message => ({
   role: "tool",
