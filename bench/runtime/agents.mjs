@@ -11,6 +11,40 @@ import { textResponse, toolCallResponse } from "../../dist/testing.js";
 export const RUN_AGENT = "bench";
 /** The same run, but its tool call asks a person: the run parks after one provider call. */
 export const PARKED_AGENT = "bench-parked";
+/** The same run, but its first model call waits until `releaseHeld()`: runs held in flight. */
+export const HELD_AGENT = "bench-held";
+
+const held = { waiting: 0, release: deferred() };
+
+function deferred() {
+  let resolve;
+  const promise = new Promise((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
+}
+
+/** How many model calls of `HELD_AGENT` wait in this process. */
+export const heldCalls = () => held.waiting;
+
+/** Lets every waiting call of `HELD_AGENT` answer (and the ones after it, until the next hold). */
+export function releaseHeld() {
+  held.release.resolve();
+  held.release = deferred();
+}
+
+/** `turnModel`, its first turn held until `releaseHeld()`. */
+const heldModel = {
+  name: "bench-held",
+  async complete(request) {
+    if (request.messages.at(-1)?.role !== "tool") {
+      held.waiting++;
+      await held.release.promise;
+      held.waiting--;
+    }
+    return turnModel.complete(request);
+  },
+};
 export const TOOL_CALL_ID = "call_1";
 export const PROMPT = "Run the benchmark.";
 
@@ -45,6 +79,7 @@ export function benchAgents() {
       }),
       logger,
     }),
+    new Agent({ provider: heldModel, config: { name: HELD_AGENT }, tools: [noop], logger }),
   ];
 }
 

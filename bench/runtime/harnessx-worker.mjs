@@ -6,11 +6,14 @@
 //   node bench/runtime/harnessx-worker.mjs <prefix> <concurrency>
 //
 // IPC: answers "counts" (step and tool jobs processed here), "heap" (heapUsed after a forced
-// GC), "cpu" (process.cpuUsage()) and "close"; sends "ready" once its workers are up.
+// GC), "cpu" (process.cpuUsage()), "allocStart" / "allocStop" (bytes allocated in between),
+// "held" (model calls of the held agent waiting here), "release" (lets them answer) and
+// "close"; sends "ready" once its workers are up.
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
-import { benchAgents } from "./agents.mjs";
+import { countAllocations } from "../lib/allocations.mjs";
+import { benchAgents, heldCalls, releaseHeld } from "./agents.mjs";
 import { REDIS_URL, serve, settledHeap } from "./common.mjs";
 
 const [prefix, concurrencyArgument] = process.argv.slice(2);
@@ -50,8 +53,15 @@ const logger = pino({ level: process.env.HARNESSX_LOG_LEVEL ?? "warn" }, pino.de
 const runtime = new AgentRuntime({ agents: benchAgents(), backend, concurrency, logger });
 await runtime.start();
 
+let allocations;
 serve({
   counts: () => ({ ...counts }),
+  allocStart: async () => {
+    allocations = await countAllocations();
+  },
+  allocStop: async () => ({ bytes: await allocations.stop() }),
+  held: () => ({ calls: heldCalls() }),
+  release: () => releaseHeld(),
   heap: () => ({ heapUsed: settledHeap() }),
   cpu: () => ({ cpu: process.cpuUsage() }),
   close: async () => {

@@ -9,9 +9,11 @@
 // A chained job (a "run" of raw jobs) adds its successor to the queue `chain[at + 1]`; the last
 // of the chain, and every unchained job, counts as finished. IPC: sends "progress" with the
 // running count of finished jobs and of all processed jobs every 10 ms while it changes;
-// answers "cpu" (process.cpuUsage()) and "close".
+// answers "cpu" (process.cpuUsage()), "allocStart" / "allocStop" (bytes allocated in between)
+// and "close".
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { countAllocations } from "../lib/allocations.mjs";
 import { RAW_JOB_OPTIONS, REDIS_URL, serve } from "./common.mjs";
 
 const [prefix, concurrencyArgument] = process.argv.slice(2);
@@ -59,8 +61,13 @@ const reporter = setInterval(() => {
   process.send({ type: "progress", finished, processed });
 }, 10);
 
+let allocations;
 serve({
   cpu: () => ({ cpu: process.cpuUsage() }),
+  allocStart: async () => {
+    allocations = await countAllocations();
+  },
+  allocStop: async () => ({ bytes: await allocations.stop() }),
   close: async () => {
     clearInterval(reporter);
     await Promise.all(workers.map((worker) => worker.close()));

@@ -288,7 +288,13 @@ export class Agent implements AsyncDisposable {
     if (!this.#started) await this.start();
     const frame = nextRunFrame({ runId, sessionId, maxDepth: this.config.maxDepth });
     return withinRunFrame(frame, async () => {
-      const env = this.runEnv({ runId, sessionId, signal: options.signal, emit });
+      const env = this.runEnv({
+        runId,
+        sessionId,
+        signal: options.signal,
+        emit,
+        conversation: [...messages],
+      });
       const actor = await startRun(env, {
         runId,
         sessionId,
@@ -338,6 +344,7 @@ export class Agent implements AsyncDisposable {
         sessionId: parked.sessionId,
         signal: options.signal,
         emit,
+        conversation: [...parked.messages],
       });
       actor.send({ type: "DECIDED", decisions });
       const frame = nextRunFrame({
@@ -384,11 +391,12 @@ export class Agent implements AsyncDisposable {
             name: this.name,
             now: this.#deps.clock.now(),
             approvalKey: this.#approvalKey,
+            conversation: env.conversation,
           })
         : undefined;
     actor.stop();
     if (parked !== undefined) {
-      const result = toRunResult(context, "awaiting_approval");
+      const result = toRunResult(context, "awaiting_approval", env.conversation);
       this.#parked.set(context.runId, parked);
       env.emit?.({ type: "approval_required", pending: result.pending });
       return result;
@@ -399,7 +407,7 @@ export class Agent implements AsyncDisposable {
         : snapshot.value === "cancelled"
           ? "cancelled"
           : "failed";
-    const result = toRunResult(context, status);
+    const result = toRunResult(context, status, env.conversation);
     await finishRun(env, result);
     return result;
   }
@@ -410,6 +418,11 @@ export class Agent implements AsyncDisposable {
     sessionId: string;
     signal: AbortSignal | undefined;
     emit: ((event: RunEvent) => void) | undefined;
+    /**
+     * The run's conversation so far (`RunEnv.conversation`): appended to, never copied. None
+     * for an environment that runs no machine (a tool job).
+     */
+    conversation?: Message[] | undefined;
     /** A durable runtime's limits; direct runs keep the defaults. */
     limits?: ToolLimits | undefined;
   }): RunEnv {
@@ -419,6 +432,7 @@ export class Agent implements AsyncDisposable {
       ? { runId: run.runId, sessionId: run.sessionId }
       : undefined;
     return {
+      conversation: run.conversation ?? [],
       config: this.config,
       provider: this.provider,
       tools: this.tools,

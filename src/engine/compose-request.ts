@@ -8,7 +8,8 @@ import { trimContext } from "./trim-context.js";
 /** Phase `compose`: the system prompt and the trimmed conversation for the next provider call. */
 export async function composeRequest(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
   if (context.iteration === 0 && env.recorder !== undefined) {
-    const { sessionId, messages: input } = context;
+    const { sessionId } = context;
+    const input = env.conversation.slice(0, context.messageCount);
     await record(env, context, { type: "run_start", sessionId, agent: env.config.name, input });
   }
   await notify(env, HookEvent.LOOP_ITERATION_START, () => ({
@@ -23,7 +24,11 @@ export async function composeRequest(context: RunContext, env: RunEnv): Promise<
     type: "COMPOSED",
     request: {
       system,
-      messages: trimContext(context.messages, env.config.contextWindow),
+      // A copy: the request is the model's, and the run's log goes on growing after it.
+      messages: trimContext(
+        env.conversation.slice(0, context.messageCount),
+        env.config.contextWindow,
+      ),
       tools: env.tools.schemas(),
       prefixKey: null,
     },

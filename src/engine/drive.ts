@@ -2,6 +2,7 @@ import { type Actor, createActor, type Snapshot } from "xstate";
 import { InternalError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import { withinRun } from "../extensions/run-scope.js";
 import {
+  messageAddedBy,
   type Phase,
   type RunMachine,
   runMachine,
@@ -66,6 +67,11 @@ export async function drive(
           return event.deferral;
         } else {
           actor.send(event);
+          // The machine counts the message its event adds; the run's log holds it.
+          if (actor.getSnapshot().context.messageCount > snapshot.context.messageCount) {
+            const added = messageAddedBy(event);
+            if (added !== undefined) env.conversation.push(added);
+          }
         }
       } catch (error) {
         // A throw no harnessx error names is not the store's failure: it is an internal one.

@@ -1,5 +1,6 @@
 import { ApprovalError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
+import type { Message } from "../core/values.js";
 import type { Decision, RunContext } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { describeIssues } from "../tools/validate.js";
@@ -16,12 +17,14 @@ export interface ParkingAgent {
   name: string;
   now: number;
   approvalKey: string | undefined;
+  /** The run's log; the parked run keeps its first `messageCount`. */
+  conversation: readonly Message[];
 }
 
 /** A run standing at `awaitingApproval` (its `context`, its stopped or live `actor`), parked. */
 export function parkRun(context: RunContext, actor: RunActor, by: ParkingAgent): ParkedRun {
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     agent: by.name,
     runId: context.runId,
     sessionId: context.sessionId,
@@ -32,13 +35,14 @@ export function parkRun(context: RunContext, actor: RunActor, by: ParkingAgent):
         ...(pendingOf(context)[index] as NonNullable<ReturnType<typeof pendingOf>[number]>),
         inputHash: each.inputHash ?? approvalHash(context.runId, each.call, by.approvalKey),
       })),
+    messages: structuredClone(by.conversation.slice(0, context.messageCount)),
     snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
   };
 }
 
 /** A parked run given back by a caller, parsed: `approval_invalid` unless it is one. */
 export function parseParked(run: unknown): ParkedRun {
-  const parsed = ParkedRun.safeParse(run);
+  const parsed = ParkedRun.safeParse(fromVersion1(run));
   if (!parsed.success) {
     throw new ApprovalError(
       "approval_invalid",
@@ -47,6 +51,26 @@ export function parseParked(run: unknown): ParkedRun {
   }
   return parsed.data;
 }
+
+/**
+ * A parked run of version 1 as version 2: its conversation out of the snapshot's context,
+ * which keeps its count. Anything else is returned as it is, for the parse to judge.
+ */
+function fromVersion1(run: unknown): unknown {
+  if (!isObject(run) || run.schemaVersion !== 1 || !isObject(run.snapshot)) return run;
+  const context = run.snapshot.context;
+  if (!isObject(context) || !Array.isArray(context.messages)) return run;
+  const { messages, ...position } = context;
+  return {
+    ...run,
+    schemaVersion: 2,
+    messages,
+    snapshot: { ...run.snapshot, context: { ...position, messageCount: messages.length } },
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * The decisions of a resume, validated against what waits in `parked` (each bound to its call

@@ -1,18 +1,21 @@
 import { z } from "zod";
-import { PendingApproval } from "../core/values.js";
+import { Message, PendingApproval } from "../core/values.js";
 import { describeIssues, type Validation } from "../tools/validate.js";
 
 /**
- * A run waiting for approval, as plain JSON: the machine snapshot and what waits. Store it
- * anywhere; an agent built the same way resumes it in any process.
+ * A run waiting for approval, as plain JSON: the machine snapshot, the conversation and what
+ * waits. Store it anywhere; an agent built the same way resumes it in any process. Version 1
+ * kept the conversation inside the snapshot's context; it is still read (`parseParked`).
  */
 export const ParkedRun = z.object({
-  schemaVersion: z.literal(1),
+  schemaVersion: z.literal(2),
   agent: z.string(),
   runId: z.string().min(1),
   sessionId: z.string().min(1),
   parkedAt: z.number(),
   pending: z.array(PendingApproval.extend({ inputHash: z.string().length(64) })),
+  /** The run's conversation so far (the snapshot's context holds its `messageCount`). */
+  messages: z.array(Message),
   /** The persisted XState snapshot of the run machine. */
   snapshot: z.looseObject({
     status: z.literal("active"),

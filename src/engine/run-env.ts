@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock, Timer } from "../core/deps.js";
 import type { Provider } from "../core/provider.js";
+import type { Message } from "../core/values.js";
 import type { RunScope } from "../extensions/run-scope.js";
 import type { RunRecorder } from "../features/recorder/entry.js";
 import type { Sandbox } from "../features/sandbox/sandbox.js";
@@ -23,6 +24,11 @@ export interface HookSink {
 
 /** Everything the stages of one run need; built once per run (or resumed segment). */
 export interface RunEnv {
+  /**
+   * The run's conversation, its append-only log in this process: the input's messages, then
+   * what the drive loop appends as the machine counts it (`messageAddedBy`). Never rewritten.
+   */
+  conversation: Message[];
   config: ResolvedAgentConfig;
   provider: Provider | undefined;
   tools: ToolRegistry;

@@ -27,7 +27,7 @@ export async function startRun(env: RunEnv, start: RunStart): Promise<RunActor> 
   const { runId, sessionId, input, messages, maxIterations } = start;
   await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
   const actor = createActor(runMachine, {
-    input: { runId, sessionId, messages, maxIterations },
+    input: { runId, sessionId, messageCount: messages.length, maxIterations },
   }).start();
   if (env.provider === undefined) {
     actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });

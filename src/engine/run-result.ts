@@ -1,4 +1,4 @@
-import type { PendingApproval, RunResult, RunStatus } from "../core/values.js";
+import type { Message, PendingApproval, RunResult, RunStatus } from "../core/values.js";
 import type { Phase, RunContext } from "../machines/run-machine.js";
 
 const STATUS_OF: Partial<Record<string, RunStatus>> = {
@@ -23,8 +23,15 @@ export function pendingOf(context: RunContext): PendingApproval[] {
     }));
 }
 
-/** The public result of a run that finished or waits. */
-export function toRunResult(context: RunContext, status: RunStatus): RunResult {
+/**
+ * The public result of a run that finished or waits, its messages the first
+ * `context.messageCount` of the run's `conversation` (its log).
+ */
+export function toRunResult(
+  context: RunContext,
+  status: RunStatus,
+  conversation: readonly Message[],
+): RunResult {
   return {
     runId: context.runId,
     sessionId: context.sessionId,
@@ -36,6 +43,6 @@ export function toRunResult(context: RunContext, status: RunStatus): RunResult {
     pending: status === "awaiting_approval" ? pendingOf(context) : [],
     usage: context.usage,
     iterations: context.iteration,
-    messages: context.messages,
+    messages: conversation.slice(0, context.messageCount),
   };
 }

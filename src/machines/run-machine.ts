@@ -32,13 +32,19 @@ export interface PreparedRequest {
   prefixKey: string | null;
 }
 
+/**
+ * The run's position: phase data, iteration, ids and counts. The conversation is not here: it
+ * is the run's append-only message log (`RunEnv.conversation` while a process runs it, the
+ * store's message list while it rests), of which the run holds the first `messageCount`.
+ */
 export interface RunContext {
   runId: string;
   sessionId: string;
   maxIterations: number;
   /** Provider calls started so far. */
   iteration: number;
-  messages: Message[];
+  /** How many messages of the run's log are its conversation (the input's first). */
+  messageCount: number;
   usage: Usage;
   request: PreparedRequest | null;
   /** The raw provider response, between `provider` and `afterLlm`. */
@@ -57,7 +63,8 @@ export interface RunContext {
 export interface RunInput {
   runId: string;
   sessionId: string;
-  messages: Message[];
+  /** The input's messages: the first of the run's log. */
+  messageCount: number;
   maxIterations: number;
 }
 
@@ -217,7 +224,7 @@ export const runMachine = setup({
     sessionId: input.sessionId,
     maxIterations: input.maxIterations,
     iteration: 0,
-    messages: input.messages,
+    messageCount: input.messageCount,
     usage: emptyUsage(),
     stopReason: null,
     ...idleStageContext(),
@@ -278,10 +285,7 @@ export const runMachine = setup({
             guard: "hasToolCalls",
             target: "toolValidate",
             actions: assign({
-              messages: ({ context, event }) => [
-                ...context.messages,
-                { role: "assistant", content: event.response.content },
-              ],
+              messageCount: ({ context }) => context.messageCount + 1,
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
               response: ({ event }) => event.response,
               request: null,
@@ -290,10 +294,7 @@ export const runMachine = setup({
           {
             target: "done",
             actions: assign({
-              messages: ({ context, event }) => [
-                ...context.messages,
-                { role: "assistant", content: event.response.content },
-              ],
+              messageCount: ({ context }) => context.messageCount + 1,
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
               output: ({ event }) => textOf(event.response.content),
               response: null,
@@ -388,7 +389,7 @@ export const runMachine = setup({
             guard: "underMaxIterations",
             target: "compose",
             actions: assign({
-              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              messageCount: ({ context }) => context.messageCount + 1,
               calls: [],
               raw: {},
             }),
@@ -396,7 +397,7 @@ export const runMachine = setup({
           {
             target: "failed",
             actions: assign({
-              messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
+              messageCount: ({ context }) => context.messageCount + 1,
               calls: [],
               raw: {},
               error: ({ context }) => maxIterationsError(context.maxIterations),
@@ -410,6 +411,18 @@ export const runMachine = setup({
     cancelled: { type: "final" },
   },
 });
+
+/**
+ * The message an event adds to the run's conversation when the machine takes it (its
+ * `messageCount` grows by one): the model's answer, or the tool results of an iteration.
+ * The engine appends it to the run's log; the machine only counts it.
+ */
+export function messageAddedBy(event: RunMachineEvent): Message | undefined {
+  if (event.type === "RESPONSE_PROCESSED") {
+    return { role: "assistant", content: event.response.content };
+  }
+  return event.type === "RESULTS_PROCESSED" ? toolMessage(event.results) : undefined;
+}
 
 const toolMessage = (results: readonly ToolResult[]): Message => ({
   role: "tool",

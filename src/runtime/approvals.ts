@@ -84,7 +84,7 @@ export async function recordDecision(
 }
 
 function requestedEarlier(record: RunRecord, toolCallId: string): boolean {
-  const parsed = Messages.safeParse(record.result?.messages ?? record.snapshot?.context.messages);
+  const parsed = Messages.safeParse(record.result?.messages ?? record.messages);
   return (
     parsed.success &&
     parsed.data.some((message) =>

@@ -4,19 +4,18 @@ import { finishedLua } from "./redis-index-lua.js";
 // The overview's counters on Redis (store/overview.ts), written by the scripts that store a
 // run (CREATE_RUNS, SAVE_RUN, and ACQUIRE_LEASE as it turns a run `running`) in the same
 // script: a hash per bucket under the index prefix (`overview:m:<minute>`, `overview:h:<hour>`)
-// expiring a while after its window is over, and the sorted set `awaiting` of the runs waiting
-// for a person, scored by when they parked.
+// expiring a while after its window is over. The runs waiting for a person are read from the
+// `awaiting_approval` status index (`oldestWait` in store/overview.ts), not kept in a set of
+// their own: an entry of a sorted set per parked run cost about 140 bytes.
 
 /** Lua expressions for what `countOverviewLua` reads (see `indexFields`). */
 export interface OverviewLuaFields {
   readonly indexPrefix: string;
-  readonly id: string;
   /** The status stored before this write: nil (or false) on the run's first write. */
   readonly old: string;
   readonly status: string;
   readonly agent: string;
   readonly createdAt: string;
-  readonly updatedAt: string;
   /** Input, output, cache-read and cache-write tokens (strings of integers). */
   readonly usage: readonly [string, string, string, string];
   /** The run's error code ("" when none). */
@@ -55,25 +54,30 @@ do
       end
       redis.call("PEXPIRE", key, size[3])
     end
-    if status == "awaiting_approval" then
-      redis.call("ZADD", ${at.indexPrefix} .. "awaiting", ${at.updatedAt}, ${at.id})
-    elseif old == "awaiting_approval" then
-      redis.call("ZREM", ${at.indexPrefix} .. "awaiting", ${at.id})
-    end
   end
 end
 `;
 
 /**
- * KEYS: the \`awaiting\` set (the bucket keys are built from the index prefix, in its slot on a
- * cluster). ARGV: index key prefix, then the bucket names to read (\`windowBuckets\`).
- * Returns {waiting runs, the oldest wait's score or "", then each bucket's HGETALL}.
+ * KEYS: the \`awaiting_approval\` status index (the bucket keys are built from the index prefix,
+ * in its slot on a cluster). ARGV: index key prefix, run key prefix, the first waiting run to
+ * read (its rank by creation), how many to read, then the bucket names to read
+ * (\`windowBuckets\`; none when only reading on through the waiting runs).
+ * Returns {waiting runs, {run id, createdAt, summary ("" when gone)} flat for each run read,
+ * then each bucket's HGETALL}.
  */
 export const READ_OVERVIEW_LUA = `
-local prefix = ARGV[1]
-local oldest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
-local reply = { redis.call("ZCARD", KEYS[1]), oldest[2] or "" }
-for index = 2, #ARGV do
+local prefix, runPrefix = ARGV[1], ARGV[2]
+local first = tonumber(ARGV[3])
+local flat = redis.call("ZRANGE", KEYS[1], first, first + tonumber(ARGV[4]) - 1, "WITHSCORES")
+local waiting = {}
+for at = 1, #flat, 2 do
+  waiting[#waiting + 1] = flat[at]
+  waiting[#waiting + 1] = flat[at + 1]
+  waiting[#waiting + 1] = redis.call("HGET", runPrefix .. flat[at], "summary") or ""
+end
+local reply = { redis.call("ZCARD", KEYS[1]), waiting }
+for index = 5, #ARGV do
   reply[#reply + 1] = redis.call("HGETALL", prefix .. "overview:" .. ARGV[index])
 end
 return reply

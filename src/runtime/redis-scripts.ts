@@ -184,12 +184,10 @@ if ${stored}[4] == "queued" and ${stored}[1] and ${stored}[3] and ${stored}[5] t
       redis.call("ZADD", ${indexPrefix} .. "agent-status:running:" .. ${stored}[5], createdAt, id)
       ${countOverviewLua({
         indexPrefix,
-        id: "id",
         old: '"queued"',
         status: '"running"',
         agent: `${stored}[5]`,
         createdAt: "createdAt",
-        updatedAt: "0",
         usage: ["0", "0", "0", "0"],
         errorCode: '""',
       })}
@@ -305,12 +303,10 @@ ${indexRunLua({
 })}
 ${countOverviewLua({
   indexPrefix: "ARGV[6]",
-  id: "ARGV[16]",
   old: "stored[2]",
   status: "ARGV[3]",
   agent: "ARGV[17]",
   createdAt: "ARGV[19]",
-  updatedAt: "ARGV[20]",
   usage: ["ARGV[21]", "ARGV[22]", "ARGV[23]", "ARGV[24]"],
   errorCode: "ARGV[25]",
 })}

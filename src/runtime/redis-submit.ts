@@ -77,12 +77,10 @@ for key = 1, #KEYS, 2 do
     })}
     ${countOverviewLua({
       indexPrefix: "ARGV[1]",
-      id: "ARGV[index]",
       old: "nil",
       status: "status",
       agent: "ARGV[index + 1]",
       createdAt: "ARGV[index + 3]",
-      updatedAt: "ARGV[index + 4]",
       usage: ["ARGV[index + 5]", "ARGV[index + 6]", "ARGV[index + 7]", "ARGV[index + 8]"],
       errorCode: "ARGV[index + 9]",
     })}

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { recordById } from "../core/id-record.js";
-import { type Message, StopReason, type ToolResult, Usage } from "../core/values.js";
+import { StopReason, type ToolResult, Usage } from "../core/values.js";
 import type { RunContext } from "../machines/run-machine.js";
+import { conversationOf } from "./conversation.js";
 import { liveContext } from "./live-context.js";
 import { type RunRecord, RunRecordStatus } from "./schemas.js";
 
@@ -95,8 +96,7 @@ export function checkpointOf(
 
 /** The tool results that the messages added since `storedMessages` carry, by call id. */
 function processedResults(record: RunRecord, storedMessages: number): Map<string, ToolOutcome> {
-  const context = record.snapshot?.context as { messages?: Message[] } | undefined;
-  const added = (context?.messages ?? []).slice(storedMessages);
+  const added = conversationOf(record).slice(storedMessages);
   const results = new Map<string, ToolOutcome>();
   for (const message of added) {
     for (const block of message.content) {

@@ -170,6 +170,31 @@ export function overviewOf(
   return { counts, approvals, usage: { byAgent }, failures: { byCode } };
 }
 
+/** A run waiting for a person, as its status index holds it: created then, last written then. */
+export interface WaitingRun {
+  createdAt: number;
+  /** When it parked (the `since` of its calls in the inbox). */
+  updatedAt: number;
+}
+
+/**
+ * The oldest wait among runs read in order of creation (as the `awaiting_approval` index holds
+ * them), without a set of its own: a run parks after it is created, so once a run was created
+ * at or after the oldest wait found so far, neither it nor any later one waits longer.
+ * `settled` is false when the runs read ended first: the caller reads the next ones.
+ */
+export function oldestWait(
+  runs: Iterable<WaitingRun>,
+  found: number | null = null,
+): { oldest: number | null; settled: boolean } {
+  let oldest = found;
+  for (const run of runs) {
+    if (oldest !== null && run.createdAt >= oldest) return { oldest, settled: true };
+    if (oldest === null || run.updatedAt < oldest) oldest = run.updatedAt;
+  }
+  return { oldest, settled: false };
+}
+
 /** What `runtime.overview()` accepts. */
 export interface OverviewOptions {
   /**

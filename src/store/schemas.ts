@@ -72,6 +72,12 @@ export const RunRecord = z.object({
   phase: z.string(),
   input: RunInput,
   snapshot: PersistedSnapshot.nullable(),
+  /**
+   * The run's conversation once a worker started it: its append-only message log, the input's
+   * messages first, of which the snapshot's context counts its own (`messageCount`). The store
+   * keeps it apart from the snapshot and appends to it; absent before the run started.
+   */
+  messages: z.array(Message).optional(),
   /** Set when the run finished or waits for approval; null while queued or running. */
   result: RunResult.nullable(),
   createdAt: z.number(),

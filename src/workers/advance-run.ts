@@ -175,6 +175,9 @@ async function withStep(
     signal: controller.signal,
     emit: publisher.emit,
     limits: deps.limits,
+    // The run's log as the store loaded it; the step appends to it, and its saves store what
+    // it added since the last.
+    conversation: [...conversationOf(record)],
   });
   try {
     const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));
@@ -322,7 +325,10 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
     snapshot: persistedRunSnapshot(snapshot) as unknown as PersistedSnapshot,
-    result: status === "running" ? null : toRunResult(snapshot.context, status),
+    // The log as it stands at this save (it grows after it): the store appends what is new.
+    messages: step.env.conversation.slice(0, snapshot.context.messageCount),
+    result:
+      status === "running" ? null : toRunResult(snapshot.context, status, step.env.conversation),
     updatedAt: step.deps.clock.now(),
   };
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.

@@ -16,14 +16,13 @@ import type { RunSummary } from "../../store/summary.js";
  */
 export class MemoryOverviewCounters {
   readonly #buckets = new Map<string, Map<string, number>>();
-  /** Runs awaiting approval: when they parked (their `updatedAt` then). */
+  /** Runs awaiting approval: since when (their `updatedAt`, as the inbox and Redis read it). */
   readonly #waiting = new Map<string, number>();
 
   /** Counts a write of `next`, stored before as `previous` (undefined on its first write). */
   count(previous: RunSummary | undefined, next: RunSummary): void {
-    if (next.status === "awaiting_approval") {
-      if (previous?.status !== "awaiting_approval") this.#waiting.set(next.runId, next.updatedAt);
-    } else this.#waiting.delete(next.runId);
+    if (next.status === "awaiting_approval") this.#waiting.set(next.runId, next.updatedAt);
+    else this.#waiting.delete(next.runId);
     const changes = counterChanges(previous, next);
     if (changes.length === 0) return;
     for (const size of BUCKET_SIZES) {

@@ -3,12 +3,7 @@ import { loggableError } from "../../core/errors.js";
 import { type ExtensionStateStore, sessionOfStateKey } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
-import {
-  type Overview,
-  type OverviewQuery,
-  overviewOf,
-  windowBuckets,
-} from "../../store/overview.js";
+import type { Overview, OverviewQuery } from "../../store/overview.js";
 import { encodeCheckpoint } from "../../store/record/checkpoint-codec.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { recordDocument } from "../../store/record/encode.js";
@@ -47,18 +42,17 @@ import { corruptSummary, type RunSummary, summarize } from "../../store/summary.
 import { mastersOf, type RedisClient, subscriberOf } from "../redis-connection.js";
 import { DELETE_RUN } from "../redis-delete-scripts.js";
 import { indexFields } from "../redis-index-lua.js";
-import { LIST_RUNS, PRUNE_RUN, READ_OVERVIEW } from "../redis-index-scripts.js";
+import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
 import { type RedisKeys, retainedKeys } from "../redis-keys.js";
 import { redisExtensionStateStore } from "../redis-run-extras.js";
 import { SAVE_RUN } from "../redis-scripts.js";
 import { CREATE_RUNS, createRunsArgs } from "../redis-submit.js";
 import { SummaryFeed } from "../summary-feed.js";
 import type { RedisContext } from "./context.js";
+import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 
 const Replies = z.array(z.string());
-/** READ_OVERVIEW's reply: waiting runs, the oldest wait ("" for none), each bucket's fields. */
-const OverviewReply = z.tuple([z.number(), z.string()]).rest(z.array(z.string()));
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -168,26 +162,8 @@ export class RedisRunStore implements RunStore {
     return pageOf(summaries, query.limit, query.since);
   }
 
-  async overview(query: OverviewQuery): Promise<Overview> {
-    const { redis, keys } = this.#context;
-    const reply = OverviewReply.parse(
-      await READ_OVERVIEW.run(
-        redis,
-        [`${keys.indexPrefix}awaiting`],
-        [keys.indexPrefix, ...windowBuckets(query.window, query.now)],
-      ),
-    );
-    const [waiting, oldest, ...buckets] = reply;
-    return overviewOf(
-      buckets.map((flat) => {
-        const counters: Record<string, number> = {};
-        for (let at = 0; at + 1 < flat.length; at += 2) {
-          counters[flat[at] as string] = Number(flat[at + 1]);
-        }
-        return counters;
-      }),
-      { waiting, oldestSince: oldest === "" ? null : Number(oldest) },
-    );
+  overview(query: OverviewQuery): Promise<Overview> {
+    return readOverview(this.#context, query);
   }
 
   async pruneRuns(finishedBefore: number): Promise<PruneOutcome> {
@@ -287,7 +263,7 @@ export class RedisRunStore implements RunStore {
       ]),
       keys.index({ kind: "all" }),
       keys.index({ kind: "runIds" }),
-      // The overview's waiting runs (a run parked for approval that no longer reads).
+      // The overview's set of waiting runs, which earlier versions kept (the status index serves now).
       `${keys.indexPrefix}awaiting`,
       ...(agent === null ? [] : [keys.index({ kind: "agent", agent })]),
       ...(sessionId === undefined ? [] : [keys.index({ kind: "session", sessionId })]),

@@ -71,10 +71,35 @@ export function parseRecordValue(value: unknown): RunRecord {
   const version = assertReadableVersion(stored);
   const current =
     version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION };
-  const parsed = parseRecord(current);
+  const parsed = parseRecord(conversationApart(current));
   if (!parsed.success) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(parsed.error.issues));
   }
   return parsed.data;
 }
+
+/**
+ * A whole record (not a document) whose machine context holds the conversation, as records
+ * were kept before it moved out of the machine: the messages go to the record's log, their
+ * count stays in the context (`messageCount`, where `messages` was). Anything else as it is.
+ */
+function conversationApart(value: unknown): unknown {
+  if (!isObject(value) || !isObject(value.snapshot) || "messages" in value) return value;
+  const { context } = value.snapshot;
+  if (!isObject(context) || !Array.isArray(context.messages)) return value;
+  const moved: Record<string, unknown> = {};
+  for (const key in context) {
+    if (key === "messages") moved.messageCount = context.messages.length;
+    else moved[key] = context[key];
+  }
+  const record: Record<string, unknown> = {};
+  for (const key in value) {
+    record[key] = key === "snapshot" ? { ...value.snapshot, context: moved } : value[key];
+    if (key === "snapshot") record.messages = context.messages;
+  }
+  return record;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);

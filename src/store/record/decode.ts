@@ -1,5 +1,5 @@
 import { messageOf } from "../../core/errors.js";
-import type { RunResult } from "../../core/values.js";
+import type { Message, RunResult } from "../../core/values.js";
 import { toRunResult } from "../../engine/run-result.js";
 import { idleStageContext, type RunContext } from "../../machines/run-machine.js";
 import { BackendError } from "../errors.js";
@@ -154,6 +154,7 @@ function joinCurrent(
   if ("text" in input) joinedInput.text = input.text === true ? textOf(inputMessages) : input.text;
   if ("maxIterations" in input) joinedInput.maxIterations = input.maxIterations;
   let snapshot: Record<string, unknown> | null = null;
+  let counted: unknown = 0;
   if (stored != null) {
     if (!isPlainObject(stored) || !isPlainObject(stored.context)) return undefined;
     const value =
@@ -178,10 +179,13 @@ function joinCurrent(
     const own = stored.context;
     for (const key in own) {
       if (key === "__proto__") return undefined;
-      context[key] = own[key];
+      // The conversation's count: the machine's `messageCount`; the messages go to the record.
+      if (key === "messages") context.messageCount = own.messages;
+      else context[key] = own[key];
     }
     if (Array.isArray(own.calls)) context.calls = restoreCalls(own.calls, summary?.pending ?? []);
-    context.messages = prefix(own.messages);
+    if (!("messageCount" in context)) context.messageCount = 0;
+    counted = context.messageCount;
     snapshot = {
       status: "status" in stored ? stored.status : SNAPSHOT_DEFAULTS.status,
       value,
@@ -203,9 +207,10 @@ function joinCurrent(
     phase: top.phase,
     input: joinedInput,
     snapshot,
+    ...(snapshot === null ? {} : { messages: prefix(counted) }),
     result:
       result === undefined
-        ? derivedResult(top.status, snapshot?.context)
+        ? derivedResult(top.status, snapshot?.context, messages)
         : isPlainObject(result)
           ? { ...result, messages: prefix(result.messages) }
           : result,
@@ -237,17 +242,17 @@ function joinAny(
   };
   const prefix = (length: unknown): unknown[] =>
     typeof length === "number" ? messages.slice(0, length) : [];
-  const snapshot =
-    stored.snapshot == null
-      ? null
-      : {
-          ...stored.snapshot,
-          context: {
-            ...(sharedIds ? { runId: stored.runId, sessionId: stored.sessionId } : {}),
-            ...stored.snapshot.context,
-            messages: prefix(stored.snapshot.context?.messages),
-          },
-        };
+  let snapshot: { context: Record<string, unknown> } | null = null;
+  if (stored.snapshot != null) {
+    const context: Record<string, unknown> = sharedIds
+      ? { runId: stored.runId, sessionId: stored.sessionId }
+      : {};
+    const own: Record<string, unknown> = stored.snapshot.context ?? {};
+    // The conversation's count: the machine's `messageCount`, where the document had it.
+    for (const key in own) context[key === "messages" ? "messageCount" : key] = own[key];
+    if (typeof context.messageCount !== "number") context.messageCount = 0;
+    snapshot = { ...stored.snapshot, context };
+  }
   const inputMessages = prefix(stored.input?.messages);
   const joined = {
     ...stored,
@@ -257,9 +262,10 @@ function joinAny(
       ...(compacted && stored.input?.text === true ? { text: textOf(inputMessages) } : {}),
     },
     snapshot,
+    ...(snapshot === null ? {} : { messages: prefix(snapshot.context.messageCount) }),
     result:
       stored.result === undefined
-        ? derivedResult(stored.status, snapshot?.context)
+        ? derivedResult(stored.status, snapshot?.context, messages)
         : stored.result === null
           ? null
           : { ...stored.result, messages: prefix(stored.result.messages) },
@@ -274,11 +280,15 @@ function textOf(messages: readonly unknown[]): unknown {
 }
 
 /** The result a document left out: the one its snapshot gives for its status. */
-function derivedResult(status: unknown, context: unknown): RunResult | null {
+function derivedResult(
+  status: unknown,
+  context: unknown,
+  messages: readonly unknown[],
+): RunResult | null {
   const settled = status === "awaiting_approval" || isTerminalStatus(status);
   if (!settled || typeof context !== "object" || context === null) return null;
   try {
-    return toRunResult(context as RunContext, status);
+    return toRunResult(context as RunContext, status, messages as Message[]);
   } catch (error) {
     throw new BackendError("A stored run record's snapshot does not give its result.", {
       cause: error,

@@ -36,9 +36,14 @@ export function recordDocument(record: RunRecord, summary?: RunSummary): string 
   const document: Record<string, unknown> = {};
   for (const key in record) {
     if (held !== undefined && SUMMARY_KEYS.has(key)) continue;
+    // The conversation is the run's message list, beside the document: never in it.
+    if (key === "messages") continue;
     if (key === "input") document.input = compactInput(input);
     else if (key === "snapshot") {
-      document.snapshot = compactSnapshot(record, sharedIds, conversationOf(record).length, held);
+      const { messageCount } = context;
+      const counted =
+        typeof messageCount === "number" ? messageCount : conversationOf(record).length;
+      document.snapshot = compactSnapshot(record, sharedIds, counted, held);
     } else if (key === "result") {
       if (result === null) document.result = null;
       else if (!(sharedIds && derivesResult(record, result))) {
@@ -105,7 +110,8 @@ function compactContext(
   const compact: Record<string, unknown> = {};
   for (const key in context) {
     const value = context[key];
-    if (key === "messages") compact.messages = messages;
+    // Stored as `messages` (a count), as version 4 has always stored the conversation's length.
+    if (key === "messageCount" || key === "messages") compact.messages = messages;
     else if (sharedIds && (key === "runId" || key === "sessionId")) continue;
     else if (held !== undefined && key === "usage" && sameUsage(value, held.usage)) continue;
     else if (held !== undefined && key === "iteration" && value === held.iterations) continue;
@@ -211,8 +217,8 @@ function sameUsage(usage: unknown, summarized: RunSummary["usage"]): boolean {
 function derivesResult(record: RunRecord, result: RunResult): boolean {
   if (record.status !== result.status || record.snapshot === null) return false;
   const context = record.snapshot.context as unknown as RunContext;
-  if (!Array.isArray(context.messages) || !Array.isArray(context.calls)) return false;
-  if (result.messages.length !== context.messages.length) return false;
-  const derived = toRunResult(context, result.status);
+  if (typeof context.messageCount !== "number" || !Array.isArray(context.calls)) return false;
+  if (result.messages.length !== context.messageCount) return false;
+  const derived = toRunResult(context, result.status, []);
   return isDeepStrictEqual({ ...derived, messages: [] }, { ...result, messages: [] });
 }

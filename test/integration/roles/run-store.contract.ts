@@ -218,6 +218,55 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       });
     });
 
+    it("finds the oldest wait by when runs parked, not when they were created", async () => {
+      const backend = await start();
+      const minute = 60_000;
+      const start0 = Date.UTC(2026, 11, 6, 6);
+      const park = async (runId: string, createdAt: number, parkedAt: number) => {
+        await backend.createRun(storedRun(runId, { createdAt }));
+        const lease = await backend.acquireLease(runId);
+        if (!lease.acquired) throw new Error("expected the lease");
+        const parked = storedRun(runId, { createdAt, status: "awaiting_approval" });
+        await backend.saveRun(
+          runId,
+          lease.token,
+          { ...parked, updatedAt: parkedAt },
+          { release: true },
+        );
+      };
+      // Seventy runs, more than one read of the waiting runs: the first sixty-nine created
+      // first but parked last; the last one created parked before all of them.
+      for (let at = 1; at < 70; at++) {
+        await park(
+          `late-${String(at).padStart(2, "0")}`,
+          start0 + at * minute,
+          start0 + 200 * minute,
+        );
+      }
+      await park("early", start0 + 70 * minute, start0 + 71 * minute);
+      const now = start0 + 300 * minute;
+      expect((await backend.overview({ window: "24h", now })).approvals).toEqual({
+        waiting: 70,
+        oldestSince: start0 + 71 * minute,
+      });
+      // The run that waited longest is decided: the next oldest wait is the others'.
+      const lease = await backend.acquireLease("early");
+      if (!lease.acquired) throw new Error("expected the lease");
+      await backend.saveRun(
+        "early",
+        lease.token,
+        {
+          ...storedRun("early", { createdAt: start0 + 70 * minute, status: "running" }),
+          updatedAt: now,
+        },
+        { release: true },
+      );
+      expect((await backend.overview({ window: "24h", now })).approvals).toEqual({
+        waiting: 69,
+        oldestSince: start0 + 200 * minute,
+      });
+    });
+
     it("applies a run's saves in the order issued, and queues tool jobs right behind a save and those before it", async () => {
       const backend = factory.create();
       started.push(backend);

@@ -115,7 +115,7 @@ describe("resume errors change nothing", () => {
       "approval_invalid",
       (agent, runId) =>
         agent.resume(
-          { ...jsonCopy(agent.parked(runId)), schemaVersion: 2 } as unknown as ParkedRun,
+          { ...jsonCopy(agent.parked(runId)), schemaVersion: 3 } as unknown as ParkedRun,
           {
             decisions: { call_1: "allow" },
           },
@@ -383,6 +383,44 @@ describe("a parked run is data", () => {
     expect(result.status).toBe("completed");
     expect(deleteFile.received).toEqual([{ path: "b.txt" }]);
     second.provider.assertComplete();
+  });
+});
+
+describe("a parked run of version 1", () => {
+  it("keeps its conversation in the snapshot; it still resumes, the conversation carried on", async () => {
+    const deleteFile = deleteTool();
+    const first = buildAgent(deleteFile, [
+      toolCallResponse([{ name: "delete_file", input: { path: "a.txt" } }]),
+    ]);
+    const parked = await first.agent.run("Delete a.txt");
+    const current = jsonCopy(first.agent.parked(parked.runId));
+    expect(current.schemaVersion).toBe(2);
+    expect(current.snapshot.context).not.toHaveProperty("messages");
+    // Version 1: the conversation inside the machine's context, no count, no list beside it.
+    const { messages, ...rest } = current;
+    const { messageCount: _count, ...position } = current.snapshot.context as Record<
+      string,
+      unknown
+    >;
+    const version1 = {
+      ...rest,
+      schemaVersion: 1,
+      snapshot: { ...current.snapshot, context: { ...position, messages } },
+    };
+
+    const second = buildAgent(deleteFile, [textResponse("Deleted a.txt.")]);
+    const result = await second.agent.resume(version1 as unknown as ParkedRun, {
+      decisions: { call_1: "allow" },
+    });
+    expect(result.status).toBe("completed");
+    expect(result.messages.slice(0, 2)).toEqual(messages);
+    expect(result.messages.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    expect(second.provider.requests[0]?.messages.slice(0, 2)).toEqual(messages);
   });
 });
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { initialTransition, transition } from "xstate";
-import type { ProviderResponse, RunError, ToolResult } from "../../../src/index.js";
+import type { Message, ProviderResponse, RunError, ToolResult } from "../../../src/index.js";
 import {
   type CallState,
+  messageAddedBy,
   PHASES,
   type PreparedRequest,
   persistedRunSnapshot,
@@ -19,10 +20,12 @@ type PersistedRun = Pick<RunSnapshot, "value" | "context" | "status">;
 const input = (overrides: Partial<RunInput> = {}): RunInput => ({
   runId: "run-1",
   sessionId: "session-1",
-  messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
+  messageCount: 1,
   maxIterations: 5,
   ...overrides,
 });
+
+const hello: Message = { role: "user", content: [{ type: "text", text: "hello" }] };
 
 const start = (overrides: Partial<RunInput> = {}): RunSnapshot =>
   initialTransition(runMachine, input(overrides))[0];
@@ -30,9 +33,9 @@ const start = (overrides: Partial<RunInput> = {}): RunSnapshot =>
 const send = (snapshot: RunSnapshot, ...events: RunMachineEvent[]): RunSnapshot =>
   events.reduce((current, event) => transition(runMachine, current, event)[0], snapshot);
 
-const request = (snapshot: RunSnapshot): PreparedRequest => ({
+const request = (_snapshot: RunSnapshot): PreparedRequest => ({
   system: "be brief",
-  messages: snapshot.context.messages,
+  messages: [hello],
   tools: [],
   prefixKey: null,
 });
@@ -55,7 +58,7 @@ const throughLlm = (snapshot: RunSnapshot, response: ProviderResponse): RunSnaps
     composed,
     {
       type: "LLM_PREPARED",
-      messages: composed.context.messages,
+      messages: [hello],
       tools: [],
       prefixKey: "key-1",
     },
@@ -90,7 +93,7 @@ const failure: RunError = {
 };
 
 describe("runMachine", () => {
-  it("starts in compose with the input in its context", () => {
+  it("starts in compose with the input's position in its context, not its messages", () => {
     const snapshot = start();
     expect(snapshot.value).toBe("compose");
     expect(snapshot.status).toBe("active");
@@ -99,7 +102,7 @@ describe("runMachine", () => {
       sessionId: "session-1",
       maxIterations: 5,
       iteration: 0,
-      messages: input().messages,
+      messageCount: 1,
       output: null,
       error: null,
       calls: [],
@@ -118,7 +121,7 @@ describe("runMachine", () => {
 
     snapshot = send(snapshot, {
       type: "LLM_PREPARED",
-      messages: snapshot.context.messages,
+      messages: [hello],
       tools: [],
       prefixKey: "key-1",
     });
@@ -136,10 +139,13 @@ describe("runMachine", () => {
     expect(visited).toEqual(["compose", "beforeLlm", "provider", "afterLlm", "done"]);
     expect(snapshot.status).toBe("done");
     expect(snapshot.context.output).toBe("the answer");
-    expect(snapshot.context.messages.at(-1)).toEqual({
+    // The answer is counted; the engine appends the message the event adds to the run's log.
+    expect(snapshot.context.messageCount).toBe(2);
+    expect(messageAddedBy({ type: "RESPONSE_PROCESSED", response })).toEqual({
       role: "assistant",
       content: response.content,
     });
+    expect(Object.keys(snapshot.context)).not.toContain("messages");
     expect(snapshot.context.usage).toEqual(response.usage);
     expect(snapshot.context.request).toBeNull();
     expect(snapshot.context.response).toBeNull();
@@ -160,7 +166,8 @@ describe("runMachine", () => {
   it("takes the tool path and loops back to compose with one tool message in call order", () => {
     let snapshot = throughLlm(start(), twoCalls);
     const visited: string[] = [String(snapshot.value)];
-    expect(snapshot.context.messages.at(-1)).toEqual({
+    expect(snapshot.context.messageCount).toBe(2);
+    expect(messageAddedBy({ type: "RESPONSE_PROCESSED", response: twoCalls })).toEqual({
       role: "assistant",
       content: twoCalls.content,
     });
@@ -181,10 +188,11 @@ describe("runMachine", () => {
       call_b: resultOf("call_b", "raw b"),
     });
 
-    snapshot = send(snapshot, {
+    const processed: RunMachineEvent = {
       type: "RESULTS_PROCESSED",
       results: [resultOf("call_a", "A"), resultOf("call_b", "B")],
-    });
+    };
+    snapshot = send(snapshot, processed);
     visited.push(String(snapshot.value));
 
     expect(visited).toEqual([
@@ -196,9 +204,8 @@ describe("runMachine", () => {
       "compose",
     ]);
     expect(snapshot.context.iteration).toBe(1);
-    const messages = snapshot.context.messages;
-    expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
-    expect(messages[2]).toEqual({
+    expect(snapshot.context.messageCount).toBe(3);
+    expect(messageAddedBy(processed)).toEqual({
       role: "tool",
       content: [
         { type: "tool_result", toolCallId: "call_a", content: "A", isError: false },
@@ -407,7 +414,7 @@ describe("runMachine", () => {
       phase: "afterTool",
     });
     // The last results still enter the conversation.
-    expect(failed.context.messages.at(-1)?.role).toBe("tool");
+    expect(failed.context.messageCount).toBe(3);
   });
 
   describe("FAIL and CANCEL", () => {

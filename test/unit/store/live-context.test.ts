@@ -39,7 +39,7 @@ function savedAt(events: RunMachineEvent[]): RunRecord {
     input: {
       runId: base.runId,
       sessionId: base.sessionId,
-      messages: base.input.messages,
+      messageCount: base.input.messages.length,
       maxIterations: 8,
     },
   }).start();

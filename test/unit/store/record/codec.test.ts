@@ -49,11 +49,27 @@ const frozenV3Parked = fixture("v3-parked.stored.json");
 const frozenV4Parked = fixture("v4-parked.stored.json");
 const frozenV4ParkedSummaryV2 = fixture("v4-parked-summary-v2.stored.json");
 
-/** The frozen version-2 record as this version reads it: the same record, as version 4. */
-const migratedV2 = (): Record<string, unknown> => ({
-  ...(JSON.parse(frozenV2) as Record<string, unknown>),
-  schemaVersion: RUN_RECORD_VERSION,
-});
+/**
+ * The frozen version-2 record as this version reads it: the same record, as version 4, its
+ * conversation out of the machine's context (which keeps its count) into the record's log.
+ */
+const migratedV2 = (): Record<string, unknown> => {
+  const stored = JSON.parse(frozenV2) as {
+    snapshot: { context: { messages: unknown[] } & Record<string, unknown> };
+  } & Record<string, unknown>;
+  const { messages, ...position } = stored.snapshot.context;
+  const context: Record<string, unknown> = {};
+  for (const key in stored.snapshot.context) {
+    context[key === "messages" ? "messageCount" : key] =
+      key === "messages" ? messages.length : position[key];
+  }
+  return {
+    ...stored,
+    schemaVersion: RUN_RECORD_VERSION,
+    snapshot: { ...stored.snapshot, context },
+    messages,
+  };
+};
 
 describe("stored run records", () => {
   it("keeps loading the frozen version-2 record as the backends stored it, as version 4", () => {
@@ -281,8 +297,9 @@ describe("stored run records", () => {
       snapshot: {
         status: "active",
         value: "provider",
-        context: { iteration: 1, usage, messages: record.input.messages },
+        context: { iteration: 1, usage, messageCount: 1 },
       },
+      messages: record.input.messages,
     };
     expect(summarize(running)).toMatchObject({ status: "running", iterations: 1, usage });
     expect(runDetail(running, []).messages).toEqual(record.input.messages);
