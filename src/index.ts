@@ -36,6 +36,7 @@ export type {
 export { Registration } from "./core/registration.js";
 export {
   ContentBlock,
+  type GivenApproval,
   type JSONSchema,
   type JsonValue,
   Message,
@@ -181,7 +182,7 @@ export {
   type StartOptions,
   type SubmitOptions,
 } from "./runtime/agent-runtime.js";
-export type { DecisionOptions } from "./runtime/approvals.js";
+export type { DecisionOptions, RespondOptions } from "./runtime/approvals.js";
 export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";
 export { type RedisBackendOptions, redisBackend } from "./runtime/redis-backend.js";

@@ -19,6 +19,7 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
+import { describeDecisionsContract } from "./decisions-contract.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -72,6 +73,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRunFeedsContract(name, factory);
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
+  describeDecisionsContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
