@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  Agent,
   type AgentRuntime,
   ApprovalError,
   HookEvent,
@@ -14,10 +15,10 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import type { BackendFactory } from "./backend-contract.js";
-import { makeAgent, Runtimes, rejection } from "./fixtures.js";
+import { collect, Runtimes, rejection, silent } from "./fixtures.js";
 
 /** `bank`: asks to wire 900 to acme; the policy asks `approvals` people, and denies over 1000. */
-export function wireAgent(approvals = 1) {
+export function wireAgent(approvals = 1, approvalTimeoutMs?: number) {
   const wired: Array<{ to: string; amount: number }> = [];
   let beforeTool = 0;
   const wire = tool({
@@ -55,7 +56,9 @@ export function wireAgent(approvals = 1) {
     ],
     { loop: true },
   );
-  const agent = makeAgent("bank", {
+  const agent = new Agent({
+    config: { name: "bank", ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }) },
+    logger: silent,
     provider,
     tools: [wire],
     middleware: [new Counting()],
@@ -250,6 +253,22 @@ export function describeDecisionsContract(name: string, factory: BackendFactory)
       expect(await codeOf(runtime.approve(runId, "call_1", { by: "carol" }))).toBe(
         "already_decided",
       );
+    });
+
+    it("approvalTimeoutMs denies a call only partly approved: it was still waiting", async () => {
+      const bank = wireAgent(2, 400);
+      const runtime = await runtimes.start([bank.agent], factory.create());
+      const handle = await runtime.submit("bank", "pay acme");
+      expect((await handle.result()).status).toBe("awaiting_approval");
+      await runtime.approve(handle.runId, "call_1", { by: "alice" });
+      const events = await collect(handle.events());
+      const final = events.at(-1);
+      expect(final?.type === "result" && final.result.output).toMatch(/approval timed out/);
+      expect(bank.wired).toEqual([]);
+      expect((await runtime.get(handle.runId)).decisions.map((each) => each.by)).toEqual([
+        "alice",
+        "harnessx",
+      ]);
     });
 
     it("quorum with edits: approvals count only for the same input", async () => {
