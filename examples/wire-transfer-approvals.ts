@@ -90,7 +90,8 @@ console.log(`after bob: ${(await transfer.result()).output}`);
 
 const audit = (await runtime.get(transfer.runId)).decisions;
 for (const entry of audit) {
-  const edited = entry.editedInput === undefined ? "" : ` edited to ${JSON.stringify(entry.editedInput)}`;
+  const edited =
+    entry.editedInput === undefined ? "" : ` edited to ${JSON.stringify(entry.editedInput)}`;
   console.log(`audit: ${entry.by} ${entry.decision}${edited}`);
 }
 

@@ -1,7 +1,7 @@
 import { ApprovalError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { ToolCall } from "../core/values.js";
-import type { CallState, Decision, RunContext } from "../machines/run-machine.js";
+import type { Decision, RunContext } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
 import { validateInput } from "../tools/validate.js";
@@ -129,10 +129,13 @@ export async function completeDecisions(
 
 /** A quorum call's decider must be named, and not have decided the call already. */
 export function checkQuorumDecider(
-  state: CallState,
+  state: {
+    call: { id: string };
+    approvals?: { needed: number; given: ReadonlyArray<{ by: string }> } | undefined;
+  },
   decision: Pick<Decision, "by">,
   runId: string,
-) {
+): void {
   if (state.approvals === undefined) return;
   if (decision.by === undefined || decision.by === "") {
     throw new ApprovalError(

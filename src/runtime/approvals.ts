@@ -7,7 +7,6 @@ import {
   checkResponse,
   type EditCheckEnv,
 } from "../engine/person-decisions.js";
-import type { CallState } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { RunBackend } from "../store/backend.js";
 import { callKey, contextView } from "../store/run-view.js";
@@ -107,7 +106,7 @@ export async function recordDecision(
   if (state.status !== "asked" || isTerminal(record.status)) throw alreadyDecided();
   const { decision, options } = request;
   const call = state.call as ToolCall;
-  checkQuorumDecider(state as CallState, options, runId);
+  checkQuorumDecider(state, options, runId);
   const edit =
     decision.decision === "allow" && decision.input !== undefined
       ? await checkEdit(
