@@ -38,6 +38,7 @@ export type {
 export { Registration } from "./core/registration.js";
 export {
   ContentBlock,
+  type GivenApproval,
   type JSONSchema,
   type JsonValue,
   Message,
@@ -188,7 +189,7 @@ export {
   type ApprovalWebhookOptions,
   verifyApprovalSignature,
 } from "./runtime/approval-webhook.js";
-export type { DecisionOptions } from "./runtime/approvals.js";
+export type { DecisionOptions, RespondOptions } from "./runtime/approvals.js";
 export type { CancelOptions } from "./runtime/cancel-options.js";
 export type { RuntimeLimits } from "./runtime/limits.js";
 export { type MemoryBackendOptions, memoryBackend } from "./runtime/memory-backend.js";

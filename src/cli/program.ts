@@ -3,8 +3,9 @@ import { Command, CommanderError } from "commander";
 import { HarnessError } from "../core/errors.js";
 import { CommandFailed, ExitWith, printJson, UsageError } from "./cli-support.js";
 import { registerDashboard, registerDoctor } from "./dashboard-commands.js";
+import { registerDecisions } from "./decision-commands.js";
 import { registerDemo, registerReplay, registerTour, registerWorker } from "./local-commands.js";
-import { registerDecisions, registerRuns } from "./runs-commands.js";
+import { registerRuns } from "./runs-commands.js";
 import { registerSessions } from "./session-commands.js";
 
 /** Adds one command (or a group) to the program. */
@@ -53,7 +54,7 @@ export function createProgram(commands: readonly RegisterCommand[] = COMMANDS): 
     .addHelpText(
       "after",
       "\nEvery command takes --json (one JSON document on stdout). Exit codes: 0 ok, 1 failed, 2 usage.\n" +
-        "The Redis commands (worker, runs, approve, deny, sessions, dashboard, doctor) take --redis URL (default: $REDIS_URL) and --prefix.",
+        "The Redis commands (worker, runs, approve, deny, respond, sessions, dashboard, doctor) take --redis URL (default: $REDIS_URL) and --prefix.",
     );
   for (const register of commands) register(program);
   return program;

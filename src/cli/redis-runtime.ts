@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { Agent } from "../engine/agent.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { redisBackend } from "../runtime/redis-backend.js";
 import { stderrLogger, UsageError } from "./cli-support.js";
@@ -28,12 +29,17 @@ export function redisUrlOf(flags: RedisFlags, command: string, env = process.env
 }
 
 /**
- * A started runtime on the Redis backend the flags name, with no agents and no workers: it reads
+ * A started runtime on the Redis backend the flags name, with no workers (and the given agents,
+ * none by default: an edit is checked with its run's agent): it reads
  * runs and records decisions; the workers elsewhere advance them. The caller closes it.
  */
-export async function openRedisRuntime(flags: RedisFlags, command: string): Promise<AgentRuntime> {
+export async function openRedisRuntime(
+  flags: RedisFlags,
+  command: string,
+  agents: readonly Agent[] = [],
+): Promise<AgentRuntime> {
   const runtime = new AgentRuntime({
-    agents: [],
+    agents: [...agents],
     backend: redisBackend({
       url: redisUrlOf(flags, command),
       ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
@@ -55,8 +61,9 @@ export async function withRedisRuntime<T>(
   flags: RedisFlags,
   command: string,
   use: (runtime: AgentRuntime) => Promise<T>,
+  agents: readonly Agent[] = [],
 ): Promise<T> {
-  const runtime = await openRedisRuntime(flags, command);
+  const runtime = await openRedisRuntime(flags, command, agents);
   try {
     return await use(runtime);
   } finally {

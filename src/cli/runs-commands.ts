@@ -1,15 +1,15 @@
-import { userInfo } from "node:os";
 import { type Command, Option } from "commander";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import type { RunPage } from "../store/run-query.js";
 import { isTerminal, RUN_RECORD_STATUSES, type RunRecordStatus } from "../store/schemas.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import { CommandFailed, positiveInteger, printJson, progress, withJson } from "./cli-support.js";
+import { currentUser } from "./decision-commands.js";
 import { type RedisFlags, withRedisOptions, withRedisRuntime } from "./redis-runtime.js";
 import { runsTable, runTimeline } from "./run-format.js";
 
-// `harnessx runs ls|show|cancel` and `harnessx approve|deny`: they read stored runs and record
-// decisions on a Redis runtime with no agents and no workers; the workers elsewhere act on them.
+// `harnessx runs ls|show|cancel`: they read stored runs on a Redis runtime with no agents and no
+// workers; the workers elsewhere act on them. Decisions are in decision-commands.ts.
 
 interface JsonFlag {
   json?: boolean;
@@ -123,61 +123,4 @@ export function registerRuns(program: Command): void {
     .argument("<run>", "the run id")
     .option("--by <name>", "who cancels, kept with the run", currentUser())
     .action((runId: string, flags: CancelFlags) => cancelRun(runId, flags));
-}
-
-interface DecisionFlags extends RedisFlags, JsonFlag {
-  reason?: string;
-  by: string;
-}
-
-/** Who decides when `--by` is not given: the user running the command. */
-function currentUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return "harnessx-cli";
-  }
-}
-
-async function decide(
-  decision: "allow" | "deny",
-  runId: string,
-  toolCallId: string,
-  flags: DecisionFlags,
-): Promise<void> {
-  const options = { by: flags.by, ...(flags.reason === undefined ? {} : { reason: flags.reason }) };
-  const verb = decision === "allow" ? "approve" : "deny";
-  await withRedisRuntime(flags, verb, (runtime) =>
-    decision === "allow"
-      ? runtime.approve(runId, toolCallId, options)
-      : runtime.deny(runId, toolCallId, options),
-  );
-  if (flags.json === true) {
-    return printJson({
-      runId,
-      toolCallId,
-      decided: decision,
-      by: flags.by,
-      reason: flags.reason ?? null,
-    });
-  }
-  console.log(
-    `${decision === "allow" ? "approved" : "denied"} ${toolCallId} of run ${runId} as "${flags.by}"; the run goes on on a worker`,
-  );
-}
-
-/** `approve RUN CALL` and `deny RUN CALL`. */
-export function registerDecisions(program: Command): void {
-  for (const decision of ["allow", "deny"] as const) {
-    const verb = decision === "allow" ? "approve" : "deny";
-    redisCommand(program, verb)
-      .description(`${verb} a tool call a parked run waits on`)
-      .argument("<run>", "the run id")
-      .argument("<call>", "the tool call id (see `runs show RUN`)")
-      .option("--reason <text>", "why, kept in the run's audit trail")
-      .option("--by <name>", "who decides, kept in the audit trail", currentUser())
-      .action((runId: string, toolCallId: string, flags: DecisionFlags) =>
-        decide(decision, runId, toolCallId, flags),
-      );
-  }
 }

@@ -21,6 +21,8 @@ export type HarnessErrorCode =
   | "tool_call_not_found"
   | "already_decided"
   | "approval_tampered"
+  | "approval_refused"
+  | "approver_repeated"
   | "backend_failed"
   | "record_corrupt"
   | "backend_unavailable"
@@ -90,6 +92,9 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   tool_call_not_found: caller,
   already_decided: caller,
   approval_tampered: caller,
+  // An edit the policy denies, and a second decision by one person on a quorum call.
+  approval_refused: caller,
+  approver_repeated: caller,
   backend_failed: storeTransient,
   record_corrupt: storeFinal,
   backend_unavailable: storeTransient,

@@ -3,7 +3,7 @@ import { z } from "zod";
 /** A JSON Schema document, as produced from a tool's zod input schema. */
 export type JSONSchema = { [key: string]: unknown };
 
-const JsonObject = z.record(z.string(), z.unknown());
+export const JsonObject = z.record(z.string(), z.unknown());
 
 /** A tool invocation requested by the model. */
 export const ToolCall = z
@@ -118,12 +118,24 @@ export const ProviderResponse = z.object({
 });
 export type ProviderResponse = z.infer<typeof ProviderResponse>;
 
+/** One person's approval counted towards a call's quorum (`approvals: n` rules). */
+export const GivenApproval = z.object({
+  by: z.string(),
+  at: z.number(),
+  reason: z.string().nullable(),
+});
+export type GivenApproval = z.infer<typeof GivenApproval>;
+
 /** A tool call waiting for a person's decision. */
 export const PendingApproval = z.object({
   toolCallId: z.string().min(1),
   name: z.string().min(1),
   input: JsonObject,
   reason: z.string(),
+  /** A call whose rule asks for more than one person: how many, and who approved so far. */
+  approvals: z
+    .object({ needed: z.number().int().min(2), given: z.array(GivenApproval) })
+    .optional(),
 });
 export type PendingApproval = z.infer<typeof PendingApproval>;
 

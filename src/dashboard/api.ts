@@ -15,10 +15,10 @@ import {
   requireWriter,
   SESSION_COOKIE,
 } from "./auth.js";
+import { decisionRoutes } from "./decision-routes.js";
 import { HttpError } from "./http-errors.js";
 import { express, Router } from "./load-express.js";
 import { parseOrRefuse } from "./parse-request.js";
-import { requireMayDecide } from "./scoped-decisions.js";
 import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
 
 const RunsQuery = z.strictObject({
@@ -41,7 +41,6 @@ const EventsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
 });
 
-const DecisionBody = z.strictObject({ reason: z.string().max(2000).optional() });
 const EmptyBody = z.strictObject({});
 
 export interface ApiOptions extends GuardOptions {
@@ -144,19 +143,7 @@ export function apiRouter(options: ApiOptions): Router {
 
   approvalRoutes(router, { runtime, read, write });
 
-  const decide = (decision: "allow" | "deny") => async (request: Request, response: Response) => {
-    const body = parseOrRefuse(DecisionBody, request.body, "body");
-    const caller = response.locals.caller as Caller;
-    const runId = String(request.params.runId);
-    const toolCallId = String(request.params.toolCallId);
-    const by = { by: caller.name, ...(body.reason === undefined ? {} : { reason: body.reason }) };
-    await requireMayDecide(runtime, caller, runId, toolCallId);
-    if (decision === "allow") await runtime.approve(runId, toolCallId, by);
-    else await runtime.deny(runId, toolCallId, by);
-    send(response, { decided: decision });
-  };
-  router.post("/runs/:runId/calls/:toolCallId/approve", write, json, decide("allow"));
-  router.post("/runs/:runId/calls/:toolCallId/deny", write, json, decide("deny"));
+  decisionRoutes(router, { runtime, write });
 
   router.post("/runs/:runId/cancel", write, json, async (request, response) => {
     parseOrRefuse(EmptyBody, request.body, "body");

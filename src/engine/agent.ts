@@ -34,6 +34,7 @@ import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
 import { checkDecisions, parkRun, parseParked } from "./park-run.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
+import { completeDecisions } from "./person-decisions.js";
 import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
 import { nextRunFrame, withinRunFrame } from "./run-frame.js";
@@ -332,9 +333,9 @@ export class Agent implements AsyncDisposable {
         `Run "${runId}" was parked by agent "${parked.agent}", not "${this.name}".`,
       );
     }
-    const decisions = checkDecisions(parked, options.decisions, this.#approvalKey);
+    const checked = checkDecisions(parked, options.decisions, this.#approvalKey);
     // Claimed before any await: a second resume of the same run is refused.
-    this.#parked.delete(runId);
+    const wasParkedHere = this.#parked.delete(runId);
     this.#resuming.add(runId);
     try {
       if (!this.#started) await this.start();
@@ -346,6 +347,19 @@ export class Agent implements AsyncDisposable {
         emit,
         conversation: [...parked.messages],
       });
+      let decisions: typeof checked;
+      try {
+        decisions = await completeDecisions(
+          env,
+          actor.getSnapshot().context,
+          checked,
+          this.#deps.clock.now(),
+        );
+      } catch (error) {
+        // A refused edit or answer changes nothing: the run stays parked as it was.
+        if (wasParkedHere) this.#parked.set(runId, parked);
+        throw error;
+      }
       actor.send({ type: "DECIDED", decisions });
       const frame = nextRunFrame({
         runId: parked.runId,

@@ -99,12 +99,22 @@ export async function runPrepared(
   return result;
 }
 
+/** The answers people gave in place of tools (`respond`): raw results no handler produced. */
+export const personResponses = (calls: readonly CallState[]): ToolResult[] =>
+  calls.flatMap((state) =>
+    state.status === "responded" && state.response !== undefined ? [state.response] : [],
+  );
+
 /** Phase `dispatch`: runs every permitted call whose raw result is not committed yet, concurrently. */
 export async function dispatchTools(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
   const todo = context.calls.filter(
     (state) => runsHandler(state) && entryById(context.raw, state.call.id) === undefined,
   );
   const results = await Promise.all(todo.map((state) => executeCall(context, state, env)));
-  const raw = recordById(results.map((result) => [result.toolCallId, result] as const));
+  const raw = recordById(
+    [...results, ...personResponses(context.calls)].map(
+      (result) => [result.toolCallId, result] as const,
+    ),
+  );
   return { type: "TOOLS_DISPATCHED", raw };
 }

@@ -127,12 +127,8 @@ export function checkDecisions(
   return recordById(decisions);
 }
 
-const dropUndefined = (value: {
-  decision: "allow" | "deny";
-  reason?: string | undefined;
-  by?: string | undefined;
-}): Decision => ({
-  decision: value.decision,
-  ...(value.reason === undefined ? {} : { reason: value.reason }),
-  ...(value.by === undefined ? {} : { by: value.by }),
-});
+/** The decision without its undefined fields (the machine's context is plain JSON). */
+const dropUndefined = (value: Exclude<ApprovalDecision, string>): Decision =>
+  Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as unknown as Decision;

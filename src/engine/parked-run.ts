@@ -25,13 +25,25 @@ export const ParkedRun = z.object({
 });
 export type ParkedRun = z.infer<typeof ParkedRun>;
 
-/** A person's decision on one pending call. */
+const decidedBy = { reason: z.string().optional(), by: z.string().optional() };
+
+/**
+ * A person's decision on one pending call (SPEC §7.1): allow (with `input`: the person's edit),
+ * deny, or respond (`content` becomes the call's result; the handler never runs).
+ */
 export const ApprovalDecision = z.union([
   z.enum(["allow", "deny"]),
   z.object({
-    decision: z.enum(["allow", "deny"]),
-    reason: z.string().optional(),
-    by: z.string().optional(),
+    decision: z.literal("allow"),
+    input: z.record(z.string(), z.unknown()).optional(),
+    ...decidedBy,
+  }),
+  z.object({ decision: z.literal("deny"), ...decidedBy }),
+  z.object({
+    decision: z.literal("respond"),
+    content: z.string(),
+    isError: z.boolean().optional(),
+    ...decidedBy,
   }),
 ]);
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;

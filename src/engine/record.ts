@@ -80,6 +80,7 @@ const DECISION_OF = {
   approved: "allow",
   denied: "deny",
   rejected: "deny",
+  responded: "respond",
   asked: "ask",
   invalid: "invalid",
 } as const;

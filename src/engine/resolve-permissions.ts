@@ -19,7 +19,7 @@ export async function resolvePermissions(
         case "deny":
           return denied(state, verdict.reason, "Permission denied");
         case "ask":
-          return asked(context.runId, state, verdict.reason, env.approvalKey);
+          return asked(context.runId, state, verdict.reason, env.approvalKey, verdict.approvals);
       }
     }),
   );
@@ -46,7 +46,7 @@ export async function recheckPermissions(
       if (verdict.decision === "deny")
         return denied(state, verdict.reason, "Permission denied at dispatch");
       if (verdict.decision === "ask" && state.status === "allowed") {
-        return asked(context.runId, state, verdict.reason, env.approvalKey);
+        return asked(context.runId, state, verdict.reason, env.approvalKey, verdict.approvals);
       }
       return state;
     }),
@@ -78,6 +78,13 @@ function asked(
   state: CallState,
   reason: string,
   key: string | undefined,
+  needed = 1,
 ): CallState {
-  return { ...state, status: "asked", reason, inputHash: approvalHash(runId, state.call, key) };
+  return {
+    ...state,
+    status: "asked",
+    reason,
+    inputHash: approvalHash(runId, state.call, key),
+    ...(needed > 1 ? { approvals: { needed, given: [] } } : {}),
+  };
 }

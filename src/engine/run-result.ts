@@ -20,6 +20,14 @@ export function pendingOf(context: RunContext): PendingApproval[] {
       name: each.call.name,
       input: each.call.input,
       reason: each.reason,
+      ...(each.approvals === undefined
+        ? {}
+        : {
+            approvals: {
+              needed: each.approvals.needed,
+              given: each.approvals.given.map(({ by, at, reason }) => ({ by, at, reason })),
+            },
+          }),
     }));
 }
 

@@ -1,4 +1,10 @@
-import type { ToolCall, ToolResult } from "../core/values.js";
+import type { GivenApproval, ToolCall, ToolResult } from "../core/values.js";
+
+/** A quorum call's approvals so far (direct runs; a durable run's are in its call ledger). */
+export interface CallApprovals {
+  needed: number;
+  given: Array<GivenApproval & { inputHash: string; input?: Record<string, unknown> }>;
+}
 
 /** Where one tool call of the current response stands. */
 export type CallStatus =
@@ -7,7 +13,8 @@ export type CallStatus =
   | "denied"
   | "asked" // waiting for a person
   | "approved" // a person allowed it
-  | "rejected"; // a person denied it
+  | "rejected" // a person denied it
+  | "responded"; // a person answered in the tool's place: `response` is its result, no handler
 
 export interface CallState {
   /** The call as `beforeToolExecution` returned it. */
@@ -25,4 +32,8 @@ export interface CallState {
    * asked whether to run it again (its tool's recovery is `ask`). Absent until the first time.
    */
   interruptions?: number;
+  /** A call asked about under a quorum rule: how many must approve, and who has. */
+  approvals?: CallApprovals;
+  /** The person's answer to a `responded` call: it becomes the call's raw result. */
+  response?: ToolResult;
 }

@@ -68,10 +68,21 @@ export interface RunInput {
   maxIterations: number;
 }
 
+/** A person's decision on one waiting call, as the machine applies it (SPEC §7.1). */
 export interface Decision {
-  decision: "allow" | "deny";
+  decision: "allow" | "deny" | "respond";
   reason?: string;
   by?: string;
+  /** An allow's edited input (checked before it gets here) and its approval hash. */
+  input?: Record<string, unknown>;
+  inputHash?: string;
+  /** A respond's answer: the call's result; the handler never runs. */
+  content?: string;
+  isError?: boolean;
+  /** When it was decided: a quorum approval's `at`. */
+  at?: number;
+  /** An allow whose quorum was counted elsewhere (a durable run's call ledger): it is final. */
+  quorumMet?: boolean;
 }
 
 export type RunMachineEvent =
@@ -146,16 +157,61 @@ const interrupt = (state: CallState, interrupted: InterruptedCall | undefined): 
 
 const applyDecision = (state: CallState, decision: Decision | undefined): CallState => {
   if (decision === undefined || state.status !== "asked") return state;
-  const approved = decision.decision === "allow";
-  const reason = decision.reason ?? (approved ? "approved" : "denied by a reviewer");
-  const { inputHash: _bound, ...rest } = state;
+  const { inputHash: _bound, approvals, ...rest } = state;
+  const decidedBy = decision.by === undefined ? {} : { decidedBy: decision.by };
+  if (decision.decision === "respond") {
+    return {
+      ...rest,
+      status: "responded",
+      reason: decision.reason ?? "answered by a person",
+      ...decidedBy,
+      response: {
+        toolCallId: state.call.id,
+        content: decision.content ?? "",
+        isError: decision.isError ?? false,
+      },
+    };
+  }
+  if (decision.decision === "deny") {
+    return {
+      ...rest,
+      status: "rejected",
+      reason: decision.reason ?? "denied by a reviewer",
+      ...decidedBy,
+    };
+  }
+  let input = decision.input;
+  if (approvals !== undefined && decision.quorumMet !== true) {
+    const hash = decision.inputHash ?? state.inputHash ?? "";
+    const given = [
+      ...approvals.given,
+      {
+        by: decision.by ?? "",
+        at: decision.at ?? 0,
+        reason: decision.reason ?? null,
+        inputHash: hash,
+        ...(decision.input === undefined ? {} : { input: decision.input }),
+      },
+    ];
+    // An edit counts only with approvals of the same input.
+    const agreeing = given.filter((each) => each.inputHash === hash);
+    if (agreeing.length < approvals.needed) {
+      return { ...state, approvals: { needed: approvals.needed, given } };
+    }
+    input = agreeing.find((each) => each.input !== undefined)?.input;
+  }
   return {
     ...rest,
-    status: approved ? "approved" : "rejected",
-    reason,
-    ...(decision.by === undefined ? {} : { decidedBy: decision.by }),
+    call: input === undefined ? state.call : { ...state.call, input },
+    status: "approved",
+    reason: decision.reason ?? "approved",
+    ...decidedBy,
   };
 };
+
+/** The calls once `decisions` are applied. */
+const decided = (calls: readonly CallState[], decisions: Record<string, Decision>) =>
+  calls.map((each) => applyDecision(each, entryById(decisions, each.call.id)));
 
 const maxIterationsError = (maxIterations: number): RunError => ({
   name: "MaxIterationsError",
@@ -199,10 +255,7 @@ export const runMachine = setup({
       (event.type === "PERMISSIONS_RESOLVED" || event.type === "RECHECKED") &&
       event.calls.some(waitsForPerson),
     stillAwaiting: ({ context, event }) =>
-      event.type === "DECIDED" &&
-      context.calls.some(
-        (each) => waitsForPerson(each) && !entryById(event.decisions, each.call.id),
-      ),
+      event.type === "DECIDED" && decided(context.calls, event.decisions).some(waitsForPerson),
     underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
     interruptsACall: ({ context, event }) =>
       event.type === "INTERRUPTED" &&
@@ -330,19 +383,13 @@ export const runMachine = setup({
           {
             guard: "stillAwaiting",
             actions: assign({
-              calls: ({ context, event }) =>
-                context.calls.map((each) =>
-                  applyDecision(each, entryById(event.decisions, each.call.id)),
-                ),
+              calls: ({ context, event }) => decided(context.calls, event.decisions),
             }),
           },
           {
             target: "permissionRecheck",
             actions: assign({
-              calls: ({ context, event }) =>
-                context.calls.map((each) =>
-                  applyDecision(each, entryById(event.decisions, each.call.id)),
-                ),
+              calls: ({ context, event }) => decided(context.calls, event.decisions),
             }),
           },
         ],

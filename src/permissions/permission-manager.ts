@@ -16,12 +16,19 @@ export interface PermissionRule {
   decision: PermissionDecision;
   /** Shown to reviewers and in error results. */
   reason?: string;
+  /**
+   * With `decision: "ask"`: how many distinct people must approve (a quorum; one deny denies).
+   * @defaultValue 1
+   */
+  approvals?: number;
 }
 
 /** What the policy says of one call, and why. */
 export interface PermissionVerdict {
   decision: PermissionDecision;
   reason: string;
+  /** With `ask`: how many distinct people must approve (absent: one). */
+  approvals?: number;
 }
 
 /** Replaces rule evaluation entirely. */
@@ -46,6 +53,7 @@ const Rule = z.object({
   when: z.function().optional(),
   decision: Decision,
   reason: z.string().optional(),
+  approvals: z.number().int().min(1).max(100).optional(),
 });
 const Options = z.object({
   default: Decision.optional(),
@@ -136,12 +144,20 @@ export class PermissionManager {
         verdict = {
           decision: rule.decision,
           reason: rule.reason ?? `rule "${rule.tool}": ${rule.decision}`,
+          ...quorumOf(rule),
         };
+      } else if (rule.decision === "ask" && verdict.decision === "ask") {
+        // Two ask rules: the larger quorum holds.
+        const needed = Math.max(verdict.approvals ?? 1, rule.approvals ?? 1);
+        if (needed > 1) verdict = { ...verdict, approvals: needed };
       }
     }
     return verdict ?? { decision: this.#default, reason: `default: ${this.#default}` };
   }
 }
+
+const quorumOf = (rule: PermissionRule): { approvals?: number } =>
+  rule.decision === "ask" && (rule.approvals ?? 1) > 1 ? { approvals: rule.approvals ?? 1 } : {};
 
 function normalise(
   value: PermissionDecision | PermissionVerdict,
@@ -156,6 +172,13 @@ function normalise(
     !Decision.safeParse(verdict.decision).success
   ) {
     return { decision: "deny", reason: `${source} returned an unknown decision` };
+  }
+  const { approvals } = verdict;
+  if (
+    approvals !== undefined &&
+    !(Number.isInteger(approvals) && approvals >= 1 && approvals <= 100)
+  ) {
+    return { decision: "deny", reason: `${source} returned an invalid number of approvals` };
   }
   return verdict;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
-import { ConfigError, HarnessError, InputInvalidError } from "../core/errors.js";
+import { ApprovalError, ConfigError, HarnessError, InputInvalidError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
@@ -39,7 +39,12 @@ import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
 import type { WorkerDeps } from "../workers/worker-deps.js";
 import { ApprovalNotifications } from "./approval-notifications.js";
-import { type DecisionOptions, recordDecision } from "./approvals.js";
+import {
+  type DecisionOptions,
+  type RequestedDecision,
+  type RespondOptions,
+  recordDecision,
+} from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
 import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 
@@ -50,6 +55,7 @@ import { checkChildAgents } from "./child-agents.js";
 import { watchEventLoopLag } from "./event-loop-lag.js";
 import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
+import { withGivenApprovals } from "./quorum-view.js";
 import { RunHandle } from "./run-handle.js";
 import { dropRunTrace, runTraceOf } from "./run-trace.js";
 import { asksForTree, cancelDescendants, listTree, treeDetail } from "./run-trees.js";
@@ -336,14 +342,31 @@ export class AgentRuntime implements AsyncDisposable {
     return new RunHandle(runId, this.backend);
   }
 
-  /** Allows a pending call of a parked run; the run continues on a worker. */
+  /**
+   * Allows a pending call of a parked run; the run continues on a worker. With `input`, the
+   * person's edit: the handler receives it (checked against the tool's schema and the policy
+   * first). On a quorum call this counts one approval; the call runs once enough people agree.
+   */
   async approve(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<void> {
-    await this.#decide(runId, toolCallId, "allow", options);
+    const { input, ...decider } = options;
+    await this.#decide(runId, toolCallId, { decision: "allow", input }, decider);
   }
 
   /** Denies a pending call of a parked run; the model sees an error result for it. */
   async deny(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<void> {
-    await this.#decide(runId, toolCallId, "deny", options);
+    if (options.input !== undefined) {
+      throw new ApprovalError("approval_invalid", "A deny takes no `input`: only approve edits.");
+    }
+    await this.#decide(runId, toolCallId, { decision: "deny" }, options);
+  }
+
+  /**
+   * Answers a pending call in its tool's place: `content` becomes the call's result (within
+   * `limits.maxToolResultBytes`), the handler never runs, and the run continues on a worker.
+   */
+  async respond(runId: string, toolCallId: string, options: RespondOptions): Promise<void> {
+    const { content, isError, ...decider } = options;
+    await this.#decide(runId, toolCallId, { decision: "respond", content, isError }, decider);
   }
 
   /**
@@ -376,8 +399,11 @@ export class AgentRuntime implements AsyncDisposable {
    */
   async list(options: ListOptions = {}): Promise<RunPage> {
     this.#requireStarted("list");
-    if (asksForTree(options)) return listTree(this.backend, options);
-    return this.backend.listRuns(parseListOptions(options));
+    const page = asksForTree(options)
+      ? await listTree(this.backend, options)
+      : await this.backend.listRuns(parseListOptions(options));
+    const runs = await Promise.all(page.runs.map((run) => withGivenApprovals(this.backend, run)));
+    return { ...page, runs };
   }
 
   /**
@@ -459,7 +485,8 @@ export class AgentRuntime implements AsyncDisposable {
       this.backend.cancelledBy(runId),
     ]);
     if (record === undefined) throw new RunNotFoundError(runId);
-    return treeDetail(this.backend, runDetail(record, decisions, checkpoints, cancelledBy));
+    const detail = runDetail(record, decisions, checkpoints, cancelledBy);
+    return withGivenApprovals(this.backend, await treeDetail(this.backend, detail));
   }
 
   /**
@@ -559,25 +586,29 @@ export class AgentRuntime implements AsyncDisposable {
   async #decide(
     runId: string,
     toolCallId: string,
-    decision: "allow" | "deny",
-    options: DecisionOptions,
+    decision: RequestedDecision,
+    options: Pick<DecisionOptions, "by" | "reason">,
   ): Promise<void> {
-    this.#requireStarted(decision === "allow" ? "approve" : "deny");
-    const record = await recordDecision(this.backend, {
+    this.#requireStarted(VERB_OF[decision.decision]);
+    const { record, decided } = await recordDecision(this.backend, {
       runId,
       toolCallId,
       decision,
       options,
       id: this.#deps.generateId(),
       now: this.#deps.clock.now(),
-      approvalKey: (name) => {
+      agent: (name) => {
         const agent = this.#agents.get(name);
         if (agent === undefined) return undefined;
         const env = agent.runEnv({ runId, sessionId: "", signal: undefined, emit: undefined });
-        return { key: env.approvalKey };
+        return { key: env.approvalKey, env };
       },
+      limits: this.#limits,
     });
-    await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
+    // A quorum approval that others must still join leaves the run parked: no step to run.
+    if (decided) {
+      await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
+    }
   }
 
   #requireStarted(action: string): void {
@@ -588,6 +619,8 @@ export class AgentRuntime implements AsyncDisposable {
     }
   }
 }
+
+const VERB_OF = { allow: "approve", deny: "deny", respond: "respond" } as const;
 
 /**
  * A rejected submit's error with the run id it tried (`error.runId`); an error that is not

@@ -2,6 +2,7 @@ import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { BackendRoles, RunBackend } from "../store/backend.js";
+import type { QuorumApproval } from "../store/call-ledger.js";
 import type { EnqueueStepOptions, NoticeRetry } from "../store/job-queue.js";
 import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
@@ -127,6 +128,28 @@ export class ComposedBackend implements RunBackend {
     check?: (record: RunRecord | undefined) => void,
   ) {
     return this.#roles.ledger.decide(runId, iteration, callKey, decision, audit, check);
+  }
+  decideInQuorum(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    decision: StoredDecision,
+    audit: DecisionRecord,
+    approval: QuorumApproval,
+    check?: (record: RunRecord | undefined) => void,
+  ) {
+    return this.#roles.ledger.decideInQuorum(
+      runId,
+      iteration,
+      callKey,
+      decision,
+      audit,
+      approval,
+      check,
+    );
+  }
+  quorumApprovals(runId: string, iteration: number) {
+    return this.#roles.ledger.quorumApprovals(runId, iteration);
   }
   decisions(runId: string, iteration: number) {
     return this.#roles.ledger.decisions(runId, iteration);

@@ -38,6 +38,8 @@ export function redisKeys(prefix: string) {
     cancel: (runId: string) => `${prefix}:cancel:${runId}`,
     raw: (runId: string, iteration: number) => `${prefix}:raw:${runId}:${iteration}`,
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
+    /** Approvals counted on the round's quorum calls (named with a `d`, as the run's data scan finds it). */
+    quorum: (runId: string, iteration: number) => `${prefix}:dquorum:${runId}:${iteration}`,
     inFlight: (runId: string, iteration: number) => `${prefix}:inflight:${runId}:${iteration}`,
     events: (runId: string) => `${prefix}:events:${runId}`,
     /** The run's flight recording: one JSON entry an item, appended (see recording-codec). */
@@ -70,6 +72,7 @@ export function retainedKeys(keys: RedisKeys, runId: string, iterations: number)
     perRun.push(
       keys.raw(runId, iteration),
       keys.decisions(runId, iteration),
+      keys.quorum(runId, iteration),
       keys.inFlight(runId, iteration),
     );
   }

@@ -5,6 +5,7 @@ import type { RunBackend } from "../store/backend.js";
 import { BackendError, RunNotFoundError } from "../store/errors.js";
 import { callKey, contextView } from "../store/run-view.js";
 import { isTerminal, type RunRecord } from "../store/schemas.js";
+import { withGivenApprovals } from "./quorum-view.js";
 
 /**
  * A durable run, from any process that shares the backend.
@@ -92,6 +93,6 @@ export class RunHandle {
     const decided = await this.#backend.decisions(this.runId, context?.iteration ?? 0);
     const asked = (context?.calls ?? []).filter((state) => state.status === "asked");
     const waiting = asked.every((state) => entryById(decided, callKey(state)) === undefined);
-    return waiting ? record.result : undefined;
+    return waiting ? withGivenApprovals(this.#backend, record.result) : undefined;
   }
 }

@@ -1,8 +1,19 @@
-import type { ToolResult } from "../core/values.js";
+import type { GivenApproval, ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { RunRecord, StoredDecision } from "./schemas.js";
 import type { DecisionRecord } from "./summary.js";
 import type { ToolCallRun } from "./tool-call-view.js";
+
+/** One person's approval on a quorum call, as `decideInQuorum` counts it. */
+export interface QuorumApproval {
+  /** The decider: approvals count once per `by`. */
+  by: string;
+  needed: number;
+  /** The hash of the input approved (the edit's, or the call's); absent for deny and respond. */
+  inputHash?: string;
+}
+
+export type QuorumOutcome = "decided" | "counted" | "repeated" | "already_decided";
 
 /** What a tool job reads before it runs its call (`CallLedger.openToolCall`). */
 export interface OpenedToolCall {
@@ -103,6 +114,26 @@ export interface CallLedger {
     audit: DecisionRecord,
     check?: (record: RunRecord | undefined) => void,
   ): Promise<boolean>;
+  /**
+   * Records a decision on a call attempt that needs `needed` distinct approvers (a quorum rule),
+   * atomically as `decide` does (`check` likewise). An allow counts the person's approval of
+   * `approval.inputHash` (the input they approved: edited or not); the call is decided (its
+   * allow recorded as `decide` records one) once `needed` people approved the same input. A
+   * deny or respond decides at once. Each counted approval joins the audit trail.
+   * `decided`: this decision decided the call; `counted`: an approval counted, the call still
+   * waits; `repeated`: `approval.by` has already decided this call; `already_decided`.
+   */
+  decideInQuorum(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    decision: StoredDecision,
+    audit: DecisionRecord,
+    approval: QuorumApproval,
+    check?: (record: RunRecord | undefined) => void,
+  ): Promise<QuorumOutcome>;
+  /** The iteration's approvals counted so far on quorum calls still waiting, by call key. */
+  quorumApprovals(runId: string, iteration: number): Promise<Record<string, GivenApproval[]>>;
   /** The iteration's decisions by call key. */
   decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>>;
   /** The run's audit trail: every decision recorded with `decide`, oldest first. */

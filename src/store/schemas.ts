@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  JsonObject,
   Message,
   PendingApproval,
   RunResult,
@@ -105,12 +106,27 @@ export const priorityOf = (record: Pick<RunRecord, "priority">): { priority?: nu
 /** The parts of the machine context that runtime code reads from a snapshot. */
 export const CallStateView = z.object({
   call: ToolCall,
-  status: z.enum(["invalid", "allowed", "denied", "asked", "approved", "rejected"]),
+  status: z.enum(["invalid", "allowed", "denied", "asked", "approved", "rejected", "responded"]),
   reason: z.string(),
   inputHash: z.string().optional(),
   decidedBy: z.string().optional(),
   result: ToolResult.optional(),
   interruptions: z.number().int().positive().optional(),
+  approvals: z
+    .object({
+      needed: z.number().int(),
+      given: z.array(
+        z.object({
+          by: z.string(),
+          at: z.number(),
+          reason: z.string().nullable(),
+          inputHash: z.string(),
+          input: JsonObject.optional(),
+        }),
+      ),
+    })
+    .optional(),
+  response: ToolResult.optional(),
 });
 export type CallStateView = z.infer<typeof CallStateView>;
 export const SnapshotContextView = z.looseObject({
@@ -125,7 +141,12 @@ export type SnapshotContextView = z.infer<typeof SnapshotContextView>;
 export const StoredDecision = z.object({
   /** Unique per request: tells a re-sent write of our own decision from a rival's. */
   id: z.string().min(1),
-  decision: z.enum(["allow", "deny"]),
+  decision: z.enum(["allow", "deny", "respond"]),
+  /** An allow's edited input: the handler runs with it. */
+  input: JsonObject.optional(),
+  /** A respond's answer: the call's result. */
+  content: z.string().optional(),
+  isError: z.boolean().optional(),
   reason: z.string().optional(),
   by: z.string().optional(),
   /** The `inputHash` of the call as it was asked; a decision applies only to that input. */

@@ -41,11 +41,18 @@ export const DecisionRecord = z.object({
   toolCallId: z.string().min(1),
   /** The tool's name. */
   name: z.string().min(1),
-  decision: z.enum(["allow", "deny"]),
+  decision: z.enum(["allow", "deny", "respond"]),
   reason: z.string().nullable(),
   by: z.string().nullable(),
   /** The hash of the call's input the decision was made on. */
   inputHash: z.string().nullable(),
+  /** An edit and approve: the hash of the edited input, and the edited input (secrets redacted). */
+  editedInputHash: z.string().optional(),
+  editedInput: z.record(z.string(), z.unknown()).optional(),
+  /** A respond: the person's answer, the call's result. */
+  response: z.object({ content: z.string(), isError: z.boolean() }).optional(),
+  /** A quorum call: how many must approve (this entry is one of them). */
+  approvalsNeeded: z.number().int().optional(),
   /** When it was decided (ms since the epoch). */
   at: z.number(),
 });

@@ -1,5 +1,6 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
+import { personResponses } from "../engine/dispatch-tools.js";
 import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import type { ProviderDeferral } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
@@ -35,6 +36,7 @@ import {
   type RunRecord,
   type ToolJob,
 } from "../store/schemas.js";
+import { appliedDecision } from "./applied-decision.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
 import { boundaryOf, type HeldLease, type SaveBoundary, StepSaves } from "./step-saves.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
@@ -366,14 +368,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
       );
       continue;
     }
-    decisions.push([
-      state.call.id,
-      {
-        decision: stored.decision,
-        ...(stored.reason === undefined ? {} : { reason: stored.reason }),
-        ...(stored.by === undefined ? {} : { by: stored.by }),
-      },
-    ]);
+    decisions.push([state.call.id, appliedDecision(stored)]);
   }
   if (decisions.length === 0) return false;
   step.actor.send({ type: "DECIDED", decisions: recordById(decisions) });
@@ -419,12 +414,13 @@ async function collectToolResults(step: Step): Promise<boolean> {
     await Promise.all(toolJobs(step, running).map((job) => backend.enqueueTool(job)));
     return false;
   }
-  const raw = recordById(
-    todo.flatMap((state) => {
+  const raw = recordById([
+    ...todo.flatMap((state) => {
       const result = entryById(committed, state.call.id);
       return result === undefined ? [] : [[state.call.id, result] as const];
     }),
-  );
+    ...personResponses(context.calls).map((result) => [result.toolCallId, result] as const),
+  ]);
   step.actor.send({ type: "TOOLS_DISPATCHED", raw });
   step.saves.handed(raw);
   await persistAtBoundary(step, "dispatch");

@@ -231,6 +231,18 @@ const EXPECTED: Record<string, readonly string[]> = {
     "RunStore save: done (completed), lease given up",
     "result: completed",
   ],
+  "wire-transfer-approvals.ts": [
+    'transfer: awaiting_approval, wire({"to":"acme","amount":900})',
+    "approvals: 0/2",
+    "alice edits to 5000: approval_refused",
+    "after alice: awaiting_approval, given by alice",
+    "alice again: approver_repeated",
+    "  (handler) wiring 500 to acme",
+    "after bob: Transfer: sent 500 to acme",
+    'audit: alice allow edited to {"to":"acme","amount":500}',
+    'audit: bob allow edited to {"to":"acme","amount":500}',
+    "respond: Transfer: payee not verified: no money sent",
+  ],
   "tool-registry.ts": [
     'registry.execute (no middleware): "Results for   padded  "',
     'a JSON value, stringified: {"documents":3,"indexed":true}',

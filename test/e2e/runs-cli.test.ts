@@ -154,6 +154,84 @@ describe("harnessx approve and deny", () => {
   });
 });
 
+describe("harnessx approve --input and respond", () => {
+  // Runs of their own (another prefix): the `runs ls` tests count the shared prefix's runs.
+  let own: AgentRuntime;
+  let ownPrefix = "";
+  let target: string[] = [];
+  beforeAll(async () => {
+    ownPrefix = uniquePrefix();
+    target = ["--redis", redisUrl(), "--prefix", ownPrefix];
+    own = new AgentRuntime({
+      agents: [demoSupportAgent({ logger: silent })],
+      backend: redisBackend({ url: redisUrl(), prefix: ownPrefix }),
+      logger: silent,
+    });
+    await own.start();
+  });
+  afterAll(async () => {
+    await own?.close();
+    if (ownPrefix !== "") await deletePrefix(ownPrefix);
+  });
+  const park = async () => {
+    const handle = await own.submit("support", "Refund order 21");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    return handle;
+  };
+
+  it("approves an edited input, checked with the agents module; the handler gets the edit", async () => {
+    const run = await park();
+    const edit = ["approve", run.runId, "call_1", "--input", '{"orderId":"22"}', "--by", "ops"];
+    const agents = ["--agents", "examples/distributed/agents.mjs"];
+    const noAgents = await harnessx([...edit, ...target]);
+    expect(noAgents.code).toBe(2);
+    expect(noAgents.stderr).toContain("approve --input needs --agents MODULE");
+    const notJson = await harnessx(["approve", run.runId, "call_1", "--input", "{", ...target]);
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toContain("--input must be JSON");
+    const invalid = await harnessx([
+      ...["approve", run.runId, "call_1", "--input", '{"orderId":22}'],
+      ...agents,
+      ...target,
+    ]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain("harnessx: input_invalid:");
+
+    const outcome = await harnessx([...edit, ...agents, "--json", ...target]);
+    expect(outcome).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(outcome.stdout)).toMatchObject({
+      decided: "allow",
+      input: { orderId: "22" },
+    });
+    expect((await run.result()).output).toBe("Done: Refunded order 22.");
+    expect((await own.get(run.runId)).decisions).toMatchObject([
+      { decision: "allow", by: "ops", editedInput: { orderId: "22" } },
+    ]);
+  });
+
+  it("respond --content answers in the tool's place; --error marks it failed", async () => {
+    const run = await park();
+    const outcome = await harnessx([
+      ...["respond", run.runId, "call_1", "--content", "refunds are paused", "--error"],
+      ...["--by", "ops", ...target],
+    ]);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toBe(
+      `answered call_1 of run ${run.runId} as "ops"; the run goes on on a worker\n`,
+    );
+    expect((await run.result()).status).toBe("completed");
+    expect((await own.get(run.runId)).decisions).toMatchObject([
+      {
+        decision: "respond",
+        by: "ops",
+        response: { content: "refunds are paused", isError: true },
+      },
+    ]);
+    const missing = await harnessx(["respond", run.runId, "call_1", ...target]);
+    expect(missing.code).toBe(2);
+  });
+});
+
 describe("harnessx runs", () => {
   it("ls --json pages through every run by cursor, newest first", async () => {
     const seen: string[] = [];

@@ -21,6 +21,7 @@ import {
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
 import { describeChildrenContract } from "./children-contract.js";
+import { describeDecisionsContract } from "./decisions-contract.js";
 import {
   approvalAgent,
   approvalPolicy,
@@ -75,6 +76,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
   describeChildrenContract(name, factory);
+  describeDecisionsContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

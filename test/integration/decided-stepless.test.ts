@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/cli/doctor.js";
 import { AgentRuntime, type RunSummary, redisBackend } from "../../src/index.js";
 import { STEP_QUEUE } from "../../src/runtime/redis-keys.js";
+import { wireAgent } from "./decisions-contract.js";
 import { approvalAgent, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
@@ -100,6 +101,34 @@ describe("a decision whose step was lost", () => {
     expect(worker.deleted).toEqual(["/tmp/a"]);
     const after = await doctorReport(prefix);
     expect(after.report.decidedRuns).toEqual([]);
+  }, 30_000);
+
+  it("leaves alone a quorum call only partly approved: it still waits for a second person", async () => {
+    const prefix = uniquePrefix();
+    cleanups.push(() => deletePrefix(prefix));
+    const bank = wireAgent(2);
+    const runtime = new AgentRuntime({
+      agents: [bank.agent],
+      backend: redisBackend({
+        url: redisUrl(),
+        prefix,
+        reconcileIntervalMs: 200,
+        strandedAfterMs: 100,
+      }),
+      logger: silent,
+    });
+    await runtime.start();
+    cleanups.push(() => runtime.close({ timeoutMs: 1000 }));
+    const handle = await runtime.submit("bank", "pay acme");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    await runtime.approve(handle.runId, "call_1", { by: "alice" });
+    const { report } = await doctorReport(prefix);
+    expect(report.decidedRuns).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 600)); // reconciler rounds pass
+    expect((await runtime.get(handle.runId)).status).toBe("awaiting_approval");
+    expect(bank.wired).toEqual([]);
+    await runtime.approve(handle.runId, "call_1", { by: "bob" });
+    expect((await handle.result()).status).toBe("completed");
   }, 30_000);
 
   it("leaves alone a parked run nobody decided", async () => {

@@ -113,7 +113,11 @@ document.addEventListener("keydown", (event) => {
   if ($("inbox").hidden || event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target;
   const entry = inbox.selectedEntry();
-  if (target instanceof HTMLInputElement && target.type !== "checkbox") {
+  // Typing in a field (an edit or a response too) is text, never a shortcut.
+  const typing =
+    (target instanceof HTMLInputElement && target.type !== "checkbox") ||
+    target instanceof HTMLTextAreaElement;
+  if (typing) {
     if (event.key === "Escape") target.blur();
     if (event.key === "Enter" && target.classList.contains("reason")) {
       const card = target.closest("li[data-key]");

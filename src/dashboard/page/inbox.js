@@ -1,6 +1,8 @@
 // The approvals inbox: the calls waiting for a person, oldest first, one bounded page of cards
 // (however many wait), each decided alone or with others; a decision that fails keeps its card
 // and says why.
+
+import { decideForms, decisionPath, joinsQuorum, quorumLine } from "./decide-forms.js";
 import {
   $,
   api,
@@ -190,6 +192,7 @@ function cardOf(entry) {
   });
   select.checked = state.checked.has(key);
   const decide = (decision) => () => void decideCall(entry, decision, reason.value);
+  const decideWith = (decision, extra) => void decideCall(entry, decision, reason.value, extra);
   return h(
     "li",
     { "data-key": key, tabindex: "-1" },
@@ -214,6 +217,7 @@ function cardOf(entry) {
     h("div", { className: "why" }, "Asks because: ", entry.reason || "(no reason given)"),
     h("div", { className: "context" }, contextOf(entry.runId)),
     h("pre", { "aria-label": "Input" }, json(entry.input)),
+    quorumLine(entry),
     h("p", { className: "card-error error", role: "alert", hidden: true }),
     h(
       "div",
@@ -222,6 +226,7 @@ function cardOf(entry) {
       reason,
       h("button", { type: "button", className: "approve", onclick: decide("allow") }, "Approve"),
       h("button", { type: "button", className: "deny", onclick: decide("deny") }, "Deny"),
+      ...decideForms(entry, decideWith),
     ),
   );
 }
@@ -297,7 +302,7 @@ function recordDecided(entry, decision) {
   const element = h(
     "li",
     { className: `status-${status}` },
-    `${decision === "allow" ? "Approved" : "Denied"} ${entry.name} · `,
+    `${DONE[decision]} ${entry.name} · `,
     h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, `run ${entry.runId.slice(0, 8)}`),
     " · ",
     h("span", { className: "decided-status" }, status),
@@ -308,10 +313,23 @@ function recordDecided(entry, decision) {
   $("decided-box").hidden = false;
 }
 
+const DONE = { allow: "Approved", deny: "Denied", respond: "Answered" };
+
 /** What a decision's answer means for its card: gone (decided) or kept with the error. */
 function settle(entry, decision, failure) {
   const key = inboxKey(entry);
   state.deciding.delete(key);
+  if (failure === undefined && joinsQuorum(entry, decision)) {
+    // Counted, and the call waits for others: the card stays, showing one approval more.
+    entry.approvals = {
+      ...entry.approvals,
+      given: [...entry.approvals.given, { by: "you", at: Date.now(), reason: null }],
+    };
+    const card = state.cards.get(key);
+    card?.li.querySelector(".quorum")?.replaceWith(quorumLine(entry));
+    showCardError(key, undefined);
+    return;
+  }
   if (failure === undefined) recordDecided(entry, decision);
   if (![...state.deciding].some((each) => each.startsWith(`${entry.runId}\u0000`))) {
     state.statusWhileDeciding.delete(entry.runId);
@@ -330,15 +348,15 @@ function settle(entry, decision, failure) {
  * decision is recorded (or was already made elsewhere); on any other answer it stays, with why.
  * Resolves with the failure, if any, for the caller to show as well.
  */
-export async function decideCall(entry, decision, reason) {
+export async function decideCall(entry, decision, reason, extra = {}) {
   const key = inboxKey(entry);
   if (state.deciding.has(key)) return undefined;
   state.deciding.add(key);
   showCardError(key, undefined);
-  const path = `api/runs/${encodeURIComponent(entry.runId)}/calls/${encodeURIComponent(entry.toolCallId)}/${decision === "allow" ? "approve" : "deny"}`;
   try {
-    await api(path, { method: "POST", body: reason ? { reason } : {} });
-    toast(`${decision === "allow" ? "Approved" : "Denied"} ${entry.name}`);
+    const body = { ...(reason ? { reason } : {}), ...extra };
+    await api(decisionPath(entry, decision), { method: "POST", body });
+    toast(`${DONE[decision]} ${entry.name}`);
     settle(entry, decision, undefined);
     return undefined;
   } catch (error) {

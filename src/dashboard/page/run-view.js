@@ -1,5 +1,7 @@
 // One run: its summary, its timeline followed live (from the first streamed delta), the decide
 // controls of a call waiting for a person, and a cancel that asks first.
+
+import { decideForms, quorumLine } from "./decide-forms.js";
 import {
   $,
   api,
@@ -31,19 +33,22 @@ function decideControls(view) {
     });
     reason.value = view.reasons.get(entry.toolCallId) ?? "";
     const failure = view.failures.get(entry.toolCallId);
-    const decide = (decision) => async () => {
-      const failed = await decideCall(entry, decision, reason.value);
+    const send = async (decision, extra) => {
+      const failed = await decideCall(entry, decision, reason.value, extra);
       if (failed && failed.code !== "already_decided") {
         view.failures.set(entry.toolCallId, failed.message);
       } else view.failures.delete(entry.toolCallId);
       view.refresh();
     };
+    const decide = (decision) => () => send(decision);
     return h(
       "div",
       { className: "decide" },
+      quorumLine(entry),
       reason,
       h("button", { type: "button", className: "approve", onclick: decide("allow") }, "Approve"),
       h("button", { type: "button", className: "deny", onclick: decide("deny") }, "Deny"),
+      ...decideForms(entry, send),
       failure
         ? h("p", { className: "card-error error", role: "alert" }, `Not decided: ${failure}`)
         : null,

@@ -88,6 +88,15 @@ function runningCalls(detail) {
  * The items of a run's timeline. `controls(call)` gives the decide controls of a call still
  * waiting for a person.
  */
+const DECIDED = { allow: "Approved", deny: "Denied", respond: "Answered" };
+
+/** A call waits while nobody decided it, or while its quorum is short of approvals. */
+const stillWaiting = (call, decision) =>
+  decision === undefined ||
+  (decision.decision === "allow" &&
+    call.approvals !== undefined &&
+    call.approvals.given.length < call.approvals.needed);
+
 export function timelineItems(detail, events, liveText, controls) {
   const items = [];
   const asked = new Map();
@@ -95,8 +104,8 @@ export function timelineItems(detail, events, liveText, controls) {
     if (event.type === "approval_required")
       for (const call of event.pending) asked.set(call.toolCallId, call);
   }
-  for (const call of detail.pending ?? [])
-    if (!asked.has(call.toolCallId)) asked.set(call.toolCallId, call);
+  // The run's own pending list last: it says who has approved a quorum call so far.
+  for (const call of detail.pending ?? []) asked.set(call.toolCallId, call);
   const decisions = new Map(detail.decisions.map((decision) => [decision.toolCallId, decision]));
   const modelCalls = new Map((detail.modelCalls ?? []).map((call) => [call.iteration, call]));
   const toolCalls = new Map(
@@ -167,7 +176,7 @@ export function timelineItems(detail, events, liveText, controls) {
         if (decision) {
           items.push([
             "decision",
-            `${decision.decision === "allow" ? "Approved" : "Denied"}: ${decision.name}`,
+            `${DECIDED[decision.decision] ?? "Decided"}: ${decision.name}`,
             h(
               "div",
               {},
@@ -199,7 +208,7 @@ export function timelineItems(detail, events, liveText, controls) {
     }
   }
   for (const [id, call] of asked) {
-    if (!decisions.has(id) && detail.status === "awaiting_approval") {
+    if (stillWaiting(call, decisions.get(id)) && detail.status === "awaiting_approval") {
       items.push([
         "approval",
         `Waiting for a person: ${call.name}`,

@@ -66,7 +66,7 @@ export const RecorderEntry = z.discriminatedUnion("type", [
     ...common,
     toolCallId: z.string(),
     name: z.string(),
-    decision: z.enum(["allow", "deny", "ask", "invalid"]),
+    decision: z.enum(["allow", "deny", "ask", "invalid", "respond"]),
     source: z.enum(["policy", "recheck", "person"]),
     reason: z.string(),
     by: z.string().optional(),

@@ -1,12 +1,20 @@
-import type { ToolResult } from "../../core/values.js";
+import type { GivenApproval, ToolResult } from "../../core/values.js";
 import type { RunEvent } from "../../engine/run-events.js";
-import type { CallLedger, OpenedToolCall } from "../../store/call-ledger.js";
+import type {
+  CallLedger,
+  OpenedToolCall,
+  QuorumApproval,
+  QuorumOutcome,
+} from "../../store/call-ledger.js";
 import { decodeStored } from "../../store/record/codec.js";
 import { isTerminal, type RunRecord, StoredDecision } from "../../store/schemas.js";
 import { DecisionRecord } from "../../store/summary.js";
 import { type ToolCallRun, toolCallRun } from "../../store/tool-call-view.js";
 
 const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
+
+/** An approval counted towards a quorum, with its request's id (a re-sent request counts once). */
+type CountedApproval = GivenApproval & { id: string; inputHash: string };
 
 /** A call attempt's in-flight mark: its handler started, or it waits for a person (and why). */
 type CallMark = { started: true } | { started: false; reason: string };
@@ -27,6 +35,8 @@ export class MemoryCallLedger implements CallLedger {
   readonly #decisions = new Map<string, Map<string, string>>();
   /** In-flight marks by round, then call key. */
   readonly #inFlight = new Map<string, Map<string, CallMark>>();
+  /** Approvals counted on quorum calls, by round, then call key. */
+  readonly #quorum = new Map<string, Map<string, CountedApproval[]>>();
   /** Audit trails by run: each decision's JSON, oldest first. Not expired with the run's data. */
   readonly #audit = new Map<string, string[]>();
 
@@ -127,10 +137,76 @@ export class MemoryCallLedger implements CallLedger {
         decodeStored(StoredDecision, existing, `A decision of run "${runId}"`).id === decision.id
       );
     recorded.set(callKey, JSON.stringify(decision));
+    this.#appendAudit(runId, audit);
+    return true;
+  }
+
+  #appendAudit(runId: string, audit: DecisionRecord): void {
     const trail = this.#audit.get(runId) ?? [];
     trail.push(JSON.stringify(audit));
     this.#audit.set(runId, trail);
-    return true;
+  }
+
+  async decideInQuorum(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    decision: StoredDecision,
+    audit: DecisionRecord,
+    approval: QuorumApproval,
+    check?: (record: RunRecord | undefined) => void,
+  ): Promise<QuorumOutcome> {
+    // Synchronous from here to the write, as `decide`.
+    check?.(this.#sources.record(runId));
+    const key = roundKey(runId, iteration);
+    const existing = this.#decisions.get(key)?.get(callKey);
+    if (existing !== undefined) {
+      const stored = decodeStored(StoredDecision, existing, `A decision of run "${runId}"`);
+      return stored.id === decision.id ? "decided" : "already_decided";
+    }
+    const counted = this.#quorum.get(key) ?? new Map<string, CountedApproval[]>();
+    this.#quorum.set(key, counted);
+    const given = counted.get(callKey) ?? [];
+    if (given.some((each) => each.id === decision.id)) return "counted";
+    if (given.some((each) => each.by === approval.by)) return "repeated";
+    const hash = approval.inputHash;
+    const agreeing =
+      hash === undefined ? 0 : given.filter((each) => each.inputHash === hash).length + 1;
+    if (hash !== undefined) {
+      counted.set(callKey, [
+        ...given,
+        {
+          id: decision.id,
+          by: approval.by,
+          at: decision.decidedAt,
+          reason: decision.reason ?? null,
+          inputHash: hash,
+        },
+      ]);
+      this.#appendAudit(runId, audit);
+      if (agreeing < approval.needed) return "counted";
+    } else {
+      this.#appendAudit(runId, audit);
+    }
+    this.#decisions.set(
+      key,
+      (this.#decisions.get(key) ?? new Map()).set(callKey, JSON.stringify(decision)),
+    );
+    return "decided";
+  }
+
+  async quorumApprovals(
+    runId: string,
+    iteration: number,
+  ): Promise<Record<string, GivenApproval[]>> {
+    const counted =
+      this.#quorum.get(roundKey(runId, iteration)) ?? new Map<string, CountedApproval[]>();
+    return Object.fromEntries(
+      [...counted].map(([callKey, given]) => [
+        callKey,
+        given.map(({ by, at, reason }) => ({ by, at, reason })),
+      ]),
+    );
   }
 
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {
@@ -153,7 +229,7 @@ export class MemoryCallLedger implements CallLedger {
   forget(runId: string, iterations: number): void {
     for (let iteration = 1; iteration <= iterations; iteration += 1) {
       const key = roundKey(runId, iteration);
-      for (const map of [this.#raw, this.#decisions, this.#inFlight]) map.delete(key);
+      for (const map of [this.#raw, this.#decisions, this.#inFlight, this.#quorum]) map.delete(key);
     }
   }
 

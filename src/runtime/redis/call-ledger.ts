@@ -1,8 +1,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
-import { ToolResult } from "../../core/values.js";
+import { type GivenApproval, ToolResult } from "../../core/values.js";
 import type { RunEvent } from "../../engine/run-events.js";
-import type { CallLedger, OpenedToolCall } from "../../store/call-ledger.js";
+import type {
+  CallLedger,
+  OpenedToolCall,
+  QuorumApproval,
+  QuorumOutcome,
+} from "../../store/call-ledger.js";
 import { BackendError } from "../../store/errors.js";
 import { decodeStored } from "../../store/record/codec.js";
 import { joinRecord } from "../../store/record/decode.js";
@@ -13,6 +18,7 @@ import { DECIDE } from "../redis-index-scripts.js";
 import { callField, callKeyOfField } from "../redis-keys.js";
 import { COMMIT_RAW, MARK_STARTED, OPEN_TOOL_CALL } from "../redis-scripts.js";
 import type { RedisContext } from "./context.js";
+import { decideInQuorum, quorumApprovals } from "./quorum.js";
 import { INTERRUPTED, parseOpenToolCallReply, STARTED, storedSummary } from "./replies.js";
 
 /** How often a decision is checked again when the run's record changed meanwhile. */
@@ -186,6 +192,30 @@ export class RedisCallLedger implements CallLedger {
     // A reply lost and re-sent by ioredis answers with our own write: compare the stored id.
     const stored = z.string().parse(reply);
     return decodeStored(StoredDecision, stored, `A decision of run "${runId}"`).id === decision.id;
+  }
+
+  decideInQuorum(
+    runId: string,
+    iteration: number,
+    callKey: string,
+    decision: StoredDecision,
+    audit: DecisionRecord,
+    approval: QuorumApproval,
+    check?: (record: RunRecord | undefined) => void,
+  ): Promise<QuorumOutcome> {
+    return decideInQuorum(this.#context, {
+      runId,
+      iteration,
+      callKey,
+      decision,
+      audit,
+      approval,
+      check,
+    });
+  }
+
+  quorumApprovals(runId: string, iteration: number): Promise<Record<string, GivenApproval[]>> {
+    return quorumApprovals(this.#context, runId, iteration);
   }
 
   async decisions(runId: string, iteration: number): Promise<Record<string, StoredDecision>> {

@@ -296,6 +296,7 @@ export class RedisRunStore implements RunStore {
           const owned = [
             keys.raw(runId, iteration),
             keys.decisions(runId, iteration),
+            keys.quorum(runId, iteration),
             keys.inFlight(runId, iteration),
           ];
           if (owned.includes(key)) found.push(key);

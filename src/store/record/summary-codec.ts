@@ -50,14 +50,20 @@ interface StoredSummary {
   t: number;
 }
 
-type PendingTuple = [string, string, PendingApproval["input"], string];
+type PendingTuple =
+  | [string, string, PendingApproval["input"], string]
+  | [string, string, PendingApproval["input"], string, PendingApproval["approvals"]];
 
-/** A pending call as its stored tuple: its four fields in `PENDING_FIELDS` order. */
+/**
+ * A pending call as its stored tuple: its fields in `PENDING_FIELDS` order, the last
+ * (`approvals`, a quorum call's) left out when absent.
+ */
 const PENDING_FIELDS = [
   "toolCallId",
   "name",
   "input",
   "reason",
+  "approvals",
 ] as const satisfies readonly (keyof PendingApproval)[];
 
 // Every field of a pending call is in the tuple: a field added to PendingApproval fails here.
@@ -84,12 +90,11 @@ export function encodeSummary(summary: RunSummary): string {
   };
   if (summary.phase !== USUAL_PHASE.get(summary.status)) stored.ph = summary.phase;
   if (summary.pending.length > 0) {
-    stored.pd = summary.pending.map((call) => [
-      call.toolCallId,
-      call.name,
-      call.input,
-      call.reason,
-    ]);
+    stored.pd = summary.pending.map((call) =>
+      call.approvals === undefined
+        ? [call.toolCallId, call.name, call.input, call.reason]
+        : [call.toolCallId, call.name, call.input, call.reason, call.approvals],
+    );
   }
   if (summary.iterations !== 0) stored.it = summary.iterations;
   const usage = USAGE_FIELDS.map((field) => summary.usage[field]);
@@ -130,8 +135,13 @@ function expand(runId: string, value: unknown): unknown {
 
 /** The pending call a stored tuple stands for (anything else is left for the schema to refuse). */
 function pendingOf(tuple: unknown): unknown {
-  if (!Array.isArray(tuple) || tuple.length !== PENDING_FIELDS.length) return tuple;
-  return Object.fromEntries(PENDING_FIELDS.map((field, at) => [field, tuple[at]]));
+  if (
+    !Array.isArray(tuple) ||
+    (tuple.length !== PENDING_FIELDS.length && tuple.length !== PENDING_FIELDS.length - 1)
+  ) {
+    return tuple;
+  }
+  return Object.fromEntries(tuple.map((value, at) => [PENDING_FIELDS[at], value]));
 }
 
 /**
