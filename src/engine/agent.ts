@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import type { z } from "zod";
 import { systemTimer } from "../core/deadline.js";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
-import type { Message, RunResult } from "../core/values.js";
+import type { JsonValue, Message, RunResult } from "../core/values.js";
 import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
@@ -30,6 +31,7 @@ import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
+import { handoffTools } from "./handoffs.js";
 import { checkDecisions, parkRun, parseParked } from "./park-run.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
@@ -38,11 +40,26 @@ import { toMessages } from "./run-input.js";
 import { finishRun, startRun } from "./run-lifecycle.js";
 import { statusOf, toRunResult } from "./run-result.js";
 import { streamRun } from "./stream-run.js";
+import { checkOutputSchema } from "./structured-output.js";
 
-export interface AgentOptions {
+/**
+ * An agent's config with its structured output typed: `output` is a zod schema whose parsed
+ * value is `RunResult.output` (`Agent<TOutput>`).
+ */
+export type AgentConfigFor<TOutput> = Omit<AgentConfig, "output"> & {
+  output?: z.ZodType<TOutput> | undefined;
+};
+
+/**
+ * The output type of an `Agent<TOutput>`'s results: `TOutput`, or the final text (`string`)
+ * for an agent whose config's type does not say (a plain `AgentConfig`).
+ */
+export type OutputOf<TOutput> = unknown extends TOutput ? string : TOutput;
+
+export interface AgentOptions<TOutput = string> {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
   provider?: Provider;
-  config?: AgentConfig;
+  config?: AgentConfigFor<TOutput>;
   tools?: readonly Tool<unknown>[];
   /** A pipeline to use as `agent.middleware`, or middleware to add in order. */
   middleware?: MiddlewarePipeline | readonly MiddlewareLike[];
@@ -75,6 +92,12 @@ export interface AgentOptions {
   knowledge?: KnowledgeOptions;
   /** MCP connections (`await mcpTools(...)`) closed with the agent; pass their tools in `tools`. */
   mcp?: readonly { close(): Promise<void> }[];
+  /**
+   * Agents this one may hand the conversation to: each adds a `transfer_to_<name>` tool whose
+   * call continues the run (same id and conversation) under that agent. A runtime finds them
+   * by `config.name`.
+   */
+  handoffs?: readonly Agent<unknown>[];
 }
 
 export interface RunOptions {
@@ -98,7 +121,7 @@ export interface ResumeOptions {
  * const agent = new Agent({ provider, tools: [search] });
  * const result = await agent.run("Find harnessx");
  */
-export class Agent implements AsyncDisposable {
+export class Agent<TOutput = string> implements AsyncDisposable {
   readonly config: ResolvedAgentConfig;
   readonly provider: Provider | undefined;
   readonly tools: ToolRegistry;
@@ -118,15 +141,19 @@ export class Agent implements AsyncDisposable {
   readonly #resuming = new Set<string>();
   readonly #approvalKey: string | undefined;
   readonly #mcp: readonly { close(): Promise<void> }[];
+  /** The handoffs' agents by name, and their agents by tool name. */
+  readonly #handoffs: ReadonlyMap<string, Agent<unknown>>;
+  readonly #handoffTools: ReadonlyMap<string, string> | undefined;
   #promptProviders: readonly PromptProvider[] = [];
   #started = false;
 
-  constructor(options: AgentOptions = {}) {
+  constructor(options: AgentOptions<TOutput> = {}) {
     if (typeof options !== "object" || options === null) {
       throw new ConfigError("Agent options must be an object.");
     }
     checkAgentOptions(options);
     this.config = parseAgentConfig(options.config ?? {});
+    checkOutputSchema(this.config.output);
     this.provider = options.provider;
     this.tools = new ToolRegistry(options.tools ?? []);
     this.middleware =
@@ -137,7 +164,8 @@ export class Agent implements AsyncDisposable {
     this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
-    for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
+    for (const each of sandboxTools<Agent>(options.sandbox, this.#asHookAgent()))
+      this.tools.register(each);
     this.#approvalKey = options.approvalKey;
     this.#mcp = options.mcp ?? [];
     this.recorder = options.recorder;
@@ -156,14 +184,36 @@ export class Agent implements AsyncDisposable {
       timer: options.deps?.timer ?? systemTimer,
     };
     this.#addFeatures(options);
+    const handoffs = options.handoffs ?? [];
+    this.#handoffs = new Map(handoffs.map((agent) => [agent.name, agent]));
+    const { tools, byTool } = handoffTools(this.name, handoffs);
+    for (const each of tools) this.tools.register(each);
+    this.#handoffTools = byTool.size === 0 ? undefined : byTool;
+  }
+
+  /**
+   * The agent named `name` among this one's handoffs, theirs, and so on (a direct run handed
+   * on twice resumes on the agent it started on).
+   */
+  #handoffAgent(name: string): Agent<unknown> | undefined {
+    const seen = new Set<Agent<unknown>>();
+    const queue: Agent<unknown>[] = [this as Agent<unknown>];
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      const found = next.#handoffs.get(name);
+      if (found !== undefined) return found;
+      queue.push(...next.#handoffs.values());
+    }
+    return undefined;
   }
 
   /** Skills and knowledge: their tools and prompt sections, with hooks emitted on this agent. */
-  #addFeatures(options: AgentOptions): void {
+  #addFeatures(options: AgentOptions<unknown>): void {
     const emit = <E extends HookEvent>(event: E, data: HookPayloads[E]) =>
       emitHook(
         this.hooks,
-        { event, agent: this, data, timestamp: this.#deps.clock.now() },
+        { event, agent: this.#asHookAgent(), data, timestamp: this.#deps.clock.now() },
         this.logger,
       );
     for (const feature of [
@@ -219,29 +269,53 @@ export class Agent implements AsyncDisposable {
   }
 
   /** Runs to completion, failure, cancellation, or an approval wait. */
-  async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult> {
-    return this.#begin(input, withOwnSignal(options), undefined);
+  async run(
+    input: string | Message[],
+    options: RunOptions = {},
+  ): Promise<RunResult<OutputOf<TOutput>>> {
+    return this.#typed(await this.#begin(input, withOwnSignal(options), undefined));
   }
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
-  runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent> {
-    return streamRun(
-      (emit, signal) => this.#begin(input, { ...options, signal }, emit),
-      options.signal,
+  runStream(
+    input: string | Message[],
+    options: RunOptions = {},
+  ): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
+    return this.#typedStream(
+      streamRun((emit, signal) => this.#begin(input, { ...options, signal }, emit), options.signal),
     );
   }
 
   /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
-  async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult> {
-    return this.#resume(run, withOwnSignal(options), undefined);
+  async resume(
+    run: string | ParkedRun,
+    options: ResumeOptions,
+  ): Promise<RunResult<OutputOf<TOutput>>> {
+    return this.#typed(await this.#resume(run, withOwnSignal(options), undefined));
   }
 
   /** `resume`, yielding `RunEvent`s as they happen. */
-  resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent> {
-    return streamRun(
-      (emit, signal) => this.#resume(run, { ...options, signal }, emit),
-      options.signal,
+  resumeStream(
+    run: string | ParkedRun,
+    options: ResumeOptions,
+  ): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
+    return this.#typedStream(
+      streamRun((emit, signal) => this.#resume(run, { ...options, signal }, emit), options.signal),
     );
+  }
+
+  // Hooks see the agent as `ctx.agent`; what they may call on it does not depend on its output.
+  #asHookAgent(): Agent {
+    return this as unknown as Agent;
+  }
+
+  // The output is what `config.output` parsed (so `TOutput`), or the final text without one.
+  #typed(result: RunResult): RunResult<OutputOf<TOutput>> {
+    return result as RunResult<OutputOf<TOutput>>;
+  }
+
+  #typedStream(events: AsyncIterable<RunEvent>): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
+    return events as AsyncIterable<RunEvent<OutputOf<TOutput>>>;
   }
 
   /** The parked run `runId` as plain, JSON-serialisable data. */
@@ -265,7 +339,7 @@ export class Agent implements AsyncDisposable {
     input: string | Message[],
     options: RunOptions,
     emit: ((event: RunEvent) => void) | undefined,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<JsonValue>> {
     const messages = toMessages(input);
     const runId = options.runId ?? this.#deps.generateId();
     const sessionId = options.sessionId ?? this.#deps.generateId();
@@ -277,6 +351,7 @@ export class Agent implements AsyncDisposable {
       input,
       messages,
       maxIterations: this.config.maxIterations,
+      agent: this.name,
     });
     return this.#advance(actor, env);
   }
@@ -285,7 +360,7 @@ export class Agent implements AsyncDisposable {
     run: string | ParkedRun,
     options: ResumeOptions,
     emit: ((event: RunEvent) => void) | undefined,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<JsonValue>> {
     const given = typeof run === "string" ? undefined : parseParked(run);
     const runId = given?.runId ?? (run as string);
     if (this.#resuming.has(runId)) {
@@ -327,8 +402,21 @@ export class Agent implements AsyncDisposable {
     }
   }
 
-  async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
+  async #advance(actor: RunActor, startEnv: RunEnv): Promise<RunResult<JsonValue>> {
     const { runId, sessionId } = actor.getSnapshot().context;
+    // The environment of the agent the run is under: a handoff moves it to the target's.
+    let env = startEnv;
+    const switchAgent = async (name: string): Promise<RunEnv> => {
+      const target = this.#handoffAgent(name);
+      if (target === undefined) {
+        throw new ConfigError(
+          `Run "${runId}" was handed to agent "${name}", which is not among the handoffs of "${this.name}".`,
+        );
+      }
+      if (!target.started) await target.start();
+      env = target.runEnv({ runId, sessionId, signal: startEnv.signal, emit: startEnv.emit });
+      return env;
+    };
     const { name: agent, provider, config } = this;
     await traceRun(
       {
@@ -338,7 +426,7 @@ export class Agent implements AsyncDisposable {
         model: requestedModel(config.model, provider),
         provider: provider?.name,
       },
-      () => drive(actor, env),
+      () => drive(actor, env, { switchAgent }),
       () => {
         const { value, context } = actor.getSnapshot();
         const status = statusOf(value);
@@ -364,7 +452,7 @@ export class Agent implements AsyncDisposable {
         : undefined;
     actor.stop();
     if (parked !== undefined) {
-      const result = toRunResult(context, "awaiting_approval");
+      const result = toRunResult(context, "awaiting_approval", this.name);
       this.#parked.set(context.runId, parked);
       env.emit?.({ type: "approval_required", pending: result.pending });
       return result;
@@ -375,7 +463,7 @@ export class Agent implements AsyncDisposable {
         : snapshot.value === "cancelled"
           ? "cancelled"
           : "failed";
-    const result = toRunResult(context, status);
+    const result = toRunResult(context, status, this.name);
     await finishRun(env, result);
     return result;
   }
@@ -388,6 +476,8 @@ export class Agent implements AsyncDisposable {
     emit: ((event: RunEvent) => void) | undefined;
     /** A durable runtime's limits; direct runs keep the defaults. */
     limits?: ToolLimits | undefined;
+    /** A durable runtime's agents: whether it knows one by name (handoffs). */
+    agentKnown?: ((name: string) => boolean) | undefined;
   }): RunEnv {
     const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
     const clock = this.#deps.clock;
@@ -404,7 +494,11 @@ export class Agent implements AsyncDisposable {
         has: (event) => this.hooks.has(event),
         emit: (event, data) =>
           withinRun(runScope, () =>
-            emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+            emitHook(
+              this.hooks,
+              { event, agent: this.#asHookAgent(), data, timestamp: clock.now() },
+              logger,
+            ),
           ),
       },
       promptProviders: this.#promptProviders,
@@ -420,6 +514,8 @@ export class Agent implements AsyncDisposable {
       recorder: this.recorder,
       runScope,
       limits: run.limits ?? DEFAULT_TOOL_LIMITS,
+      handoffs: this.#handoffTools,
+      agentKnown: run.agentKnown,
     };
   }
 }

@@ -21,6 +21,11 @@ export interface DriveOptions {
   stopAt?: ReadonlySet<Phase>;
   /** Called after every phase boundary, e.g. to persist the snapshot. */
   onBoundary?: (actor: RunActor, finished: Phase) => Promise<void> | void;
+  /**
+   * The environment of the agent a handoff moved the run to (`RunContext.agent`), for the
+   * stages from then on. Without it, the run's stages keep `env`.
+   */
+  switchAgent?: (agent: string) => Promise<RunEnv> | RunEnv;
 }
 
 export const currentPhase = (actor: RunActor): Phase => actor.getSnapshot().value as Phase;
@@ -38,9 +43,10 @@ const cancelledEvent = (phase: string) => ({
  */
 export async function drive(
   actor: RunActor,
-  env: RunEnv,
+  startEnv: RunEnv,
   options: DriveOptions = {},
 ): Promise<ProviderDeferral | undefined> {
+  let env = startEnv;
   for (;;) {
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== "active") {
@@ -54,6 +60,10 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
+        const { agent } = snapshot.context;
+        if (agent !== undefined && agent !== env.config.name && options.switchAgent) {
+          env = await options.switchAgent(agent);
+        }
         const running =
           env.runScope === undefined
             ? stage(snapshot.context, env)

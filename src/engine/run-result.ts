@@ -1,4 +1,4 @@
-import type { PendingApproval, RunResult, RunStatus } from "../core/values.js";
+import type { JsonValue, PendingApproval, RunResult, RunStatus } from "../core/values.js";
 import type { Phase, RunContext } from "../machines/run-machine.js";
 
 const STATUS_OF: Partial<Record<string, RunStatus>> = {
@@ -23,8 +23,15 @@ export function pendingOf(context: RunContext): PendingApproval[] {
     }));
 }
 
-/** The public result of a run that finished or waits. */
-export function toRunResult(context: RunContext, status: RunStatus): RunResult {
+/**
+ * The public result of a run that finished or waits; `startedAgent` names the agent when the
+ * context does not (a snapshot saved before handoffs existed).
+ */
+export function toRunResult(
+  context: RunContext,
+  status: RunStatus,
+  startedAgent: string,
+): RunResult<JsonValue> {
   return {
     runId: context.runId,
     sessionId: context.sessionId,
@@ -33,6 +40,7 @@ export function toRunResult(context: RunContext, status: RunStatus): RunResult {
     error: status === "failed" || status === "cancelled" ? context.error : null,
     // A snapshot saved before stop reasons were kept gives the result it gave then.
     ...(context.stopReason === undefined ? {} : { stopReason: context.stopReason }),
+    agent: context.agent ?? startedAgent,
     pending: status === "awaiting_approval" ? pendingOf(context) : [],
     usage: context.usage,
     iterations: context.iteration,

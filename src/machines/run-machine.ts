@@ -1,6 +1,7 @@
 import { assign, not, or, type SnapshotFrom, setup, stateIn } from "xstate";
 import { entryById } from "../core/id-record.js";
 import type {
+  JsonValue,
   Message,
   ProviderResponse,
   RunError,
@@ -48,10 +49,18 @@ export interface RunContext {
   calls: CallState[];
   /** Raw handler outcomes by call id, committed before post-processing. */
   raw: Record<string, ToolResult>;
-  output: string | null;
+  /** The final text, or with `config.output` the parsed value. */
+  output: JsonValue | null;
   error: RunError | null;
   /** The last provider response's stop reason (absent in snapshots saved before it existed). */
   stopReason?: StopReason | null;
+  /**
+   * The agent the run is under now: the started one until a handoff moves it (absent in
+   * snapshots saved before handoffs existed: then the run's own agent).
+   */
+  agent?: string;
+  /** Final answers that did not match `config.output` so far (absent: none). */
+  outputFailures?: number;
 }
 
 export interface RunInput {
@@ -59,6 +68,8 @@ export interface RunInput {
   sessionId: string;
   messages: Message[];
   maxIterations: number;
+  /** The agent the run starts under. */
+  agent?: string;
 }
 
 export interface Decision {
@@ -71,14 +82,27 @@ export type RunMachineEvent =
   | { type: "COMPOSED"; request: PreparedRequest }
   | { type: "LLM_PREPARED"; messages: Message[]; tools: ToolSchema[]; prefixKey: string | null }
   | { type: "PROVIDER_RESPONDED"; response: ProviderResponse; durationMs: number }
-  | { type: "RESPONSE_PROCESSED"; response: ProviderResponse }
+  /** `output`: the parsed structured answer of a final response (agents with `config.output`). */
+  | { type: "RESPONSE_PROCESSED"; response: ProviderResponse; output?: JsonValue }
+  /**
+   * A final answer that does not match `config.output`: with `retry`, it goes back to the model
+   * with `feedback` (a user message); else the run fails with `error`.
+   */
+  | {
+      type: "OUTPUT_REJECTED";
+      response: ProviderResponse;
+      feedback: string;
+      retry: boolean;
+      error: RunError;
+    }
   | { type: "CALLS_PREPARED"; calls: CallState[] }
   | { type: "PERMISSIONS_RESOLVED"; calls: CallState[] }
   | { type: "DECIDED"; decisions: Record<string, Decision> }
   | { type: "RECHECKED"; calls: CallState[] }
   | { type: "TOOLS_DISPATCHED"; raw: Record<string, ToolResult> }
   | { type: "INTERRUPTED"; calls: InterruptedCall[] }
-  | { type: "RESULTS_PROCESSED"; results: ToolResult[] }
+  /** `handoff`: the agent a `transfer_to_<name>` call of this turn hands the run to. */
+  | { type: "RESULTS_PROCESSED"; results: ToolResult[]; handoff?: string }
   | { type: "FAIL"; error: RunError }
   | { type: "CANCEL"; error: RunError };
 
@@ -191,6 +215,8 @@ export const runMachine = setup({
         (each) => waitsForPerson(each) && !entryById(event.decisions, each.call.id),
       ),
     underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
+    retriesOutput: ({ context, event }) =>
+      event.type === "OUTPUT_REJECTED" && event.retry && context.iteration < context.maxIterations,
     interruptsACall: ({ context, event }) =>
       event.type === "INTERRUPTED" &&
       event.calls.some((interrupted) =>
@@ -214,6 +240,7 @@ export const runMachine = setup({
     messages: input.messages,
     usage: emptyUsage(),
     stopReason: null,
+    ...(input.agent === undefined ? {} : { agent: input.agent }),
     ...idleStageContext(),
   }),
   initial: "compose",
@@ -289,7 +316,38 @@ export const runMachine = setup({
                 { role: "assistant", content: event.response.content },
               ],
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
-              output: ({ event }) => textOf(event.response.content),
+              output: ({ event }) => event.output ?? textOf(event.response.content),
+              response: null,
+              request: null,
+            }),
+          },
+        ],
+        OUTPUT_REJECTED: [
+          {
+            guard: "retriesOutput",
+            target: "compose",
+            actions: assign({
+              messages: ({ context, event }) => [
+                ...context.messages,
+                { role: "assistant", content: event.response.content },
+                { role: "user", content: [{ type: "text", text: event.feedback }] },
+              ],
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+              response: null,
+              request: null,
+            }),
+          },
+          {
+            target: "failed",
+            actions: assign({
+              messages: ({ context, event }) => [
+                ...context.messages,
+                { role: "assistant", content: event.response.content },
+              ],
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+              error: ({ event }) => event.error,
               response: null,
               request: null,
             }),
@@ -385,6 +443,7 @@ export const runMachine = setup({
               messages: ({ context, event }) => [...context.messages, toolMessage(event.results)],
               calls: [],
               raw: {},
+              agent: ({ context, event }) => event.handoff ?? context.agent,
             }),
           },
           {
@@ -420,46 +479,9 @@ export type RunMachine = typeof runMachine;
 /** A snapshot of the run machine, as an actor of it or `transition` gives it. */
 export type RunSnapshot = SnapshotFrom<RunMachine>;
 
-/** The run machine's persisted snapshot (`getPersistedSnapshot`), as plain data. */
-export interface PersistedRunSnapshot {
-  status: RunSnapshot["status"];
-  output: unknown;
-  error: unknown;
-  value: RunSnapshot["value"];
-  historyValue: Record<string, never>;
-  context: RunContext;
-  children: Record<string, never>;
-}
-
-/**
- * `runMachine.getPersistedSnapshot(snapshot)`, for this machine, which spawns no actors and has
- * no history states: without that method's walk of the whole context (the conversation
- * included) in search of actor references, at every save. The context is shared, not copied:
- * XState replaces it on a change and never mutates it.
- */
-export function persistedRunSnapshot(snapshot: RunSnapshot): PersistedRunSnapshot {
-  const { status, output, error, value, context } = snapshot;
-  return { status, output, error, value, historyValue: {}, context, children: {} };
-}
-
-/**
- * The effect boundaries (SPEC §8) at which a durable run is persisted: after a provider
- * response (entering `afterLlm`), at `dispatch`, when it parks, after tool results entered the
- * conversation (back at `compose` from `afterTool`), and when it finishes. What runs between
- * two of them is pure work or middleware: after a crash it runs again from the last save.
- */
-export function isEffectBoundary(entered: Phase | FinalPhase, left: Phase): boolean {
-  switch (entered) {
-    case "afterLlm":
-    case "awaitingApproval":
-    case "dispatch":
-    case "done":
-    case "failed":
-    case "cancelled":
-      return true;
-    case "compose":
-      return left === "afterTool";
-    default:
-      return false;
-  }
-}
+// Persisted snapshots and effect boundaries have their own module; their names stay here.
+export {
+  isEffectBoundary,
+  type PersistedRunSnapshot,
+  persistedRunSnapshot,
+} from "./run-snapshot.js";

@@ -3,7 +3,7 @@ import { ApprovalError } from "../core/errors.js";
 import { Message, type ToolCall } from "../core/values.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { RunBackend } from "../store/backend.js";
-import { callKey, contextView } from "../store/run-view.js";
+import { callKey, contextView, currentAgentOf } from "../store/run-view.js";
 import { isTerminal, type RunRecord, type StoredDecision } from "../store/schemas.js";
 import type { DecisionRecord } from "../store/summary.js";
 
@@ -105,7 +105,7 @@ function checkUntampered(
   approvalKey: (agent: string) => { key: string | undefined } | undefined,
 ): void {
   if (record === undefined) return;
-  const agent = approvalKey(record.agent);
+  const agent = approvalKey(currentAgentOf(record));
   if (agent === undefined) return;
   const state = contextView(record)?.calls.find((each) => each.call.id === toolCallId);
   if (state === undefined || state.status !== "asked") return;

@@ -112,6 +112,8 @@ export const SnapshotContextView = z.looseObject({
   sessionId: z.string(),
   iteration: z.number().int().nonnegative(),
   calls: z.array(CallStateView),
+  /** The agent the run is under after a handoff (absent: the record's). */
+  agent: z.string().min(1).optional(),
 });
 export type SnapshotContextView = z.infer<typeof SnapshotContextView>;
 
@@ -190,7 +192,11 @@ export const RunEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tool_start"), toolCall: ToolCall }),
   z.object({ type: z.literal("tool_end"), toolCall: ToolCall, result: ToolResult }),
   z.object({ type: z.literal("approval_required"), pending: z.array(PendingApproval) }),
-  z.object({ type: z.literal("result"), result: RunResult }),
+  z.object({
+    type: z.literal("result"),
+    // A result event logged before results named their agent still ends its stream.
+    result: RunResult.extend({ agent: z.string().default("") }),
+  }),
 ]) satisfies z.ZodType<RunEvent>;
 
 /** The last event of a durable run's stream: its final result (an approval wait is not final). */

@@ -213,6 +213,6 @@ function derivesResult(record: RunRecord, result: RunResult): boolean {
   const context = record.snapshot.context as unknown as RunContext;
   if (!Array.isArray(context.messages) || !Array.isArray(context.calls)) return false;
   if (result.messages.length !== context.messages.length) return false;
-  const derived = toRunResult(context, result.status);
+  const derived = toRunResult(context, result.status, record.agent);
   return isDeepStrictEqual({ ...derived, messages: [] }, { ...result, messages: [] });
 }

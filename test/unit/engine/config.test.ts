@@ -14,6 +14,7 @@ const DEFAULTS = {
   toolTimeoutMs: 300_000,
   providerTimeoutMs: 600_000,
   rateLimitWaitMs: 600_000,
+  outputRetries: 2,
 };
 
 function configErrorOf(config: unknown): ConfigError {
@@ -67,6 +68,7 @@ describe("parseAgentConfig", () => {
       rateLimit: { requestsPerMinute: 600, tokensPerMinute: 90_000 },
       rateLimitWaitMs: 30_000,
       approvalTimeoutMs: 3_600_000,
+      outputRetries: 1,
     };
     expect(parseAgentConfig(config)).toEqual(config);
   });

@@ -49,11 +49,19 @@ const frozenV3Parked = fixture("v3-parked.stored.json");
 const frozenV4Parked = fixture("v4-parked.stored.json");
 const frozenV4ParkedSummaryV2 = fixture("v4-parked-summary-v2.stored.json");
 
-/** The frozen version-2 record as this version reads it: the same record, as version 4. */
-const migratedV2 = (): Record<string, unknown> => ({
-  ...(JSON.parse(frozenV2) as Record<string, unknown>),
-  schemaVersion: RUN_RECORD_VERSION,
-});
+/**
+ * The frozen version-2 record as this version reads it: the same record, as version 4, whose
+ * result names its agent (the record's: results of that version predate handoffs).
+ */
+const migratedV2 = (): Record<string, unknown> => {
+  const record = JSON.parse(frozenV2) as Record<string, unknown>;
+  const result = record.result as Record<string, unknown>;
+  return {
+    ...record,
+    schemaVersion: RUN_RECORD_VERSION,
+    result: { agent: record.agent, ...result },
+  };
+};
 
 describe("stored run records", () => {
   it("keeps loading the frozen version-2 record as the backends stored it, as version 4", () => {
