@@ -36,7 +36,7 @@ function jsonSchemaOf(schema: z.ZodType): OutputFormat["schema"] {
   try {
     const { $schema: _header, ...rest } = z.toJSONSchema(schema, {
       target: "draft-2020-12",
-      io: "output",
+      io: "input",
     }) as Record<string, unknown>;
     return rest;
   } catch (error) {
