@@ -50,12 +50,6 @@ export type AgentConfigFor<TOutput> = Omit<AgentConfig, "output"> & {
   output?: z.ZodType<TOutput> | undefined;
 };
 
-/**
- * The output type of an `Agent<TOutput>`'s results: `TOutput`, or the final text (`string`)
- * for an agent whose config's type does not say (a plain `AgentConfig`).
- */
-export type OutputOf<TOutput> = unknown extends TOutput ? string : TOutput;
-
 export interface AgentOptions<TOutput = string> {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
   provider?: Provider;
@@ -121,7 +115,7 @@ export interface ResumeOptions {
  * const agent = new Agent({ provider, tools: [search] });
  * const result = await agent.run("Find harnessx");
  */
-export class Agent<TOutput = string> implements AsyncDisposable {
+export class Agent<out TOutput = string> implements AsyncDisposable {
   readonly config: ResolvedAgentConfig;
   readonly provider: Provider | undefined;
   readonly tools: ToolRegistry;
@@ -269,36 +263,24 @@ export class Agent<TOutput = string> implements AsyncDisposable {
   }
 
   /** Runs to completion, failure, cancellation, or an approval wait. */
-  async run(
-    input: string | Message[],
-    options: RunOptions = {},
-  ): Promise<RunResult<OutputOf<TOutput>>> {
+  async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult<TOutput>> {
     return this.#typed(await this.#begin(input, withOwnSignal(options), undefined));
   }
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
-  runStream(
-    input: string | Message[],
-    options: RunOptions = {},
-  ): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
+  runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent<TOutput>> {
     return this.#typedStream(
       streamRun((emit, signal) => this.#begin(input, { ...options, signal }, emit), options.signal),
     );
   }
 
   /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
-  async resume(
-    run: string | ParkedRun,
-    options: ResumeOptions,
-  ): Promise<RunResult<OutputOf<TOutput>>> {
+  async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult<TOutput>> {
     return this.#typed(await this.#resume(run, withOwnSignal(options), undefined));
   }
 
   /** `resume`, yielding `RunEvent`s as they happen. */
-  resumeStream(
-    run: string | ParkedRun,
-    options: ResumeOptions,
-  ): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
+  resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent<TOutput>> {
     return this.#typedStream(
       streamRun((emit, signal) => this.#resume(run, { ...options, signal }, emit), options.signal),
     );
@@ -310,12 +292,12 @@ export class Agent<TOutput = string> implements AsyncDisposable {
   }
 
   // The output is what `config.output` parsed (so `TOutput`), or the final text without one.
-  #typed(result: RunResult): RunResult<OutputOf<TOutput>> {
-    return result as RunResult<OutputOf<TOutput>>;
+  #typed(result: RunResult): RunResult<TOutput> {
+    return result as RunResult<TOutput>;
   }
 
-  #typedStream(events: AsyncIterable<RunEvent>): AsyncIterable<RunEvent<OutputOf<TOutput>>> {
-    return events as AsyncIterable<RunEvent<OutputOf<TOutput>>>;
+  #typedStream(events: AsyncIterable<RunEvent>): AsyncIterable<RunEvent<TOutput>> {
+    return events as AsyncIterable<RunEvent<TOutput>>;
   }
 
   /** The parked run `runId` as plain, JSON-serialisable data. */

@@ -11,7 +11,7 @@ import type { ProviderGates } from "./provider-gates.js";
 export interface WorkerDeps {
   backend: RunBackend;
   /** The agents this process can advance, by `config.name`. */
-  agents: ReadonlyMap<string, Agent>;
+  agents: ReadonlyMap<string, Agent<unknown>>;
   logger: Logger;
   clock: Clock;
   active: ActiveRuns;
@@ -26,7 +26,7 @@ export interface WorkerDeps {
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */
-export function agentFor(deps: WorkerDeps, name: string, runId: string): Agent {
+export function agentFor(deps: WorkerDeps, name: string, runId: string): Agent<unknown> {
   const agent = deps.agents.get(name);
   if (agent === undefined) {
     throw new BackendError(

@@ -35,6 +35,7 @@ import {
   searchTool,
   withoutDeltas,
 } from "./fixtures.js";
+import { describeHandoffOutputContract } from "./handoff-output-contract.js";
 import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRoleContracts } from "./roles/role-contracts.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
@@ -72,6 +73,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeRunFeedsContract(name, factory);
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
+  describeHandoffOutputContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {
