@@ -54,6 +54,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "rejected submit: config_invalid runId question-44",
     "completed runs: 4",
   ],
+  "handoffs-and-output.ts": [
+    "handoff: lead -> writer",
+    "direct: completed under writer, run article-1",
+    "title: Lisbon in spring",
+    "iterations: 3 (one answer sent back)",
+    "durable: completed under writer, summary agent lead",
+    'stored output: {"title":"Lisbon in spring","body":"Sunny, 21 °C, and the jacarandas."}',
+  ],
   "extension-audit.ts": [
     "  hook: lookup done, 3 call(s) this session",
     "  hook: lookup done, 1 call(s) this session",
