@@ -43,7 +43,10 @@ const makeAgents = () => {
 const direct = makeAgents();
 const result = await direct.lead.run("Write about Lisbon in spring", { runId: "article-1" });
 console.log(`direct: ${result.status} under ${result.agent}, run ${result.runId}`);
-console.log(`title: ${result.output?.title ?? "(none)"}`);
+// `lead.run` is typed by the lead's own output (text); after a handoff the output is the
+// finishing agent's, so it is narrowed by `result.agent` and the writer's schema.
+const article = result.agent === "writer" ? Article.parse(result.output) : undefined;
+console.log(`title: ${article?.title ?? "(none)"}`);
 console.log(`iterations: ${result.iterations} (one answer sent back)`);
 
 // The same on a runtime: the summary names the submitted agent, the result the finishing one.
