@@ -31,7 +31,7 @@ import { checkAgentOptions } from "./agent-options.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
-import { handoffTools } from "./handoffs.js";
+import { findHandoffAgent, handoffTools } from "./handoffs.js";
 import { checkDecisions, parkRun, parseParked } from "./park-run.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
@@ -185,21 +185,9 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     this.#handoffTools = byTool.size === 0 ? undefined : byTool;
   }
 
-  /**
-   * The agent named `name` among this one's handoffs, theirs, and so on (a direct run handed
-   * on twice resumes on the agent it started on).
-   */
-  #handoffAgent(name: string): Agent<unknown> | undefined {
-    const seen = new Set<Agent<unknown>>();
-    const queue: Agent<unknown>[] = [this as Agent<unknown>];
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      if (seen.has(next)) continue;
-      seen.add(next);
-      const found = next.#handoffs.get(name);
-      if (found !== undefined) return found;
-      queue.push(...next.#handoffs.values());
-    }
-    return undefined;
+  /** The agents this one hands runs to. @internal */
+  get handoffAgents(): readonly Agent<unknown>[] {
+    return [...this.#handoffs.values()];
   }
 
   /** Skills and knowledge: their tools and prompt sections, with hooks emitted on this agent. */
@@ -264,40 +252,34 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
 
   /** Runs to completion, failure, cancellation, or an approval wait. */
   async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult<TOutput>> {
-    return this.#typed(await this.#begin(input, withOwnSignal(options), undefined));
+    // The output is what `config.output` parsed (so `TOutput`), or the final text without one.
+    return (await this.#begin(input, withOwnSignal(options), undefined)) as RunResult<TOutput>;
   }
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
   runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent<TOutput>> {
-    return this.#typedStream(
-      streamRun((emit, signal) => this.#begin(input, { ...options, signal }, emit), options.signal),
-    );
+    return streamRun(
+      (emit, signal) => this.#begin(input, { ...options, signal }, emit),
+      options.signal,
+    ) as AsyncIterable<RunEvent<TOutput>>;
   }
 
   /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
   async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult<TOutput>> {
-    return this.#typed(await this.#resume(run, withOwnSignal(options), undefined));
+    return (await this.#resume(run, withOwnSignal(options), undefined)) as RunResult<TOutput>;
   }
 
   /** `resume`, yielding `RunEvent`s as they happen. */
   resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent<TOutput>> {
-    return this.#typedStream(
-      streamRun((emit, signal) => this.#resume(run, { ...options, signal }, emit), options.signal),
-    );
+    return streamRun(
+      (emit, signal) => this.#resume(run, { ...options, signal }, emit),
+      options.signal,
+    ) as AsyncIterable<RunEvent<TOutput>>;
   }
 
   // Hooks see the agent as `ctx.agent`; what they may call on it does not depend on its output.
   #asHookAgent(): Agent {
     return this as unknown as Agent;
-  }
-
-  // The output is what `config.output` parsed (so `TOutput`), or the final text without one.
-  #typed(result: RunResult): RunResult<TOutput> {
-    return result as RunResult<TOutput>;
-  }
-
-  #typedStream(events: AsyncIterable<RunEvent>): AsyncIterable<RunEvent<TOutput>> {
-    return events as AsyncIterable<RunEvent<TOutput>>;
   }
 
   /** The parked run `runId` as plain, JSON-serialisable data. */
@@ -389,7 +371,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     // The environment of the agent the run is under: a handoff moves it to the target's.
     let env = startEnv;
     const switchAgent = async (name: string): Promise<RunEnv> => {
-      const target = this.#handoffAgent(name);
+      const target = findHandoffAgent(this as Agent<unknown>, name);
       if (target === undefined) {
         throw new ConfigError(
           `Run "${runId}" was handed to agent "${name}", which is not among the handoffs of "${this.name}".`,

@@ -84,3 +84,23 @@ export function settleHandoff(context: RunContext, env: RunEnv): SettledHandoff 
 /** The result the model sees for a transfer that was refused. */
 export const refusedHandoffResult = (toolCallId: string, reason: string) =>
   errorResult(toolCallId, reason);
+
+/**
+ * The agent named `name` among `start`'s handoffs, theirs, and so on: a direct run handed on
+ * twice is resumed on the agent it started on.
+ */
+export function findHandoffAgent<A extends { readonly handoffAgents: readonly A[] }>(
+  start: A,
+  name: string,
+): A | undefined {
+  const seen = new Set<A>();
+  const queue = [start];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    if (seen.has(next)) continue;
+    seen.add(next);
+    const found = next.handoffAgents.find((agent) => (agent as { name?: string }).name === name);
+    if (found !== undefined) return found;
+    queue.push(...next.handoffAgents);
+  }
+  return undefined;
+}

@@ -478,10 +478,3 @@ export type RunMachine = typeof runMachine;
 
 /** A snapshot of the run machine, as an actor of it or `transition` gives it. */
 export type RunSnapshot = SnapshotFrom<RunMachine>;
-
-// Persisted snapshots and effect boundaries have their own module; their names stay here.
-export {
-  isEffectBoundary,
-  type PersistedRunSnapshot,
-  persistedRunSnapshot,
-} from "./run-snapshot.js";

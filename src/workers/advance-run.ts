@@ -12,9 +12,9 @@ import {
   type Decision,
   type FinalPhase,
   type Phase,
-  persistedRunSnapshot,
   runsHandler,
 } from "../machines/run-machine.js";
+import { persistedRunSnapshot } from "../machines/run-snapshot.js";
 import { withExtractedContext } from "../observability/propagation.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";

@@ -5,12 +5,12 @@ import {
   type CallState,
   PHASES,
   type PreparedRequest,
-  persistedRunSnapshot,
   type RunInput,
   type RunMachineEvent,
   runMachine,
   STAGE_OF_PHASE,
 } from "../../../src/machines/run-machine.js";
+import { persistedRunSnapshot } from "../../../src/machines/run-snapshot.js";
 import { textResponse, toolCallResponse } from "../../../src/testing.js";
 
 type RunSnapshot = ReturnType<typeof initialTransition<typeof runMachine>>[0];
