@@ -1,9 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 import { ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
-import type { RunResult, ToolCall } from "../core/values.js";
+import type { JsonValue, RunResult, ToolCall } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { parseRecording, ReplayProvider } from "../providers/replay.js";
@@ -33,9 +34,13 @@ function describeEntry(entry: RecorderEntry): string {
     case "error":
       return `error             ${entry.error.name} in ${entry.error.phase ?? "run"}: ${entry.error.message}`;
     case "run_end":
-      return `run_end           ${entry.status}${entry.output === null ? "" : `: ${JSON.stringify(clip(entry.output))}`}`;
+      return `run_end           ${entry.status}${entry.output === null ? "" : `: ${JSON.stringify(clip(textOfOutput(entry.output)))}`}`;
   }
 }
+
+/** A structured output (`config.output`) as its JSON text; a final text as it is. */
+const textOfOutput = (output: JsonValue): string =>
+  typeof output === "string" ? output : JSON.stringify(output);
 
 type AgentFactory = (provider: Provider) => Agent | Promise<Agent>;
 
@@ -98,12 +103,12 @@ export async function runReplay(options: ReplayCommandOptions): Promise<number> 
       modelCalls: provider.callCount,
     },
     recorded: { status: end?.status ?? null, output: end?.output ?? null },
-    sameOutput: end !== undefined && end.output === result.output,
+    sameOutput: end !== undefined && isDeepStrictEqual(end.output, result.output),
     sameToolCalls: JSON.stringify(toolCallsOf(result)) === JSON.stringify(recordedCalls),
   };
   if (options.json) console.log(JSON.stringify(report));
   else {
-    const outcome = (status: string | null, output: string | null) =>
+    const outcome = (status: string | null, output: JsonValue) =>
       `${status ?? "unknown"}${output === null ? "" : `: ${JSON.stringify(output)}`}`;
     console.log(`replaying run ${runId} with agent "${agent.name}"`);
     console.log(`replayed: ${outcome(result.status, result.output)}`);

@@ -11,6 +11,7 @@ export type HarnessErrorCode =
   | "middleware_failed"
   | "middleware_contract"
   | "max_iterations"
+  | "output_invalid"
   | "run_cancelled"
   | "tool_invalid"
   | "tool_failed"
@@ -82,6 +83,8 @@ const CODE_TRAITS: Readonly<Record<HarnessErrorCode, CodeTraits>> = {
   middleware_failed: caller,
   middleware_contract: caller,
   max_iterations: model,
+  // The model's final answer did not match `config.output`, after every retry it was given.
+  output_invalid: model,
   run_cancelled: caller,
   tool_invalid: caller,
   tool_failed: tool,
@@ -195,6 +198,14 @@ export class ConfigError extends HarnessError {
   override name = "ConfigError";
   constructor(message: string, options?: HarnessErrorOptions) {
     super("config_invalid", message, options);
+  }
+}
+
+/** The model's final answer did not match `config.output`, after every retry (§14). */
+export class OutputInvalidError extends HarnessError {
+  override name = "OutputInvalidError";
+  constructor(message: string, options?: HarnessErrorOptions) {
+    super("output_invalid", message, options);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Message, ProviderResponse, ToolSchema } from "./values.js";
+import type { JSONSchema, Message, ProviderResponse, ToolSchema } from "./values.js";
 
 /** One request to a model, as the engine sends it after `beforeLlmCall`. */
 export interface ProviderRequest {
@@ -11,6 +11,19 @@ export interface ProviderRequest {
   stream: boolean;
   /** The prompt-cache key; `null` when caching is disabled. */
   prefixKey: string | null;
+  /**
+   * Set when the agent has `config.output`: the final answer must be JSON matching `schema`.
+   * Providers that can ask for it natively do (OpenAI `json_schema`, Anthropic a final tool,
+   * the AI SDK's `responseFormat`); the engine validates the answer either way.
+   */
+  output?: OutputFormat;
+}
+
+/** The structured answer a request asks for: a name and its JSON schema. */
+export interface OutputFormat {
+  /** A name for the schema (letters, digits, `_` and `-`): what providers label it with. */
+  name: string;
+  schema: JSONSchema;
 }
 
 export type ProviderStreamEvent =

@@ -167,19 +167,29 @@ export const RunResult = z.object({
   runId: z.string(),
   sessionId: z.string(),
   status: RunStatus,
-  output: z.string().nullable(),
+  /** The final answer's text; with `config.output`, the parsed value (any JSON). */
+  output: z.json().nullable(),
   error: RunError.nullable(),
   /**
    * The last model response's stop reason: null before any. Every run of this version has it;
    * a result stored by an older version has none.
    */
   stopReason: StopReason.nullable().optional(),
+  /** The agent that finished the run: the started one, or the last a handoff went to (§14). */
+  agent: z.string(),
   pending: z.array(PendingApproval),
   usage: Usage,
   iterations: z.number().int().nonnegative(),
   messages: z.array(Message),
 });
-export type RunResult = z.infer<typeof RunResult>;
+/**
+ * What a run ends with, or where it waits. `TOutput` is the type of `output`: the final text
+ * (`string`), or the value parsed by the agent's `config.output` schema; `agent.run()` gives
+ * `RunResult<TOutput>` of its `Agent<TOutput>`, a stored run any JSON unless its handle says.
+ */
+export type RunResult<TOutput = JsonValue> = Omit<z.infer<typeof RunResult>, "output"> & {
+  output: TOutput | null;
+};
 
 export const emptyUsage = (): Usage => ({
   inputTokens: 0,

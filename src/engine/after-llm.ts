@@ -4,6 +4,7 @@ import { runAfterLlmCall } from "../middleware/run-stages.js";
 import { emitContentAsDeltas } from "./emit-content.js";
 import { requireResponse } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
+import { settleFinalAnswer } from "./structured-output.js";
 
 /** Phase `afterLlm`: response middleware; the processed response is what the run stores. */
 export async function afterLlm(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
@@ -22,6 +23,10 @@ export async function afterLlm(context: RunContext, env: RunEnv): Promise<RunMac
       runId: context.runId,
       iteration: context.iteration,
     }));
+  }
+  const schema = env.config.output;
+  if (schema !== undefined && response.toolCalls.length === 0) {
+    return settleFinalAnswer(schema, context, env, response);
   }
   return { type: "RESPONSE_PROCESSED", response };
 }

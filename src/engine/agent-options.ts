@@ -23,6 +23,7 @@ export const AGENT_OPTION_NAMES = [
   "logger",
   "approvalKey",
   "deps",
+  "handoffs",
 ] as const;
 
 const isFunction = (value: unknown) => typeof value === "function";
@@ -33,6 +34,13 @@ const CheckedOptions = z.object({
   recorder: z
     .object({ record: z.custom<unknown>(isFunction, "must be a function") })
     .loose()
+    .optional(),
+  handoffs: z
+    .array(
+      z
+        .object({ name: z.string(), runEnv: z.custom<unknown>(isFunction, "must be an Agent") })
+        .loose(),
+    )
     .optional(),
 });
 

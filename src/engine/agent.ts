@@ -7,7 +7,7 @@ import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
-import type { Message, RunResult } from "../core/values.js";
+import type { JsonValue, Message, RunResult } from "../core/values.js";
 import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
@@ -32,6 +32,7 @@ import { type AgentTool, type AsToolOptions, agentAsTool, type ChildInput } from
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
+import { findHandoffAgent, handoffTools } from "./handoffs.js";
 import { checkDecisions, parkRun, parseParked } from "./park-run.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import { completeDecisions } from "./person-decisions.js";
@@ -42,11 +43,20 @@ import { toMessages } from "./run-input.js";
 import { finishRun, startRun } from "./run-lifecycle.js";
 import { statusOf, toRunResult } from "./run-result.js";
 import { streamRun } from "./stream-run.js";
+import { checkOutputSchema } from "./structured-output.js";
 
-export interface AgentOptions {
+/**
+ * An agent's config with its structured output typed: `output` is a zod schema whose parsed
+ * value is `RunResult.output` (`Agent<TOutput>`).
+ */
+export type AgentConfigFor<TOutput> = Omit<AgentConfig, "output"> & {
+  output?: z.ZodType<TOutput> | undefined;
+};
+
+export interface AgentOptions<TOutput = string> {
   /** The model adapter. A run without one fails at once with `ProviderMissingError`. */
   provider?: Provider;
-  config?: AgentConfig;
+  config?: AgentConfigFor<TOutput>;
   tools?: readonly Tool<unknown>[];
   /** A pipeline to use as `agent.middleware`, or middleware to add in order. */
   middleware?: MiddlewarePipeline | readonly MiddlewareLike[];
@@ -79,6 +89,12 @@ export interface AgentOptions {
   knowledge?: KnowledgeOptions;
   /** MCP connections (`await mcpTools(...)`) closed with the agent; pass their tools in `tools`. */
   mcp?: readonly { close(): Promise<void> }[];
+  /**
+   * Agents this one may hand the conversation to: each adds a `transfer_to_<name>` tool whose
+   * call continues the run (same id and conversation) under that agent. A runtime finds them
+   * by `config.name`.
+   */
+  handoffs?: readonly Agent<unknown>[];
 }
 
 export interface RunOptions {
@@ -102,7 +118,7 @@ export interface ResumeOptions {
  * const agent = new Agent({ provider, tools: [search] });
  * const result = await agent.run("Find harnessx");
  */
-export class Agent implements AsyncDisposable {
+export class Agent<out TOutput = string> implements AsyncDisposable {
   readonly config: ResolvedAgentConfig;
   readonly provider: Provider | undefined;
   readonly tools: ToolRegistry;
@@ -122,15 +138,19 @@ export class Agent implements AsyncDisposable {
   readonly #resuming = new Set<string>();
   readonly #approvalKey: string | undefined;
   readonly #mcp: readonly { close(): Promise<void> }[];
+  /** The handoffs' agents by name, and their agents by tool name. */
+  readonly #handoffs: ReadonlyMap<string, Agent<unknown>>;
+  readonly #handoffTools: ReadonlyMap<string, string> | undefined;
   #promptProviders: readonly PromptProvider[] = [];
   #started = false;
 
-  constructor(options: AgentOptions = {}) {
+  constructor(options: AgentOptions<TOutput> = {}) {
     if (typeof options !== "object" || options === null) {
       throw new ConfigError("Agent options must be an object.");
     }
     checkAgentOptions(options);
     this.config = parseAgentConfig(options.config ?? {});
+    checkOutputSchema(this.config.output);
     this.provider = options.provider;
     this.tools = new ToolRegistry(options.tools ?? []);
     this.middleware =
@@ -141,7 +161,8 @@ export class Agent implements AsyncDisposable {
     this.permissions = options.permissions ?? new PermissionManager({ default: "allow" });
     this.logger = options.logger ?? defaultLogger();
     this.sandbox = options.sandbox;
-    for (const each of sandboxTools<Agent>(options.sandbox, this)) this.tools.register(each);
+    for (const each of sandboxTools<Agent>(options.sandbox, this.#asHookAgent()))
+      this.tools.register(each);
     this.#approvalKey = options.approvalKey;
     this.#mcp = options.mcp ?? [];
     this.recorder = options.recorder;
@@ -160,14 +181,24 @@ export class Agent implements AsyncDisposable {
       timer: options.deps?.timer ?? systemTimer,
     };
     this.#addFeatures(options);
+    const handoffs = options.handoffs ?? [];
+    this.#handoffs = new Map(handoffs.map((agent) => [agent.name, agent]));
+    const { tools, byTool } = handoffTools(this.name, handoffs);
+    for (const each of tools) this.tools.register(each);
+    this.#handoffTools = byTool.size === 0 ? undefined : byTool;
+  }
+
+  /** The agents this one hands runs to. @internal */
+  get handoffAgents(): readonly Agent<unknown>[] {
+    return [...this.#handoffs.values()];
   }
 
   /** Skills and knowledge: their tools and prompt sections, with hooks emitted on this agent. */
-  #addFeatures(options: AgentOptions): void {
+  #addFeatures(options: AgentOptions<unknown>): void {
     const emit = <E extends HookEvent>(event: E, data: HookPayloads[E]) =>
       emitHook(
         this.hooks,
-        { event, agent: this, data, timestamp: this.#deps.clock.now() },
+        { event, agent: this.#asHookAgent(), data, timestamp: this.#deps.clock.now() },
         this.logger,
       );
     for (const feature of [
@@ -236,29 +267,35 @@ export class Agent implements AsyncDisposable {
   }
 
   /** Runs to completion, failure, cancellation, or an approval wait. */
-  async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult> {
-    return this.#begin(input, withOwnSignal(options), undefined);
+  async run(input: string | Message[], options: RunOptions = {}): Promise<RunResult<TOutput>> {
+    // The output is what `config.output` parsed (so `TOutput`), or the final text without one.
+    return (await this.#begin(input, withOwnSignal(options), undefined)) as RunResult<TOutput>;
   }
 
   /** Runs and yields `RunEvent`s as they happen; the last event is always `result`. */
-  runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent> {
+  runStream(input: string | Message[], options: RunOptions = {}): AsyncIterable<RunEvent<TOutput>> {
     return streamRun(
       (emit, signal) => this.#begin(input, { ...options, signal }, emit),
       options.signal,
-    );
+    ) as AsyncIterable<RunEvent<TOutput>>;
   }
 
   /** Applies decisions to a parked run (by id, or as `ParkedRun` data) and continues it. */
-  async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult> {
-    return this.#resume(run, withOwnSignal(options), undefined);
+  async resume(run: string | ParkedRun, options: ResumeOptions): Promise<RunResult<TOutput>> {
+    return (await this.#resume(run, withOwnSignal(options), undefined)) as RunResult<TOutput>;
   }
 
   /** `resume`, yielding `RunEvent`s as they happen. */
-  resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent> {
+  resumeStream(run: string | ParkedRun, options: ResumeOptions): AsyncIterable<RunEvent<TOutput>> {
     return streamRun(
       (emit, signal) => this.#resume(run, { ...options, signal }, emit),
       options.signal,
-    );
+    ) as AsyncIterable<RunEvent<TOutput>>;
+  }
+
+  // Hooks see the agent as `ctx.agent`; what they may call on it does not depend on its output.
+  #asHookAgent(): Agent {
+    return this as unknown as Agent;
   }
 
   /** The parked run `runId` as plain, JSON-serialisable data. */
@@ -282,7 +319,7 @@ export class Agent implements AsyncDisposable {
     input: string | Message[],
     options: RunOptions,
     emit: ((event: RunEvent) => void) | undefined,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<JsonValue>> {
     const messages = toMessages(input);
     const runId = options.runId ?? this.#deps.generateId();
     const sessionId = options.sessionId ?? this.#deps.generateId();
@@ -302,6 +339,7 @@ export class Agent implements AsyncDisposable {
         input,
         messages,
         maxIterations: this.config.maxIterations,
+        agent: this.name,
       });
       return this.#advance(actor, env);
     });
@@ -311,7 +349,7 @@ export class Agent implements AsyncDisposable {
     run: string | ParkedRun,
     options: ResumeOptions,
     emit: ((event: RunEvent) => void) | undefined,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<JsonValue>> {
     const given = typeof run === "string" ? undefined : parseParked(run);
     const runId = given?.runId ?? (run as string);
     if (this.#resuming.has(runId)) {
@@ -372,8 +410,28 @@ export class Agent implements AsyncDisposable {
     }
   }
 
-  async #advance(actor: RunActor, env: RunEnv): Promise<RunResult> {
+  async #advance(actor: RunActor, startEnv: RunEnv): Promise<RunResult<JsonValue>> {
     const { runId, sessionId } = actor.getSnapshot().context;
+    // The environment of the agent the run is under: a handoff moves it to the target's.
+    let env = startEnv;
+    const switchAgent = async (name: string): Promise<RunEnv> => {
+      const target = findHandoffAgent(this as Agent<unknown>, name);
+      if (target === undefined) {
+        throw new ConfigError(
+          `Run "${runId}" was handed to agent "${name}", which is not among the handoffs of "${this.name}".`,
+        );
+      }
+      if (!target.started) await target.start();
+      // The same conversation goes on under the target.
+      env = target.runEnv({
+        runId,
+        sessionId,
+        signal: startEnv.signal,
+        emit: startEnv.emit,
+        conversation: env.conversation,
+      });
+      return env;
+    };
     const { name: agent, provider, config } = this;
     await traceRun(
       {
@@ -383,7 +441,7 @@ export class Agent implements AsyncDisposable {
         model: requestedModel(config.model, provider),
         provider: provider?.name,
       },
-      () => drive(actor, env),
+      () => drive(actor, env, { switchAgent }),
       () => {
         const { value, context } = actor.getSnapshot();
         const status = statusOf(value);
@@ -410,7 +468,7 @@ export class Agent implements AsyncDisposable {
         : undefined;
     actor.stop();
     if (parked !== undefined) {
-      const result = toRunResult(context, "awaiting_approval", env.conversation);
+      const result = toRunResult(context, "awaiting_approval", env.conversation, this.name);
       this.#parked.set(context.runId, parked);
       env.emit?.({ type: "approval_required", pending: result.pending });
       return result;
@@ -421,7 +479,7 @@ export class Agent implements AsyncDisposable {
         : snapshot.value === "cancelled"
           ? "cancelled"
           : "failed";
-    const result = toRunResult(context, status, env.conversation);
+    const result = toRunResult(context, status, env.conversation, this.name);
     await finishRun(env, result);
     return result;
   }
@@ -439,6 +497,8 @@ export class Agent implements AsyncDisposable {
     conversation?: Message[] | undefined;
     /** A durable runtime's limits; direct runs keep the defaults. */
     limits?: ToolLimits | undefined;
+    /** A durable runtime's agents: whether it knows one by name (handoffs). */
+    agentKnown?: ((name: string) => boolean) | undefined;
   }): RunEnv {
     const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
     const clock = this.#deps.clock;
@@ -456,7 +516,11 @@ export class Agent implements AsyncDisposable {
         has: (event) => this.hooks.has(event),
         emit: (event, data) =>
           withinRun(runScope, () =>
-            emitHook(this.hooks, { event, agent: this, data, timestamp: clock.now() }, logger),
+            emitHook(
+              this.hooks,
+              { event, agent: this.#asHookAgent(), data, timestamp: clock.now() },
+              logger,
+            ),
           ),
       },
       promptProviders: this.#promptProviders,
@@ -472,6 +536,8 @@ export class Agent implements AsyncDisposable {
       recorder: this.recorder,
       runScope,
       limits: run.limits ?? DEFAULT_TOOL_LIMITS,
+      handoffs: this.#handoffTools,
+      agentKnown: run.agentKnown,
     };
   }
 }

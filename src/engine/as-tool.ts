@@ -29,7 +29,7 @@ export interface ChildAgent {
   run(
     input: string,
     options: { runId: string; sessionId?: string; signal: AbortSignal },
-  ): Promise<RunResult>;
+  ): Promise<RunResult<unknown>>;
 }
 
 /**
@@ -47,7 +47,7 @@ export const childInputText = (input: unknown, usesDefault: boolean): string =>
  * A child run's outcome as a call's result: its output (text, or the JSON of a structured
  * output); a child that did not complete throws `ChildRunError` with its code.
  */
-export function childOutput(childRunId: string, agent: string, result: RunResult): string {
+export function childOutput(childRunId: string, agent: string, result: RunResult<unknown>): string {
   if (result.status !== "completed") {
     throw new ChildRunError(childRunId, agent, result.status, result.error);
   }

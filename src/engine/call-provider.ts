@@ -20,6 +20,7 @@ import type { ProviderCallDeferred } from "./provider-gate.js";
 import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
+import { outputFormatOf } from "./structured-output.js";
 
 const isRateLimited = (error: unknown): error is ProviderError =>
   HarnessError.isHarnessError(error) && error.code === "rate_limited";
@@ -45,6 +46,8 @@ export async function callProvider(
     stream: env.stream,
     prefixKey: prepared.prefixKey,
   };
+  const output = outputFormatOf(env.config.output);
+  if (output !== undefined) request.output = output;
   if (env.providerGate !== undefined) {
     const deferral = await env.providerGate.admit(request, env.signal);
     if (deferral !== undefined) return { type: "PROVIDER_DEFERRED", deferral };

@@ -56,8 +56,24 @@ export const AgentConfig = z.object({
    * @defaultValue 5
    */
   maxDepth: z.number().int().nonnegative().max(100).default(5),
+  /**
+   * A zod schema the final answer must match, as JSON: `RunResult.output` is then the parsed
+   * value. Asked for natively where the provider can (see `ProviderRequest.output`).
+   */
+  output: z
+    .custom<z.ZodType>((value) => value instanceof z.ZodType, "must be a zod schema")
+    .optional(),
+  /**
+   * How many times an answer that does not match `output` is sent back to the model with what
+   * failed before the run fails with code `output_invalid`. @defaultValue 2
+   */
+  outputRetries: z.number().int().nonnegative().max(100).default(2),
 });
-export type AgentConfig = z.input<typeof AgentConfig>;
+/**
+ * An agent's static configuration, for an agent that answers in text. With a structured
+ * output (`output: schema`), its type is `AgentConfigFor<TOutput>` (what `new Agent` infers).
+ */
+export type AgentConfig = Omit<z.input<typeof AgentConfig>, "output">;
 export type ResolvedAgentConfig = z.output<typeof AgentConfig>;
 
 export function parseAgentConfig(config: unknown = {}): ResolvedAgentConfig {

@@ -2,7 +2,7 @@ import { type Actor, createActor, type Snapshot } from "xstate";
 import { InternalError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import { withinRun } from "../extensions/run-scope.js";
 import {
-  messageAddedBy,
+  messagesAddedBy,
   type Phase,
   type RunMachine,
   runMachine,
@@ -22,6 +22,11 @@ export interface DriveOptions {
   stopAt?: ReadonlySet<Phase>;
   /** Called after every phase boundary, e.g. to persist the snapshot. */
   onBoundary?: (actor: RunActor, finished: Phase) => Promise<void> | void;
+  /**
+   * The environment of the agent a handoff moved the run to (`RunContext.agent`), for the
+   * stages from then on. Without it, the run's stages keep `env`.
+   */
+  switchAgent?: (agent: string) => Promise<RunEnv> | RunEnv;
 }
 
 export const currentPhase = (actor: RunActor): Phase => actor.getSnapshot().value as Phase;
@@ -39,9 +44,10 @@ const cancelledEvent = (phase: string) => ({
  */
 export async function drive(
   actor: RunActor,
-  env: RunEnv,
+  startEnv: RunEnv,
   options: DriveOptions = {},
 ): Promise<ProviderDeferral | undefined> {
+  let env = startEnv;
   for (;;) {
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== "active") {
@@ -55,6 +61,10 @@ export async function drive(
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
+        const { agent } = snapshot.context;
+        if (agent !== undefined && agent !== env.config.name && options.switchAgent) {
+          env = await options.switchAgent(agent);
+        }
         const running =
           env.runScope === undefined
             ? stage(snapshot.context, env)
@@ -67,11 +77,9 @@ export async function drive(
           return event.deferral;
         } else {
           actor.send(event);
-          // The machine counts the message its event adds; the run's log holds it.
-          if (actor.getSnapshot().context.messageCount > snapshot.context.messageCount) {
-            const added = messageAddedBy(event);
-            if (added !== undefined) env.conversation.push(added);
-          }
+          // The machine counts the messages its event adds; the run's log holds them.
+          const grown = actor.getSnapshot().context.messageCount - snapshot.context.messageCount;
+          if (grown > 0) env.conversation.push(...messagesAddedBy(event).slice(0, grown));
         }
       } catch (error) {
         // A throw no harnessx error names is not the store's failure: it is an internal one.

@@ -4,6 +4,7 @@ import type { ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { runAfterToolExecution } from "../middleware/run-stages.js";
+import { refusedHandoffResult, settleHandoff } from "./handoffs.js";
 import { notify, type RunEnv } from "./run-env.js";
 
 /**
@@ -16,6 +17,7 @@ export async function postprocessResults(
   env: RunEnv,
 ): Promise<RunMachineEvent> {
   const results: ToolResult[] = [];
+  const handoff = env.handoffs === undefined ? undefined : settleHandoff(context, env);
   for (const state of context.calls) {
     let result: ToolResult;
     if (state.result !== undefined) {
@@ -33,6 +35,8 @@ export async function postprocessResults(
       }
       result = await runAfterToolExecution(env.pipeline, raw);
     }
+    const refused = handoff?.refused.get(state.call.id);
+    if (refused !== undefined) result = refusedHandoffResult(state.call.id, refused);
     results.push(result);
     await notify(env, HookEvent.TOOL_CALL_END, () => ({
       runId: context.runId,
@@ -45,5 +49,12 @@ export async function postprocessResults(
     runId: context.runId,
     iteration: context.iteration,
   }));
-  return { type: "RESULTS_PROCESSED", results };
+  const to = handoff?.to;
+  if (to === undefined) return { type: "RESULTS_PROCESSED", results };
+  await notify(env, HookEvent.HANDOFF, () => ({
+    runId: context.runId,
+    from: env.config.name,
+    to,
+  }));
+  return { type: "RESULTS_PROCESSED", results, handoff: to };
 }

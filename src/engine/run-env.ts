@@ -56,6 +56,13 @@ export interface RunEnv {
   limits?: ToolLimits | undefined;
   /** Set by a durable runtime: shared rate limits around each model call. */
   providerGate?: ProviderGate | undefined;
+  /** The agent's handoffs: the agent each `transfer_to_<name>` tool hands the run to. */
+  handoffs?: ReadonlyMap<string, string> | undefined;
+  /**
+   * Set by a durable runtime: whether it can run an agent of this name (a handoff to one it
+   * cannot is refused with an error result). Direct runs hand off to the agents given.
+   */
+  agentKnown?: ((name: string) => boolean) | undefined;
 }
 
 /**

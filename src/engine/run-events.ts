@@ -1,4 +1,5 @@
 import type {
+  JsonValue,
   PendingApproval,
   RunResult,
   RunStatus,
@@ -6,8 +7,11 @@ import type {
   ToolResult,
 } from "../core/values.js";
 
-/** What `agent.runStream()` yields; `result` is always last. */
-export type RunEvent =
+/**
+ * What `agent.runStream()` yields; `result` is always last. `TOutput`: the result's output
+ * type (`RunResult<TOutput>`).
+ */
+export type RunEvent<TOutput = JsonValue> =
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; text: string }
   | { type: "tool_start"; toolCall: ToolCall }
@@ -23,6 +27,6 @@ export type RunEvent =
       toolCallId: string;
       status: RunStatus;
     }
-  | { type: "result"; result: RunResult };
+  | { type: "result"; result: RunResult<TOutput> };
 
 export type RunEventSink = (event: RunEvent) => void;

@@ -17,6 +17,8 @@ export interface RunStart {
   input: string | Message[];
   messages: Message[];
   maxIterations: number;
+  /** The agent the run starts under. */
+  agent: string;
 }
 
 /**
@@ -24,10 +26,10 @@ export interface RunStart {
  * fails at once with `ProviderMissingError`.
  */
 export async function startRun(env: RunEnv, start: RunStart): Promise<RunActor> {
-  const { runId, sessionId, input, messages, maxIterations } = start;
+  const { runId, sessionId, input, messages, maxIterations, agent } = start;
   await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
   const actor = createActor(runMachine, {
-    input: { runId, sessionId, messageCount: messages.length, maxIterations },
+    input: { runId, sessionId, messageCount: messages.length, maxIterations, agent },
   }).start();
   if (env.provider === undefined) {
     actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });

@@ -1,4 +1,4 @@
-import type { Message, PendingApproval, RunResult, RunStatus } from "../core/values.js";
+import type { JsonValue, Message, PendingApproval, RunResult, RunStatus } from "../core/values.js";
 import type { Phase, RunContext } from "../machines/run-machine.js";
 
 const STATUS_OF: Partial<Record<string, RunStatus>> = {
@@ -33,13 +33,15 @@ export function pendingOf(context: RunContext): PendingApproval[] {
 
 /**
  * The public result of a run that finished or waits, its messages the first
- * `context.messageCount` of the run's `conversation` (its log).
+ * `context.messageCount` of the run's `conversation` (its log); `startedAgent` names the agent
+ * when the context does not (a snapshot saved before handoffs existed).
  */
 export function toRunResult(
   context: RunContext,
   status: RunStatus,
   conversation: readonly Message[],
-): RunResult {
+  startedAgent: string,
+): RunResult<JsonValue> {
   return {
     runId: context.runId,
     sessionId: context.sessionId,
@@ -48,6 +50,7 @@ export function toRunResult(
     error: status === "failed" || status === "cancelled" ? context.error : null,
     // A snapshot saved before stop reasons were kept gives the result it gave then.
     ...(context.stopReason === undefined ? {} : { stopReason: context.stopReason }),
+    agent: context.agent ?? startedAgent,
     pending: status === "awaiting_approval" ? pendingOf(context) : [],
     usage: context.usage,
     iterations: context.iteration,

@@ -13,6 +13,8 @@ export const HookEvent = {
   KNOWLEDGE_ACCESSED: "knowledge_accessed",
   SANDBOX_EXEC: "sandbox_exec",
   CHECKPOINT: "checkpoint",
+  /** A `transfer_to_<name>` call handed the run to another agent (§14). */
+  HANDOFF: "handoff",
 } as const;
 
 export type HookEvent = (typeof HookEvent)[keyof typeof HookEvent];

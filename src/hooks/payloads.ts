@@ -105,6 +105,10 @@ export const CheckpointEventData = z.object({
 });
 export type CheckpointEventData = z.infer<typeof CheckpointEventData>;
 
+/** A handoff: the run goes on under agent `to` (emitted on `from`'s hooks). */
+export const HandoffData = z.object({ runId: z.string(), from: z.string(), to: z.string() });
+export type HandoffData = z.infer<typeof HandoffData>;
+
 /** The payload schema of every built-in event. */
 export const HOOK_PAYLOADS = {
   [HookEvent.AGENT_START]: AgentStartData,
@@ -120,6 +124,7 @@ export const HOOK_PAYLOADS = {
   [HookEvent.KNOWLEDGE_ACCESSED]: KnowledgeAccessedData,
   [HookEvent.SANDBOX_EXEC]: SandboxExecData,
   [HookEvent.CHECKPOINT]: CheckpointEventData,
+  [HookEvent.HANDOFF]: HandoffData,
 } as const satisfies Record<HookEvent, z.ZodType>;
 
 /** The type of `ctx.data` for each event. */

@@ -1,6 +1,7 @@
 import { assign, not, or, type SnapshotFrom, setup, stateIn } from "xstate";
 import { entryById } from "../core/id-record.js";
 import type {
+  JsonValue,
   Message,
   ProviderResponse,
   RunError,
@@ -54,10 +55,18 @@ export interface RunContext {
   calls: CallState[];
   /** Raw handler outcomes by call id, committed before post-processing. */
   raw: Record<string, ToolResult>;
-  output: string | null;
+  /** The final text, or with `config.output` the parsed value. */
+  output: JsonValue | null;
   error: RunError | null;
   /** The last provider response's stop reason (absent in snapshots saved before it existed). */
   stopReason?: StopReason | null;
+  /**
+   * The agent the run is under now: the started one until a handoff moves it (absent in
+   * snapshots saved before handoffs existed: then the run's own agent).
+   */
+  agent?: string;
+  /** Final answers that did not match `config.output` so far (absent: none). */
+  outputFailures?: number;
 }
 
 export interface RunInput {
@@ -66,6 +75,8 @@ export interface RunInput {
   /** The input's messages: the first of the run's log. */
   messageCount: number;
   maxIterations: number;
+  /** The agent the run starts under. */
+  agent?: string;
 }
 
 /** A person's decision on one waiting call, as the machine applies it (SPEC §7.1). */
@@ -95,14 +106,27 @@ export type RunMachineEvent =
       /** The API's id for the response, for its `chat` span (not kept in the context). */
       responseId?: string;
     }
-  | { type: "RESPONSE_PROCESSED"; response: ProviderResponse }
+  /** `output`: the parsed structured answer of a final response (agents with `config.output`). */
+  | { type: "RESPONSE_PROCESSED"; response: ProviderResponse; output?: JsonValue }
+  /**
+   * A final answer that does not match `config.output`: with `retry`, it goes back to the model
+   * with `feedback` (a user message); else the run fails with `error`.
+   */
+  | {
+      type: "OUTPUT_REJECTED";
+      response: ProviderResponse;
+      feedback: string;
+      retry: boolean;
+      error: RunError;
+    }
   | { type: "CALLS_PREPARED"; calls: CallState[] }
   | { type: "PERMISSIONS_RESOLVED"; calls: CallState[] }
   | { type: "DECIDED"; decisions: Record<string, Decision> }
   | { type: "RECHECKED"; calls: CallState[] }
   | { type: "TOOLS_DISPATCHED"; raw: Record<string, ToolResult> }
   | { type: "INTERRUPTED"; calls: InterruptedCall[] }
-  | { type: "RESULTS_PROCESSED"; results: ToolResult[] }
+  /** `handoff`: the agent a `transfer_to_<name>` call of this turn hands the run to. */
+  | { type: "RESULTS_PROCESSED"; results: ToolResult[]; handoff?: string }
   | { type: "FAIL"; error: RunError }
   | { type: "CANCEL"; error: RunError };
 
@@ -257,6 +281,8 @@ export const runMachine = setup({
     stillAwaiting: ({ context, event }) =>
       event.type === "DECIDED" && decided(context.calls, event.decisions).some(waitsForPerson),
     underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
+    retriesOutput: ({ context, event }) =>
+      event.type === "OUTPUT_REJECTED" && event.retry && context.iteration < context.maxIterations,
     interruptsACall: ({ context, event }) =>
       event.type === "INTERRUPTED" &&
       event.calls.some((interrupted) =>
@@ -280,6 +306,7 @@ export const runMachine = setup({
     messageCount: input.messageCount,
     usage: emptyUsage(),
     stopReason: null,
+    ...(input.agent === undefined ? {} : { agent: input.agent }),
     ...idleStageContext(),
   }),
   initial: "compose",
@@ -349,7 +376,32 @@ export const runMachine = setup({
             actions: assign({
               messageCount: ({ context }) => context.messageCount + 1,
               usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
-              output: ({ event }) => textOf(event.response.content),
+              output: ({ event }) => event.output ?? textOf(event.response.content),
+              response: null,
+              request: null,
+            }),
+          },
+        ],
+        OUTPUT_REJECTED: [
+          {
+            guard: "retriesOutput",
+            target: "compose",
+            actions: assign({
+              // The answer and the feedback (messagesAddedBy).
+              messageCount: ({ context }) => context.messageCount + 2,
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+              response: null,
+              request: null,
+            }),
+          },
+          {
+            target: "failed",
+            actions: assign({
+              messageCount: ({ context }) => context.messageCount + 1,
+              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+              error: ({ event }) => event.error,
               response: null,
               request: null,
             }),
@@ -439,6 +491,7 @@ export const runMachine = setup({
               messageCount: ({ context }) => context.messageCount + 1,
               calls: [],
               raw: {},
+              agent: ({ context, event }) => event.handoff ?? context.agent,
             }),
           },
           {
@@ -460,17 +513,26 @@ export const runMachine = setup({
 });
 
 /**
- * The message an event adds to the run's conversation when the machine takes it (its
- * `messageCount` grows by one): the model's answer, or the tool results of an iteration.
- * The engine appends it to the run's log; the machine only counts it.
+ * The messages an event may add to the conversation, in order: the model's answer, the
+ * feedback on a rejected structured answer, or the tool results of an iteration. The machine
+ * only counts them (`messageCount`); the engine appends as many as the count grew by to the
+ * run's log (a rejected answer that fails the run adds the answer alone).
  */
-export function messageAddedBy(event: RunMachineEvent): Message | undefined {
-  if (event.type === "RESPONSE_PROCESSED") {
-    return { role: "assistant", content: event.response.content };
+export function messagesAddedBy(event: RunMachineEvent): Message[] {
+  switch (event.type) {
+    case "RESPONSE_PROCESSED":
+      return [{ role: "assistant", content: event.response.content }];
+    case "OUTPUT_REJECTED":
+      return [
+        { role: "assistant", content: event.response.content },
+        { role: "user", content: [{ type: "text", text: event.feedback }] },
+      ];
+    case "RESULTS_PROCESSED":
+      return [toolMessage(event.results)];
+    default:
+      return [];
   }
-  return event.type === "RESULTS_PROCESSED" ? toolMessage(event.results) : undefined;
 }
-
 const toolMessage = (results: readonly ToolResult[]): Message => ({
   role: "tool",
   content: results.map((result) => ({
@@ -485,47 +547,3 @@ export type RunMachine = typeof runMachine;
 
 /** A snapshot of the run machine, as an actor of it or `transition` gives it. */
 export type RunSnapshot = SnapshotFrom<RunMachine>;
-
-/** The run machine's persisted snapshot (`getPersistedSnapshot`), as plain data. */
-export interface PersistedRunSnapshot {
-  status: RunSnapshot["status"];
-  output: unknown;
-  error: unknown;
-  value: RunSnapshot["value"];
-  historyValue: Record<string, never>;
-  context: RunContext;
-  children: Record<string, never>;
-}
-
-/**
- * `runMachine.getPersistedSnapshot(snapshot)`, for this machine, which spawns no actors and has
- * no history states: without that method's walk of the whole context (the conversation
- * included) in search of actor references, at every save. The context is shared, not copied:
- * XState replaces it on a change and never mutates it.
- */
-export function persistedRunSnapshot(snapshot: RunSnapshot): PersistedRunSnapshot {
-  const { status, output, error, value, context } = snapshot;
-  return { status, output, error, value, historyValue: {}, context, children: {} };
-}
-
-/**
- * The effect boundaries (SPEC §8) at which a durable run is persisted: after a provider
- * response (entering `afterLlm`), at `dispatch`, when it parks, after tool results entered the
- * conversation (back at `compose` from `afterTool`), and when it finishes. What runs between
- * two of them is pure work or middleware: after a crash it runs again from the last save.
- */
-export function isEffectBoundary(entered: Phase | FinalPhase, left: Phase): boolean {
-  switch (entered) {
-    case "afterLlm":
-    case "awaitingApproval":
-    case "dispatch":
-    case "done":
-    case "failed":
-    case "cancelled":
-      return true;
-    case "compose":
-      return left === "afterTool";
-    default:
-      return false;
-  }
-}

@@ -99,6 +99,15 @@ export function callOptionsOf(
             inputSchema: tool.inputSchema,
           })),
         }),
+    ...(request.output === undefined
+      ? {}
+      : {
+          responseFormat: {
+            type: "json" as const,
+            schema: request.output.schema,
+            name: request.output.name,
+          },
+        }),
     ...(providerOptions === undefined ? {} : { providerOptions }),
     ...(signal === undefined ? {} : { abortSignal: signal }),
   };

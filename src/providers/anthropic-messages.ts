@@ -7,6 +7,7 @@ import type {
   StopReason,
   Usage,
 } from "../core/values.js";
+import { finalToolParams } from "./anthropic-final-tool.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
 import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
@@ -129,6 +130,10 @@ export function messagesParams(
         }),
     ...temperatureOf(request.temperature),
   };
+  if (request.output !== undefined) {
+    const { tool, ...choice } = finalToolParams(request.output, request.tools.length, extraBody);
+    Object.assign(params, { tools: [...(params.tools ?? []), tool], ...choice });
+  }
   return extraBody === undefined ? params : ({ ...params, ...extraBody } as Params);
 }
 

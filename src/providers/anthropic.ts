@@ -7,6 +7,7 @@ import type {
   ProviderStreamEvent,
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
+import { answerFromFinalTool, withAnswerFromFinalTool } from "./anthropic-final-tool.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
 import { loadAnthropic } from "./load-anthropic.js";
 import { hostOf } from "./openai-wire.js";
@@ -91,7 +92,10 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         chooseModel(request.model, parsed.model),
         parsed.extraBody,
       );
-      return completeMessages(params, await context(call));
+      return answerFromFinalTool(
+        await completeMessages(params, await context(call)),
+        request.output,
+      );
     },
     async *stream(
       request: ProviderRequest,
@@ -102,7 +106,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         chooseModel(request.model, parsed.model),
         parsed.extraBody,
       );
-      yield* streamMessages(params, await context(call));
+      yield* withAnswerFromFinalTool(streamMessages(params, await context(call)), request.output);
     },
   };
 }

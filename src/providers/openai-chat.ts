@@ -69,6 +69,20 @@ export function chatParams(request: ProviderRequest, model: string, wire: OpenAI
     ...(request.prefixKey === null || !wire.promptCacheKey
       ? {}
       : { prompt_cache_key: request.prefixKey }),
+    ...(request.output === undefined
+      ? {}
+      : {
+          response_format: {
+            type: "json_schema" as const,
+            // Not strict: strict mode needs every property required and no extra ones, which
+            // a zod schema need not be; the engine validates the answer either way.
+            json_schema: {
+              name: request.output.name,
+              schema: request.output.schema,
+              strict: false,
+            },
+          },
+        }),
   };
   return wire.extraBody === undefined ? params : ({ ...params, ...wire.extraBody } as Params);
 }

@@ -83,6 +83,19 @@ export function responsesParams(request: ProviderRequest, model: string, wire: O
     ...(request.prefixKey === null || !wire.promptCacheKey
       ? {}
       : { prompt_cache_key: request.prefixKey }),
+    ...(request.output === undefined
+      ? {}
+      : {
+          text: {
+            format: {
+              type: "json_schema" as const,
+              name: request.output.name,
+              schema: request.output.schema,
+              // As the tools: strict mode needs a schema a zod one need not be.
+              strict: false,
+            },
+          },
+        }),
   };
   return wire.extraBody === undefined ? params : ({ ...params, ...wire.extraBody } as Params);
 }

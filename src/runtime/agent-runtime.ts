@@ -98,7 +98,7 @@ export { DEFAULT_CONCURRENCY } from "./runtime-options.js";
 export class AgentRuntime implements AsyncDisposable {
   readonly backend: RunBackend;
   readonly logger: Logger;
-  readonly #agents: ReadonlyMap<string, Agent>;
+  readonly #agents: ReadonlyMap<string, Agent<unknown>>;
   readonly #concurrency: QueueConcurrency;
   readonly #deps: RuntimeDeps;
   readonly #limits: Required<RuntimeLimits>;
@@ -112,7 +112,7 @@ export class AgentRuntime implements AsyncDisposable {
     if (!parsed.success) {
       throw new ConfigError(`Invalid AgentRuntime options: ${describeIssues(parsed.error.issues)}`);
     }
-    const agents = new Map<string, Agent>();
+    const agents = new Map<string, Agent<unknown>>();
     for (const agent of options.agents) {
       if (agents.has(agent.config.name)) {
         throw new ConfigError(
@@ -635,7 +635,7 @@ function withRunId(error: unknown, runId: string): HarnessError {
 }
 
 /** The record's `secretInputs`: the fields the agent's tools mark secret, if any. */
-function secretInputsOf(agent: Agent): Pick<RunRecord, "secretInputs"> {
+function secretInputsOf(agent: Agent<unknown>): Pick<RunRecord, "secretInputs"> {
   const secrets = agent.tools.secretInputs();
   if (Object.keys(secrets).length === 0) return {};
   return {

@@ -9,7 +9,7 @@ import {
 } from "../engine/person-decisions.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { RunBackend } from "../store/backend.js";
-import { callKey, contextView } from "../store/run-view.js";
+import { callKey, contextView, currentAgentOf } from "../store/run-view.js";
 import { isTerminal, type RunRecord, type StoredDecision } from "../store/schemas.js";
 import type { DecisionRecord } from "../store/summary.js";
 import type { ToolLimits } from "../tools/result-limit.js";
@@ -227,7 +227,7 @@ function checkUntampered(
   approvalKey: (agent: string) => { key: string | undefined } | undefined,
 ): void {
   if (record === undefined) return;
-  const agent = approvalKey(record.agent);
+  const agent = approvalKey(currentAgentOf(record));
   if (agent === undefined) return;
   const state = contextView(record)?.calls.find((each) => each.call.id === toolCallId);
   if (state === undefined || state.status !== "asked") return;

@@ -6,7 +6,7 @@ import { isAgentTool } from "../engine/as-tool.js";
  * Refuses a runtime whose agents use as a tool (`agent.asTool`) an agent it does not know: its
  * child runs could never start.
  */
-export function checkChildAgents(agents: ReadonlyMap<string, Agent>): void {
+export function checkChildAgents(agents: ReadonlyMap<string, Agent<unknown>>): void {
   for (const agent of agents.values()) {
     for (const schema of agent.tools.schemas()) {
       const each = agent.tools.get(schema.name);

@@ -12,7 +12,7 @@ import { traceOf } from "./runtime-options.js";
  * stored context as `parent`.
  */
 export function runTraceOf(
-  agent: Agent,
+  agent: Agent<unknown>,
   run: { agent: string; runId: string; sessionId: string },
   where: {
     backend: RunBackend;

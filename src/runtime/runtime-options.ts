@@ -13,7 +13,7 @@ import { type RuntimeLimits, RuntimeLimitsSchema } from "./limits.js";
 
 export interface AgentRuntimeOptions {
   /** The agents this runtime submits and advances runs for, found by `config.name`. */
-  agents: readonly Agent[];
+  agents: readonly Agent<unknown>[];
   /** @defaultValue memoryBackend() */
   backend?: RunBackend;
   /**

@@ -31,6 +31,10 @@ export function contextView(record: RunRecord): SnapshotContextView | undefined 
   return parsed.data;
 }
 
+/** The agent a stored run is under now: the one a handoff moved it to, else its own. */
+export const currentAgentOf = (record: RunRecord): string =>
+  contextView(record)?.agent ?? record.agent;
+
 /** Starts every call key but a first attempt's: no two (id, attempt) pairs share a key. */
 const ATTEMPT_MARK = "\u0001";
 

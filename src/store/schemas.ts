@@ -134,6 +134,8 @@ export const SnapshotContextView = z.looseObject({
   sessionId: z.string(),
   iteration: z.number().int().nonnegative(),
   calls: z.array(CallStateView),
+  /** The agent the run is under after a handoff (absent: the record's). */
+  agent: z.string().min(1).optional(),
 });
 export type SnapshotContextView = z.infer<typeof SnapshotContextView>;
 
@@ -230,7 +232,11 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     toolCallId: z.string(),
     status: RunStatus,
   }),
-  z.object({ type: z.literal("result"), result: RunResult }),
+  z.object({
+    type: z.literal("result"),
+    // A result event logged before results named their agent still ends its stream.
+    result: RunResult.extend({ agent: z.string().default("") }),
+  }),
 ]) satisfies z.ZodType<RunEvent>;
 
 /** The last event of a durable run's stream: its final result (an approval wait is not final). */

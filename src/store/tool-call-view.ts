@@ -20,8 +20,11 @@ export interface ToolCallRun {
   phase: string;
   trace?: Record<string, string>;
   priority?: number;
-  /** The machine context's ids and iteration; absent while the run has no snapshot. */
-  context?: { runId: string; sessionId: string; iteration: number };
+  /**
+   * The machine context's ids, iteration and current agent (set after a handoff); absent while
+   * the run has no snapshot.
+   */
+  context?: { runId: string; sessionId: string; iteration: number; agent?: string };
   /** The call's state in the snapshot, when the snapshot holds a call with that id. */
   call?: CallState;
   /** The run's summary as stored beside the document (Redis), when there is one. */
@@ -49,6 +52,7 @@ const ToolCallRunShape = RunRecord.pick({
         sessionId: z.string(),
         iteration: z.number().int().nonnegative(),
         calls: z.array(CallStateView),
+        agent: z.string().min(1).optional(),
       }),
     })
     .nullable(),
@@ -99,6 +103,7 @@ export function toolCallRun(
     runId: context.runId,
     sessionId: context.sessionId,
     iteration: context.iteration,
+    ...(context.agent === undefined ? {} : { agent: context.agent }),
   };
   const found = context.calls.find((state) => state.call.id === toolCallId);
   // Parsed: a field absent from the stored state stays absent, as `CallState` has it.

@@ -13,9 +13,9 @@ import {
   type Decision,
   type FinalPhase,
   type Phase,
-  persistedRunSnapshot,
   runsHandler,
 } from "../machines/run-machine.js";
+import { persistedRunSnapshot } from "../machines/run-snapshot.js";
 import { withExtractedContext } from "../observability/propagation.js";
 import { finishRunSpan, isRunSpan } from "../observability/run-span.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
@@ -28,7 +28,7 @@ import { BackendError } from "../store/errors.js";
 import { type EventPublisher, eventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
 import { markLiveContext } from "../store/live-context.js";
-import { callKey } from "../store/run-view.js";
+import { callKey, currentAgentOf } from "../store/run-view.js";
 import {
   isTerminal,
   type PersistedSnapshot,
@@ -55,7 +55,10 @@ type Arrival = "opened" | "drove";
 interface Step {
   readonly deps: WorkerDeps;
   readonly actor: RunActor;
-  readonly env: RunEnv;
+  /** The environment of the agent the run is under: a handoff replaces it (`envFor`). */
+  env: RunEnv;
+  /** The environment of agent `name` for this step's run. */
+  readonly envFor: (name: string) => RunEnv;
   readonly controller: AbortController;
   /** The run's events as they happen (deltas while the provider streams), in order. */
   readonly publisher: EventPublisher;
@@ -64,6 +67,8 @@ interface Step {
   /** Whether the step holds a lease its last save may give up (`HeldLease`). */
   readonly releasable: boolean;
   arrival: Arrival;
+  /** Moves the step to the agent a handoff names (see `drive`). */
+  switchAgent?: (name: string) => RunEnv;
 }
 
 /** What a step works on: the run, under its lease, as the lease found it. */
@@ -100,6 +105,13 @@ export async function advanceRun(
   let deferral: ProviderDeferral | undefined;
   const record = await withStep(deps, options, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
+    const envFor = step.envFor;
+    step.switchAgent = (name) => {
+      const env = envFor(name);
+      env.providerGate = deps.gates?.forStep(env, rateLimitedSince);
+      step.env = env;
+      return env;
+    };
     // A run that failed as it started (it has no provider) is saved as such.
     if (starting && step.actor.getSnapshot().status !== "active") await persist(step, "finished");
     const { agent, sessionId, trace } = step.saves.record;
@@ -167,20 +179,24 @@ async function withStep(
     return undefined;
   }
   if (isTerminal(record.status)) return record;
-  const agent = agentFor(deps, record.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
   const publisher = eventPublisher(deps.backend, runId);
-  const env = agent.runEnv({
-    runId,
-    sessionId: record.sessionId,
-    signal: controller.signal,
-    emit: publisher.emit,
-    limits: deps.limits,
-    // The run's log as the store loaded it; the step appends to it, and its saves store what
-    // it added since the last.
-    conversation: [...conversationOf(record)],
-  });
+  // The run's log as the store loaded it; the step appends to it, and its saves store what it
+  // added since the last. A handoff's environment goes on with the same log.
+  const conversation = [...conversationOf(record)];
+  const envFor = (name: string): RunEnv =>
+    agentFor(deps, name, runId).runEnv({
+      runId,
+      sessionId: record.sessionId,
+      signal: controller.signal,
+      emit: publisher.emit,
+      limits: deps.limits,
+      agentKnown: (known) => deps.agents.has(known),
+      conversation,
+    });
+  // After a handoff the run is under the agent it was handed to (its record names the first).
+  const env = envFor(currentAgentOf(record));
   try {
     const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));
     if (cancelled) controller.abort();
@@ -199,13 +215,14 @@ async function withStep(
         if (applied.cancelRequested) controller.abort();
         const { status, phase } = applied;
         const { sessionId } = applied.record;
-        await notify(env, HookEvent.CHECKPOINT, () => ({ sessionId, runId, status, phase }));
+        await notify(step.env, HookEvent.CHECKPOINT, () => ({ sessionId, runId, status, phase }));
       },
     });
     const step: Step = {
       deps,
       actor,
       env,
+      envFor,
       controller,
       publisher,
       saves,
@@ -240,6 +257,7 @@ function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
     input: record.input.text ?? record.input.messages,
     messages: record.input.messages,
     maxIterations: record.input.maxIterations,
+    agent: record.agent,
   });
 }
 
@@ -266,6 +284,7 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
       const deferral = await drive(step.actor, step.env, {
         stopAt: STOP_AT,
         onBoundary: (_actor, left) => persistAtBoundary(step, left),
+        ...(step.switchAgent === undefined ? {} : { switchAgent: step.switchAgent }),
       });
       if (deferral !== undefined) {
         await saveWhereItWaits(step);
@@ -330,7 +349,9 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     // The log as it stands at this save (it grows after it): the store appends what is new.
     messages: step.env.conversation.slice(0, snapshot.context.messageCount),
     result:
-      status === "running" ? null : toRunResult(snapshot.context, status, step.env.conversation),
+      status === "running"
+        ? null
+        : toRunResult(snapshot.context, status, step.env.conversation, previous.agent),
     updatedAt: step.deps.clock.now(),
   };
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.

@@ -76,7 +76,8 @@ export async function dispatchTool(
   }
   const context: CallContext = { runId: run.context.runId, iteration: run.context.iteration };
   const opened = { ...run, context: run.context };
-  const agent = agentFor(deps, run.agent, runId);
+  // The agent the run is under now: after a handoff, the tools are the target's.
+  const agent = agentFor(deps, run.context.agent ?? run.agent, runId);
   const controller = new AbortController();
   const untrack = deps.active.track(runId, controller);
   const publisher = eventPublisher(backend, runId);

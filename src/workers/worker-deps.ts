@@ -13,7 +13,7 @@ import type { ProviderGates } from "./provider-gates.js";
 export interface WorkerDeps {
   backend: RunBackend;
   /** The agents this process can advance, by `config.name`. */
-  agents: ReadonlyMap<string, Agent>;
+  agents: ReadonlyMap<string, Agent<unknown>>;
   logger: Logger;
   clock: Clock;
   active: ActiveRuns;
@@ -45,7 +45,7 @@ export interface ChildSubmitOptions {
 }
 
 /** The agent a stored run names; a process without it cannot advance the run. */
-export function agentFor(deps: WorkerDeps, name: string, runId: string): Agent {
+export function agentFor(deps: WorkerDeps, name: string, runId: string): Agent<unknown> {
   const agent = deps.agents.get(name);
   if (agent === undefined) {
     throw new BackendError(

@@ -70,6 +70,14 @@ const EXPECTED: Record<string, readonly string[]> = {
     "runs in the tree: 3",
     "child events: child_started, child_started, child_finished, child_finished",
   ],
+  "handoffs-and-output.ts": [
+    "handoff: lead -> writer",
+    "direct: completed under writer, run article-1",
+    "title: Lisbon in spring",
+    "iterations: 3 (one answer sent back)",
+    "durable: completed under writer, summary agent lead",
+    'stored output: {"title":"Lisbon in spring","body":"Sunny, 21 °C, and the jacarandas."}',
+  ],
   "extension-audit.ts": [
     "  hook: lookup done, 3 call(s) this session",
     "  hook: lookup done, 1 call(s) this session",

@@ -38,6 +38,7 @@ import {
   searchTool,
   withoutDeltas,
 } from "./fixtures.js";
+import { describeHandoffOutputContract } from "./handoff-output-contract.js";
 import { describeHardeningContract } from "./hardening-contract.js";
 import { describeRoleContracts } from "./roles/role-contracts.js";
 import { describeRunExtrasContract } from "./run-extras-contract.js";
@@ -77,6 +78,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeTimelineContract(name, factory);
   describeChildrenContract(name, factory);
   describeDecisionsContract(name, factory);
+  describeHandoffOutputContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {
     const runtimes = new Runtimes();
     afterEach(async () => {

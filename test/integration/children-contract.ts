@@ -72,7 +72,7 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       await factory.cleanup();
     });
 
-    const start = (agents: readonly Agent[]): Promise<AgentRuntime> =>
+    const start = (agents: readonly Agent<unknown>[]): Promise<AgentRuntime> =>
       runtimes.start(agents, factory.create());
 
     it("runs each call's child as a run of its own, in parallel, results in call order", async () => {

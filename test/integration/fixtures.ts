@@ -132,7 +132,7 @@ export class Runtimes {
   readonly #open: AgentRuntime[] = [];
 
   async start(
-    agents: readonly Agent[],
+    agents: readonly Agent<unknown>[],
     backend: RunBackend,
     options: {
       workers?: boolean;

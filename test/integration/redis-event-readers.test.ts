@@ -62,6 +62,7 @@ const finished = (runId: string): RunEvent => {
     status: "completed",
     output: runId,
     error: null,
+    agent: "agent",
     pending: [],
     usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
     iterations: 1,

@@ -249,6 +249,7 @@ describe("retention on redisBackend(), key by key", () => {
       status: "completed",
       output: "done",
       error: null,
+      agent: "agent",
       pending: [],
       usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
       iterations: 1,

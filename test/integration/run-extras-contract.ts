@@ -231,7 +231,7 @@ export function describeRunExtrasContract(name: string, factory: BackendFactory)
     it("saves extension state in the store: the next run of the session reads it", async () => {
       const backend = factory.create();
       const runtime = await runtimes.start([tallyAgent(new FlightRecorder())], backend);
-      const outputs: (string | null)[] = [];
+      const outputs: unknown[] = [];
       for (const sessionId of ["s1", "s1", "s2", "s1"]) {
         outputs.push((await (await runtime.submit("tally", "go", { sessionId })).result()).output);
       }

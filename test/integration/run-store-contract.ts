@@ -23,6 +23,7 @@ const finalResult = (record: RunRecord, status: RunResult["status"]): RunResult 
     status === "failed"
       ? { name: "ProviderError", code: "provider_failed", message: "down" }
       : null,
+  agent: record.agent,
   pending: [],
   usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
   iterations: 2,

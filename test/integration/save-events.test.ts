@@ -41,6 +41,7 @@ const result: RunResult = {
   status: "completed",
   output: "done",
   error: null,
+  agent: "agent",
   pending: [],
   usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
   iterations: 0,

@@ -17,6 +17,8 @@ const ProviderRequestData = z.object({
   temperature: z.number(),
   stream: z.boolean(),
   prefixKey: z.string().nullable(),
+  /** The structured answer asked for (`config.output`). */
+  output: z.object({ name: z.string(), schema: z.record(z.string(), z.unknown()) }).exactOptional(),
 });
 
 /** What every entry carries: its run, the provider call it belongs to, and when it happened. */
@@ -77,7 +79,8 @@ export const RecorderEntry = z.discriminatedUnion("type", [
     type: z.literal("run_end"),
     ...common,
     status: z.enum(["completed", "failed", "cancelled"]),
-    output: z.string().nullable(),
+    /** The final text, or with `config.output` the parsed value. */
+    output: z.json().nullable(),
     error: RunError.nullable(),
   }),
 ]);

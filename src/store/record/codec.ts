@@ -65,12 +65,22 @@ export function assertReadableVersion(stored: object): unknown {
 // What the zod parse would give, without its copy of every object; else the parse itself.
 const parseRecord = (value: unknown) => RunRecord.safeParse(value);
 
+/** A result stored before results named their agent names the record's (no handoff then). */
+function withResultAgent(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || !("result" in value)) return value;
+  const { result } = value as { result: unknown };
+  if (typeof result !== "object" || result === null || "agent" in result) return value;
+  const agent = "agent" in value ? value.agent : undefined;
+  return { ...value, result: { agent, ...result } };
+}
+
 /** `parseStoredRecord` for a record already parsed from JSON. */
 export function parseRecordValue(value: unknown): RunRecord {
   const stored = typeof value === "object" && value !== null ? value : {};
   const version = assertReadableVersion(stored);
-  const current =
-    version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION };
+  const current = withResultAgent(
+    version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION },
+  );
   const parsed = parseRecord(conversationApart(current));
   if (!parsed.success) {
     const runId = "runId" in stored && typeof stored.runId === "string" ? stored.runId : "?";

@@ -210,9 +210,10 @@ function joinCurrent(
     ...(snapshot === null ? {} : { messages: prefix(counted) }),
     result:
       result === undefined
-        ? derivedResult(top.status, snapshot?.context, messages)
+        ? derivedResult(top.status, snapshot?.context, messages, top.agent)
         : isPlainObject(result)
-          ? { ...result, messages: prefix(result.messages) }
+          ? // A result stored before results named their agent: the record's.
+            { agent: top.agent, ...result, messages: prefix(result.messages) }
           : result,
     createdAt: top.createdAt,
     updatedAt: top.updatedAt,
@@ -234,6 +235,7 @@ function joinAny(
   const stored = completed.stored as {
     runId?: unknown;
     sessionId?: unknown;
+    agent?: unknown;
     status?: unknown;
     sharedIds?: unknown;
     input?: { messages?: unknown; text?: unknown };
@@ -265,10 +267,10 @@ function joinAny(
     ...(snapshot === null ? {} : { messages: prefix(snapshot.context.messageCount) }),
     result:
       stored.result === undefined
-        ? derivedResult(stored.status, snapshot?.context, messages)
+        ? derivedResult(stored.status, snapshot?.context, messages, stored.agent)
         : stored.result === null
           ? null
-          : { ...stored.result, messages: prefix(stored.result.messages) },
+          : { agent: stored.agent, ...stored.result, messages: prefix(stored.result.messages) },
   };
   return joined;
 }
@@ -279,16 +281,25 @@ function textOf(messages: readonly unknown[]): unknown {
   return message?.content?.[0]?.text;
 }
 
-/** The result a document left out: the one its snapshot gives for its status. */
+/**
+ * The result a document left out: the one its snapshot gives for its status (`agent`: the
+ * record's, for a snapshot that does not name its agent).
+ */
 function derivedResult(
   status: unknown,
   context: unknown,
   messages: readonly unknown[],
+  agent: unknown,
 ): RunResult | null {
   const settled = status === "awaiting_approval" || isTerminalStatus(status);
   if (!settled || typeof context !== "object" || context === null) return null;
   try {
-    return toRunResult(context as RunContext, status, messages as Message[]);
+    return toRunResult(
+      context as RunContext,
+      status,
+      messages as Message[],
+      typeof agent === "string" ? agent : "",
+    );
   } catch (error) {
     throw new BackendError("A stored run record's snapshot does not give its result.", {
       cause: error,

@@ -219,6 +219,6 @@ function derivesResult(record: RunRecord, result: RunResult): boolean {
   const context = record.snapshot.context as unknown as RunContext;
   if (typeof context.messageCount !== "number" || !Array.isArray(context.calls)) return false;
   if (result.messages.length !== context.messageCount) return false;
-  const derived = toRunResult(context, result.status, []);
+  const derived = toRunResult(context, result.status, [], record.agent);
   return isDeepStrictEqual({ ...derived, messages: [] }, { ...result, messages: [] });
 }

@@ -52,6 +52,7 @@ export function describeEventLogContract(name: string, factory: BackendFactory):
         status: "completed",
         output: "done",
         error: null,
+        agent: "agent",
         pending: [],
         usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
         iterations: 1,

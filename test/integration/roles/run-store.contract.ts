@@ -119,6 +119,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
             shape.code === undefined
               ? null
               : { name: "ProviderError", code: shape.code, message: "no" },
+          agent: shape.agent ?? "agent",
           pending: [],
           usage: { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens },
           iterations: 1,
@@ -436,6 +437,7 @@ async function finish(backend: RunBackend, run: RunRecord, at: number): Promise<
         status: "completed",
         output: "done",
         error: null,
+        agent: run.agent,
         pending: [],
         usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
         iterations: 1,

@@ -631,6 +631,7 @@ describe("Agent.run: the RunResult", () => {
       output: "final answer",
       error: null,
       stopReason: "end_turn",
+      agent: "agent",
       pending: [],
       usage: { inputTokens: 31, outputTokens: 10, cacheReadTokens: 11, cacheWriteTokens: 5 },
       iterations: 2,

@@ -15,6 +15,7 @@ const DEFAULTS = {
   providerTimeoutMs: 600_000,
   rateLimitWaitMs: 600_000,
   maxDepth: 5,
+  outputRetries: 2,
 };
 
 function configErrorOf(config: unknown): ConfigError {
@@ -69,6 +70,7 @@ describe("parseAgentConfig", () => {
       rateLimitWaitMs: 30_000,
       approvalTimeoutMs: 3_600_000,
       maxDepth: 3,
+      outputRetries: 1,
     };
     expect(parseAgentConfig(config)).toEqual(config);
   });

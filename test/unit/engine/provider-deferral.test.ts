@@ -48,6 +48,7 @@ async function startedRun(agent: Agent, gate: ProviderGate) {
     input: "hello",
     messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
     maxIterations: 5,
+    agent: agent.name,
   });
   return { actor, env };
 }

@@ -27,6 +27,7 @@ const runResult: RunResult = {
   status: "completed",
   output: "done",
   error: null,
+  agent: "agent",
   pending: [],
   usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
   iterations: 1,
@@ -40,6 +41,7 @@ const runResult: RunResult = {
 const SAMPLES: { [E in HookEvent]: HookPayloads[E] } = {
   [HookEvent.AGENT_START]: { runId: "run-1", sessionId: "session-1", input: "hi" },
   [HookEvent.AGENT_END]: { result: runResult },
+  [HookEvent.HANDOFF]: { runId: "run-1", from: "lead", to: "writer" },
   [HookEvent.LOOP_ITERATION_START]: { runId: "run-1", iteration: 1 },
   [HookEvent.LOOP_ITERATION_END]: { runId: "run-1", iteration: 2 },
   [HookEvent.LLM_REQUEST]: {

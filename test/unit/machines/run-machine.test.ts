@@ -3,15 +3,15 @@ import { initialTransition, transition } from "xstate";
 import type { Message, ProviderResponse, RunError, ToolResult } from "../../../src/index.js";
 import {
   type CallState,
-  messageAddedBy,
+  messagesAddedBy,
   PHASES,
   type PreparedRequest,
-  persistedRunSnapshot,
   type RunInput,
   type RunMachineEvent,
   runMachine,
   STAGE_OF_PHASE,
 } from "../../../src/machines/run-machine.js";
+import { persistedRunSnapshot } from "../../../src/machines/run-snapshot.js";
 import { textResponse, toolCallResponse } from "../../../src/testing.js";
 
 type RunSnapshot = ReturnType<typeof initialTransition<typeof runMachine>>[0];
@@ -141,10 +141,12 @@ describe("runMachine", () => {
     expect(snapshot.context.output).toBe("the answer");
     // The answer is counted; the engine appends the message the event adds to the run's log.
     expect(snapshot.context.messageCount).toBe(2);
-    expect(messageAddedBy({ type: "RESPONSE_PROCESSED", response })).toEqual({
-      role: "assistant",
-      content: response.content,
-    });
+    expect(messagesAddedBy({ type: "RESPONSE_PROCESSED", response })).toEqual([
+      {
+        role: "assistant",
+        content: response.content,
+      },
+    ]);
     expect(Object.keys(snapshot.context)).not.toContain("messages");
     expect(snapshot.context.usage).toEqual(response.usage);
     expect(snapshot.context.request).toBeNull();
@@ -167,10 +169,12 @@ describe("runMachine", () => {
     let snapshot = throughLlm(start(), twoCalls);
     const visited: string[] = [String(snapshot.value)];
     expect(snapshot.context.messageCount).toBe(2);
-    expect(messageAddedBy({ type: "RESPONSE_PROCESSED", response: twoCalls })).toEqual({
-      role: "assistant",
-      content: twoCalls.content,
-    });
+    expect(messagesAddedBy({ type: "RESPONSE_PROCESSED", response: twoCalls })).toEqual([
+      {
+        role: "assistant",
+        content: twoCalls.content,
+      },
+    ]);
 
     snapshot = send(snapshot, { type: "CALLS_PREPARED", calls: callStates(twoCalls) });
     visited.push(String(snapshot.value));
@@ -205,13 +209,15 @@ describe("runMachine", () => {
     ]);
     expect(snapshot.context.iteration).toBe(1);
     expect(snapshot.context.messageCount).toBe(3);
-    expect(messageAddedBy(processed)).toEqual({
-      role: "tool",
-      content: [
-        { type: "tool_result", toolCallId: "call_a", content: "A", isError: false },
-        { type: "tool_result", toolCallId: "call_b", content: "B", isError: false },
-      ],
-    });
+    expect(messagesAddedBy(processed)).toEqual([
+      {
+        role: "tool",
+        content: [
+          { type: "tool_result", toolCallId: "call_a", content: "A", isError: false },
+          { type: "tool_result", toolCallId: "call_b", content: "B", isError: false },
+        ],
+      },
+    ]);
     expect(snapshot.context.calls).toEqual([]);
     expect(snapshot.context.raw).toEqual({});
 

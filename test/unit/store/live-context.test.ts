@@ -4,10 +4,10 @@ import { createActor } from "xstate";
 import type { ProviderResponse, ToolCall } from "../../../src/core/values.js";
 import {
   type CallState,
-  persistedRunSnapshot,
   type RunMachineEvent,
   runMachine,
 } from "../../../src/machines/run-machine.js";
+import { persistedRunSnapshot } from "../../../src/machines/run-snapshot.js";
 import { checkpointOf } from "../../../src/store/checkpoint.js";
 import { liveContext, markLiveContext } from "../../../src/store/live-context.js";
 import { parseStoredRecord } from "../../../src/store/record/codec.js";

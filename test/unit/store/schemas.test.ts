@@ -72,6 +72,7 @@ describe("persisted shapes", () => {
       status: "awaiting_approval",
       output: null,
       error: null,
+      agent: "agent",
       pending: [],
       usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
       iterations: 1,

@@ -9,6 +9,7 @@ const result = (status: RunResult["status"]): RunResult => ({
   status,
   output: null,
   error: null,
+  agent: "agent",
   pending: [],
   usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
   iterations: 1,

@@ -51,11 +51,13 @@ const frozenV4ParkedSummaryV2 = fixture("v4-parked-summary-v2.stored.json");
 
 /**
  * The frozen version-2 record as this version reads it: the same record, as version 4, its
- * conversation out of the machine's context (which keeps its count) into the record's log.
+ * conversation out of the machine's context (which keeps its count) into the record's log,
+ * and its result naming its agent (the record's: results of that version predate handoffs).
  */
 const migratedV2 = (): Record<string, unknown> => {
   const stored = JSON.parse(frozenV2) as {
     snapshot: { context: { messages: unknown[] } & Record<string, unknown> };
+    result: Record<string, unknown>;
   } & Record<string, unknown>;
   const { messages, ...position } = stored.snapshot.context;
   const context: Record<string, unknown> = {};
@@ -68,6 +70,7 @@ const migratedV2 = (): Record<string, unknown> => {
     schemaVersion: RUN_RECORD_VERSION,
     snapshot: { ...stored.snapshot, context },
     messages,
+    result: { agent: stored.agent, ...stored.result },
   };
 };
 
