@@ -14,6 +14,7 @@ import {
 } from "./dom.js";
 import { decideCall } from "./inbox.js";
 import { failedToolCalls, timelineItems } from "./timeline.js";
+import { treeFields } from "./tree.js";
 
 const EVENT_PAGE = 1000;
 
@@ -77,6 +78,7 @@ function renderRun(view) {
       finished ? {} : { "data-elapsed-since": detail.createdAt },
     ),
     field("Session", detail.sessionId, "mono"),
+    ...treeFields(detail, field),
   ].filter(Boolean);
   $("run-summary").replaceChildren(...fields);
   $("cancel").hidden = finished;
