@@ -2,7 +2,15 @@
 // links to its children, a child to its parent, and the runs list shows one tree alone (from a
 // run's "tree" link, or typed in the filters).
 import { describe, expect, it } from "vitest";
-import { Agent, AgentRuntime, createDashboard, memoryBackend } from "../../src/index.js";
+import { z } from "zod";
+import {
+  Agent,
+  AgentRuntime,
+  createDashboard,
+  memoryBackend,
+  PermissionManager,
+  tool,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { silent } from "../integration/fixtures.js";
 import { useChromium } from "../support/chromium.js";
@@ -97,5 +105,65 @@ describe("the page's run trees", () => {
     await expect.poll(() => children.count()).toBe(2);
     await page.locator("#run-summary a.tree-link").click();
     await expect.poll(() => rows.count()).toBe(3);
+  });
+
+  it("links a parked child's inbox card to its tree", async () => {
+    const deleteFile = tool({
+      name: "delete_file",
+      description: "Deletes a file.",
+      input: z.object({ path: z.string() }),
+      handler: async ({ path }) => `deleted ${path}`,
+    });
+    const cleaner = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "delete_file", input: { path: "a.log" }, id: "k1" }]),
+        textResponse("cleaned"),
+      ]),
+      config: { name: "cleaner" },
+      tools: [deleteFile],
+      permissions: new PermissionManager({ rules: [{ tool: "delete_file", decision: "ask" }] }),
+      logger: silent,
+    });
+    const lead = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "clean", input: { input: "tmp" } }]),
+        textResponse("done"),
+      ]),
+      config: { name: "lead" },
+      tools: [cleaner.asTool({ name: "clean", description: "Cleans" })],
+      logger: silent,
+    });
+    const runtime = new AgentRuntime({
+      agents: [lead, cleaner],
+      backend: memoryBackend(),
+      logger: silent,
+    });
+    await runtime.start();
+    chromium.closers.push(() => runtime.close({ timeoutMs: 5000 }));
+    const server = await createDashboard({
+      runtime,
+      readOpen: true,
+      tokens: { ops: "run-trees-page-token-02" },
+    }).listen({ port: 0 });
+    chromium.closers.push(() => server.close());
+    const context = await chromium.browser.newContext();
+    chromium.closers.push(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${server.url}#inbox`);
+
+    // The child parks while the page is open: its card (from the live stream) names the tree.
+    const handle = await runtime.submit("lead", "go");
+    const card = page.locator("#inbox-list li");
+    await expect.poll(() => card.count()).toBe(1);
+    const link = card.locator("a.tree-link");
+    await expect.poll(() => link.textContent()).toBe(`tree ${handle.runId.slice(0, 8)}`);
+    await link.click();
+    const rows = page.locator("#runs-body tr");
+    await expect.poll(() => rows.count()).toBe(2);
+
+    // Read from /api/approvals too (a page opened after the child parked).
+    await page.reload();
+    await page.goto(`${server.url}#inbox`);
+    await expect.poll(() => page.locator("#inbox-list li a.tree-link").count()).toBe(1);
   });
 });

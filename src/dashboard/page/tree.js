@@ -58,6 +58,21 @@ export function treeFields(detail, field) {
   return fields;
 }
 
+/** An inbox card's link to the tree of a child run's call (§14 "Approvals at any depth"). */
+export function inboxTreeLink(entry) {
+  if (!entry.rootRunId || entry.rootRunId === entry.runId) return null;
+  return h(
+    "a",
+    {
+      href: treeHref(entry.rootRunId),
+      className: "tree-link",
+      title: `Runs of the tree ${entry.rootRunId}`,
+    },
+    "tree ",
+    entry.rootRunId.slice(0, 8),
+  );
+}
+
 /** A runs row's link to its tree, for a run that belongs to one. */
 export function treeCellLink(run) {
   const root = rootOf(run);
