@@ -43,6 +43,8 @@ export interface InboxEntry {
   reason: string;
   /** When the run parked (ms since the epoch): how long the call has waited. */
   since: number;
+  /** The run at the root of the run's tree (§14); the run's own id when it has no parent. */
+  rootRunId: string;
 }
 
 /** How one item of a bulk decision went. */
@@ -94,6 +96,7 @@ export function approvalRoutes(
             ...call,
             toolCallId: call.toolCallId,
             since: run.updatedAt,
+            rootRunId: run.rootRunId ?? run.runId,
           });
         }
       }

@@ -165,7 +165,12 @@ export class AgentRuntime implements AsyncDisposable {
     const deps: WorkerDeps = {
       submitChild: async (link, input, { trace, ...options }) => {
         // The child's own run span, under its parent's.
-        const record = this.#newRecord(link.agent, input, options, link.runId, trace);
+        const record: RunRecord = {
+          ...this.#newRecord(link.agent, input, options, link.runId, trace),
+          parentRunId: link.parentRunId,
+          parentToolCallId: link.parentToolCallId,
+          rootRunId: link.rootRunId,
+        };
         const step = { ...priorityOf(record), agent: link.agent };
         if (!(await this.backend.submitRun(record, step))) {
           await this.#wakeExisting(link.runId, link.agent, step);

@@ -32,8 +32,9 @@ export const ApprovalNoticeJob = z.strictObject({
 });
 export type ApprovalNoticeJob = z.infer<typeof ApprovalNoticeJob>;
 
-/** The one place a run's root is read (runs of runs, §14, give it a parent chain). */
-export const rootRunIdOf = (record: Pick<RunRecord, "runId">): string => record.runId;
+/** The one place a run's root is read: a child's record names it (§14); a root is its own. */
+export const rootRunIdOf = (record: Pick<RunRecord, "runId" | "rootRunId">): string =>
+  record.rootRunId ?? record.runId;
 
 /** The rounds of calls waiting for a person in `record`: iteration and call key. */
 function waitingRounds(record: RunRecord | undefined): Map<string, string> {

@@ -96,6 +96,14 @@ export const RunRecord = z.object({
    * dashboard) still never shows them. Absent when no tool marks any.
    */
   secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
+  /**
+   * A child run's place in its tree (SPEC §14), stored with it at creation so that its summary
+   * and its approval notices name its root without reading the tree: the run whose call started
+   * it, that call, and the tree's root. Absent on a root (and on children stored before these).
+   */
+  parentRunId: z.string().min(1).optional(),
+  parentToolCallId: z.string().min(1).optional(),
+  rootRunId: z.string().min(1).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

@@ -126,7 +126,19 @@ export function summarize(record: RunRecord): RunSummary {
     error: record.result?.error ?? null,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
+    ...treeLinkOf(record),
   };
+}
+
+/** A child run's link fields as its record holds them (none on a root). */
+function treeLinkOf(
+  record: RunRecord,
+): Pick<RunSummary, "parentRunId" | "parentToolCallId" | "rootRunId"> {
+  const { parentRunId, parentToolCallId, rootRunId } = record;
+  if (parentRunId === undefined || parentToolCallId === undefined || rootRunId === undefined) {
+    return {};
+  }
+  return { parentRunId, parentToolCallId, rootRunId };
 }
 
 /** The detail of a run: its summary, conversation, audit trail and, given its checkpoints, timeline. */

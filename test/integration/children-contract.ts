@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
-  type AgentRuntime,
+  AgentRuntime,
+  type ApprovalRequest,
   ConfigError,
   type ContentBlock,
   PermissionManager,
@@ -175,6 +176,15 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       });
       expect(rest.runs).toHaveLength(1);
       expect(rest.nextCursor).toBeNull();
+      // Any list, not only a tree's, names a child's parent and root (the grandchild's root is
+      // the tree's, not its parent).
+      const grandchildren = await runtime.list({ agent: "failing" });
+      expect(
+        grandchildren.runs.map((each) => [each.runId, each.parentRunId, each.rootRunId]),
+      ).toEqual([[`${middleId}.c0`, middleId, handle.runId]]);
+      const roots = await runtime.list({ agent: "lead" });
+      expect(roots.runs[0]?.rootRunId).toBeUndefined();
+      expect(roots.runs[0]?.parentRunId).toBeUndefined();
     });
 
     it("refuses at start() an agent tool of an agent the runtime does not know", async () => {
@@ -236,6 +246,51 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       const result = await handle.result();
       expect(result.status).toBe("completed");
       expect(toolResults(result)[0]?.content).toBe("careful done");
+    });
+
+    it("names the tree's root in a parked child's approval notice and its summary", async () => {
+      const careful = agent("careful", {
+        provider: new ScriptedProvider([
+          toolCallResponse([{ name: "inner", input: { input: "x" }, id: "k1" }]),
+          textResponse("careful done"),
+        ]),
+        tools: [agent("inner", { provider: echoModel() }).asTool({ description: "Inner" })],
+        permissions: new PermissionManager({ rules: [{ tool: "inner", decision: "ask" }] }),
+      });
+      const lead = agent("lead", {
+        provider: leadModel(["go"], "careful"),
+        tools: [careful.asTool({ description: "Careful" })],
+      });
+      const notices: ApprovalRequest[] = [];
+      const runtime = new AgentRuntime({
+        agents: [lead, careful, agent("inner", { provider: echoModel() })],
+        backend: factory.create(),
+        logger: silent,
+        onApprovalRequested: (request) => {
+          notices.push(request);
+        },
+      });
+      await runtime.start();
+      try {
+        const handle = await runtime.submit("lead", "go");
+        const childId = `${handle.runId}.c0`;
+        await until(
+          async () => notices.length,
+          (count) => count > 0,
+        );
+        expect(notices).toEqual([
+          expect.objectContaining({ runId: childId, toolCallId: "k1", rootRunId: handle.runId }),
+        ]);
+        const parked = await runtime.list({ status: "awaiting_approval" });
+        expect(parked.runs.map((each) => [each.runId, each.parentRunId, each.rootRunId])).toEqual([
+          [childId, handle.runId, handle.runId],
+        ]);
+        expect((await runtime.get(childId)).parentToolCallId).toBe("c0");
+        await runtime.approve(childId, "k1", { by: "ops" });
+        expect((await handle.result()).status).toBe("completed");
+      } finally {
+        await runtime.close({ timeoutMs: 5000 });
+      }
     });
 
     it("cancels every unfinished descendant with the root, and a child cancelled alone fails its call", async () => {

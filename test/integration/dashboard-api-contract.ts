@@ -374,6 +374,7 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
           input: { path: "old.log" },
           reason: "deleting needs a person",
           since: expect.any(Number),
+          rootRunId: ops.runId, // a root run is its own tree's root
         },
         {
           runId: vault.runId,
@@ -383,6 +384,7 @@ export function describeDashboardApi(name: string, factory: ApiFactory): void {
           input: { user: "ada", password: "[redacted]" },
           reason: "logging in",
           since: expect.any(Number),
+          rootRunId: vault.runId,
         },
       ]);
       for (const path of [

@@ -1,10 +1,24 @@
 // The dashboard API's run trees (SPEC §12.1, §14): GET /api/runs?rootRunId= and ?parentRunId=.
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, AgentRuntime, createDashboard, memoryBackend } from "../../src/index.js";
+import { z } from "zod";
+import {
+  Agent,
+  AgentRuntime,
+  createDashboard,
+  memoryBackend,
+  PermissionManager,
+  tool,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { silent } from "./fixtures.js";
 
 const cleanups: Array<() => Promise<void>> = [];
+const deleteFile = tool({
+  name: "delete_file",
+  description: "Deletes a file.",
+  input: z.object({ path: z.string() }),
+  handler: async ({ path }) => `deleted ${path}`,
+});
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -69,5 +83,60 @@ describe("GET /api/runs of a run tree", () => {
       }),
     ]);
     expect((await get("rootRunId=")).status).toBe(400);
+  });
+
+  it("gives each inbox item its tree's root: a parked child's is its parent's root", async () => {
+    const researcher = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "delete_file", input: { path: "a.log" }, id: "k1" }]),
+        textResponse("notes"),
+      ]),
+      config: { name: "researcher" },
+      tools: [deleteFile],
+      permissions: new PermissionManager({ rules: [{ tool: "delete_file", decision: "ask" }] }),
+      logger: silent,
+    });
+    const lead = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+        toolCallResponse([{ name: "delete_file", input: { path: "b.log" }, id: "k2" }]),
+        textResponse("done"),
+      ]),
+      config: { name: "lead" },
+      tools: [researcher.asTool({ name: "research", description: "Research" }), deleteFile],
+      permissions: new PermissionManager({ rules: [{ tool: "delete_file", decision: "ask" }] }),
+      logger: silent,
+    });
+    const runtime = new AgentRuntime({
+      agents: [lead, researcher],
+      backend: memoryBackend(),
+      logger: silent,
+    });
+    await runtime.start();
+    cleanups.push(() => runtime.close({ timeoutMs: 1000 }));
+    const server = await createDashboard({
+      runtime,
+      readOpen: true,
+      tokens: { ops: "ops-token-0123456789" },
+    }).listen({ port: 0 });
+    cleanups.push(() => server.close());
+    const handle = await runtime.submit("lead", "go");
+    const child = `${handle.runId}.call_1`;
+    const inbox = async () => {
+      const response = await fetch(new URL("api/approvals", server.url));
+      return ((await response.json()) as { approvals: Array<Record<string, unknown>> }).approvals;
+    };
+    await expect
+      .poll(inbox)
+      .toEqual([
+        expect.objectContaining({ runId: child, toolCallId: "k1", rootRunId: handle.runId }),
+      ]);
+    await runtime.approve(child, "k1", { by: "ops" });
+    // The root parks in turn: its own id is its root.
+    await expect
+      .poll(inbox)
+      .toEqual([
+        expect.objectContaining({ runId: handle.runId, toolCallId: "k2", rootRunId: handle.runId }),
+      ]);
   });
 });

@@ -7,6 +7,7 @@ import * as overview from "./overview.js";
 import * as runView from "./run-view.js";
 import * as runs from "./runs.js";
 import { setDecisionScope } from "./scope.js";
+import { rootOfRoute } from "./tree.js";
 
 const VIEWS = ["overview", "inbox", "runs", "run"];
 let stream = null;
@@ -104,7 +105,11 @@ function route() {
   if (view === "run")
     runView.openRun(decodeURIComponent(rest.join("/"))).catch((error) => toast(error.message));
   else runView.closeRun();
-  if (view === "runs") runs.loadRuns().catch((error) => toast(error.message));
+  if (view === "runs") {
+    const root = rootOfRoute(rest);
+    if (root) runs.showTree(root);
+    runs.loadRuns().catch((error) => toast(error.message));
+  }
   if (view === "inbox") inbox.renderInbox();
   if (view === "overview") overview.loadOverview().catch((error) => toast(error.message));
 }

@@ -16,6 +16,7 @@ import {
   toast,
 } from "./dom.js";
 import { mayDecide } from "./scope.js";
+import { inboxTreeLink } from "./tree.js";
 
 /** Cards shown at most; the rest wait their turn (their count is shown). */
 export const INBOX_PAGE = 50;
@@ -102,7 +103,13 @@ export function applyRunChanges(runs) {
     }
     if (run.status === "awaiting_approval") {
       for (const call of run.pending) {
-        addEntry({ runId: run.runId, agent: run.agent, ...call, since: run.updatedAt });
+        addEntry({
+          runId: run.runId,
+          agent: run.agent,
+          ...call,
+          since: run.updatedAt,
+          rootRunId: run.rootRunId ?? run.runId,
+        });
       }
     }
     for (const decided of state.decided) {
@@ -203,6 +210,7 @@ function cardOf(entry) {
       h("span", { className: "tool" }, entry.name),
       h("span", {}, "agent ", entry.agent),
       h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, "run ", entry.runId.slice(0, 8)),
+      inboxTreeLink(entry),
       h(
         "span",
         {

@@ -16,6 +16,7 @@ import {
 } from "./dom.js";
 import { decideCall } from "./inbox.js";
 import { failedToolCalls, timelineItems } from "./timeline.js";
+import { treeFields } from "./tree.js";
 
 const EVENT_PAGE = 1000;
 
@@ -82,6 +83,7 @@ function renderRun(view) {
       finished ? {} : { "data-elapsed-since": detail.createdAt },
     ),
     field("Session", detail.sessionId, "mono"),
+    ...treeFields(detail, field),
   ].filter(Boolean);
   $("run-summary").replaceChildren(...fields);
   $("cancel").hidden = finished;

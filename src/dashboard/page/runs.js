@@ -2,6 +2,7 @@
 // A change to a run on the page updates its row alone; runs that start meanwhile are counted in
 // "N new runs" instead of pushing the page down; nothing is drawn while the view is hidden.
 import { $, api, duration, FINISHED, h, perFrame, refreshElapsed, timeElement } from "./dom.js";
+import { treeCellLink } from "./tree.js";
 
 /** Rows on one page. */
 export const RUNS_PAGE = 50;
@@ -18,8 +19,9 @@ const state = {
 const visible = () => !$("runs").hidden;
 /** Does a run from the stream belong on the filtered page (as /api/runs would list it)? */
 function matches(run) {
-  const { q, since, until, ...exact } = state.filters;
+  const { q, since, until, rootRunId, ...exact } = state.filters;
   return (
+    (!rootRunId || run.rootRunId === rootRunId || run.runId === rootRunId) &&
     Object.entries(exact).every(([name, value]) => !value || run[name] === value) &&
     (!q || run.runId.startsWith(q) || run.sessionId === q) &&
     (!since || run.createdAt >= since) &&
@@ -68,6 +70,7 @@ function rowOf(run) {
       "td",
       { className: "run-id" },
       h("a", { href: `#run/${encodeURIComponent(run.runId)}` }, run.runId.slice(0, 8)),
+      treeCellLink(run),
     ),
     h("td", {}, run.agent),
     statusCell(run),
@@ -145,6 +148,14 @@ export function applyRunChanges(runs) {
 
 export function setRunFilters(filters) {
   state.filters = filters;
+}
+
+/** Lists the runs of one tree (the route `#runs/root/<id>`): the form shows the filter. */
+export function showTree(rootRunId) {
+  const form = $("filters");
+  form.reset();
+  form.elements.rootRunId.value = rootRunId;
+  state.filters = filtersOf(form);
 }
 
 /** Keeps the "for …" durations of running runs current. */

@@ -10,6 +10,16 @@ import { fromSummary } from "./decode-v3.js";
 import { restoreCalls, restoreDocument } from "./decode-v4.js";
 import { isPlainObject, SNAPSHOT_DEFAULTS, SUMMARY_FIELDS } from "./document.js";
 
+/** The record's optional fields a document holds as they are. */
+const RECORD_EXTRAS = [
+  "trace",
+  "priority",
+  "secretInputs",
+  "parentRunId",
+  "parentToolCallId",
+  "rootRunId",
+] as const;
+
 // Reading a stored document back, whatever version wrote it: one decoder per version fills in
 // what that version left out (`DECODERS`), then the record is joined with its conversation and
 // parsed. The current version also has a direct path (`joinCurrent`) that builds the record at
@@ -218,7 +228,7 @@ function joinCurrent(
     createdAt: top.createdAt,
     updatedAt: top.updatedAt,
   };
-  for (const field of ["trace", "priority", "secretInputs"] as const) {
+  for (const field of RECORD_EXTRAS) {
     if (field in document) record[field] = document[field];
   }
   return record;

@@ -15,7 +15,8 @@ import { corrupt } from "./codec.js";
 // The run id is the key's (the reader always knows it); `phase` is left out when it is the one
 // its status usually has (`USUAL_PHASE`), `error` when null, `pending` when empty (each call a
 // [toolCallId, name, input, reason] tuple), `iterations` when 0; `usage` is an array without
-// its trailing zeros, and `updatedAt` the time since `createdAt`.
+// its trailing zeros, and `updatedAt` the time since `createdAt`. A child run's link (§14) is
+// kept only on a child: optional keys, so version 2 reads summaries with or without them.
 //
 // Versions: 1 is the full form (a `RunSummary` as it is, with its `runId`), as record version 3
 // stored it; 2 is the short form above, stored without a version at first, then with `v: 2`.
@@ -48,6 +49,10 @@ interface StoredSummary {
   c: number;
   /** updatedAt − createdAt */
   t: number;
+  /** A child's parentRunId, parentToolCallId and rootRunId */
+  pr?: string;
+  pc?: string;
+  rt?: string;
 }
 
 type PendingTuple =
@@ -101,6 +106,9 @@ export function encodeSummary(summary: RunSummary): string {
   while (usage.length > 0 && usage.at(-1) === 0) usage.pop();
   if (usage.length > 0) stored.u = usage;
   if (summary.error !== null) stored.e = summary.error;
+  if (summary.parentRunId !== undefined) stored.pr = summary.parentRunId;
+  if (summary.parentToolCallId !== undefined) stored.pc = summary.parentToolCallId;
+  if (summary.rootRunId !== undefined) stored.rt = summary.rootRunId;
   return JSON.stringify(stored);
 }
 
@@ -130,6 +138,9 @@ function expand(runId: string, value: unknown): unknown {
     createdAt: stored.c,
     updatedAt:
       typeof stored.c === "number" && typeof stored.t === "number" ? stored.c + stored.t : stored.t,
+    ...(stored.pr === undefined ? {} : { parentRunId: stored.pr }),
+    ...(stored.pc === undefined ? {} : { parentToolCallId: stored.pc }),
+    ...(stored.rt === undefined ? {} : { rootRunId: stored.rt }),
   };
 }
 

@@ -156,6 +156,22 @@ describe("stored run records", () => {
     expect(v4Bytes).toBeLessThan(v3Bytes * 0.6);
   });
 
+  it("keeps a child run's link through its document and its summary (both fields optional)", () => {
+    const summary = decodeSummary("id-2", frozenV4Parked.summary);
+    const parked = joinRecord(frozenV4Parked.document, frozenV4Parked.messages, summary);
+    const child = { ...parked, parentRunId: "root", parentToolCallId: "c1", rootRunId: "root" };
+    const childSummary = summarize(child);
+    expect(childSummary).toMatchObject({
+      parentRunId: "root",
+      parentToolCallId: "c1",
+      rootRunId: "root",
+    });
+    const stored = decodeSummary("id-2", encodeSummary(childSummary));
+    const again = joinRecord(recordDocument(child, stored), frozenV4Parked.messages, stored);
+    expect(again).toEqual(child);
+    expect(summarize(again)).toEqual(childSummary);
+  });
+
   it("refuses a parked call that refers to a pending call its summary does not hold", () => {
     const summary = decodeSummary("id-2", frozenV4Parked.summary);
     const error = thrown(() =>

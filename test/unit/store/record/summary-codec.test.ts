@@ -41,6 +41,19 @@ describe("stored summaries", () => {
     }
   });
 
+  it("keep a child run's link (parent, call, root) in optional keys, none on a root", () => {
+    const child: RunSummary = {
+      ...parked,
+      runId: "root.c1.c2",
+      parentRunId: "root.c1",
+      parentToolCallId: "c2",
+      rootRunId: "root",
+    };
+    expect(decodeSummary(child.runId, encodeSummary(child))).toEqual(child);
+    expect(JSON.parse(encodeSummary(child))).toMatchObject({ pr: "root.c1", pc: "c2", rt: "root" });
+    expect(JSON.parse(encodeSummary(parked))).not.toHaveProperty("rt");
+  });
+
   it("leave out the run id, initial values and the status's usual phase", () => {
     const stored = JSON.parse(encodeSummary(parked)) as Record<string, unknown>;
     expect(stored).toEqual({
