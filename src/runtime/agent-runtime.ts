@@ -187,7 +187,10 @@ export class AgentRuntime implements AsyncDisposable {
       },
       gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
       ...(this.#notifications.enabled
-        ? { approvalRequested: (jobs) => this.#notifications.requested(this.backend, jobs) }
+        ? {
+            approvalRequested: (jobs, { again }) =>
+              this.#notifications.requested(this.backend, jobs, { again }),
+          }
         : {}),
     };
     await this.backend.start({

@@ -38,10 +38,18 @@ export class ApprovalNotifications {
     return this.#listener !== undefined || this.#webhook !== undefined;
   }
 
-  /** The calls of `jobs` started waiting: tell the listener and queue their webhook notices. */
-  async requested(backend: RunBackend, jobs: readonly ApprovalNoticeJob[]): Promise<void> {
+  /**
+   * The calls of `jobs` started waiting: tell the listener and queue their webhook notices. With
+   * `again` (a redelivered step found them waiting), only the notices are queued again: a notice
+   * job of the same call and round that is still queued is the same job.
+   */
+  async requested(
+    backend: RunBackend,
+    jobs: readonly ApprovalNoticeJob[],
+    options: { again: boolean } = { again: false },
+  ): Promise<void> {
     for (const job of jobs) {
-      if (this.#listener !== undefined) this.#tell(this.#listener, job.request);
+      if (this.#listener !== undefined && !options.again) this.#tell(this.#listener, job.request);
       if (this.#webhook === undefined) continue;
       try {
         await backend.enqueueNotice(job, this.#retry);

@@ -238,8 +238,19 @@ async function withStep(
       if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
         await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
       }
-      if (saves.anyApplied && deps.approvalRequested !== undefined) {
-        await deps.approvalRequested(newApprovalRequests(record, saves.record));
+      if (deps.approvalRequested !== undefined) {
+        if (saves.anyApplied) {
+          await deps.approvalRequested(newApprovalRequests(record, saves.record), {
+            again: false,
+          });
+        } else if (saves.record.status === "awaiting_approval") {
+          // A step that finds its run parked and saves nothing is a redelivery (its worker may
+          // have died between the park's save and its notices) or a spare wake-up: the notices
+          // are queued again under the same job ids, so none is lost; the listener was told.
+          await deps.approvalRequested(newApprovalRequests(undefined, saves.record), {
+            again: true,
+          });
+        }
       }
       return saves.record;
     } finally {

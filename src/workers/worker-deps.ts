@@ -27,9 +27,13 @@ export interface WorkerDeps {
   gates?: ProviderGates;
   /**
    * Told of the calls that started waiting for a person in a step (`onApprovalRequested`, the
-   * approval webhook); never throws. Without it nobody is told.
+   * approval webhook); never throws. Without it nobody is told. `again`: the calls were announced
+   * before (a redelivered step): only their notices are queued again.
    */
-  approvalRequested?: (jobs: readonly ApprovalNoticeJob[]) => Promise<void>;
+  approvalRequested?: (
+    jobs: readonly ApprovalNoticeJob[],
+    options: { again: boolean },
+  ) => Promise<void>;
   /**
    * Stores the child run `link` names (idempotent: nothing when it exists) and queues its first
    * step; without it, calls of agent tools get an error result.

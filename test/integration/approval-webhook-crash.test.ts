@@ -63,4 +63,43 @@ describe("the approval webhook across a worker crash", { timeout: SLOW_TEST_MS }
     expect((await handle.result()).status).toBe("completed");
     expect(hook.deliveries).toHaveLength(2);
   });
+
+  it("is queued again by another worker when the one that parked the run dies before queueing it", async () => {
+    const prefix = uniquePrefix();
+    closers.push(() => deletePrefix(prefix));
+    const hook = await startWebhookReceiver();
+    closers.push(() => hook.stop());
+    process.env.HX_WEBHOOK_URL = hook.url;
+    process.env.HX_WEBHOOK_SECRET = "crash-test-secret-0123456789";
+    const options = { url: redisUrl(), prefix, script: SCRIPT };
+    process.env.HX_HANG_NOTICE_QUEUE = "1";
+    const first = await workers.start({ ...options, name: "first" });
+    delete process.env.HX_HANG_NOTICE_QUEUE;
+
+    const client = new AgentRuntime({
+      agents: [approvalAgent().agent],
+      backend: redisBackend({ url: redisUrl(), prefix }),
+      logger: silent,
+    });
+    await client.start({ workers: false });
+    closers.push(() => client.close({ timeoutMs: 5000 }));
+    const handle = await client.submit("ops", "a.log");
+    // The park is saved; the first worker's step hangs before its notice is queued.
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    await first.kill();
+    expect(hook.deliveries).toHaveLength(0);
+    await workers.start({ ...options, name: "second" });
+
+    // The second worker takes the stalled step over, finds the run parked, queues the notice.
+    const [delivered] = await hook.received(1);
+    expect(delivered?.headers["idempotency-key"]).toBe(`${handle.runId}:call_1`);
+    expect(JSON.parse(delivered?.body ?? "{}")).toMatchObject({
+      runId: handle.runId,
+      toolCallId: "call_1",
+      rootRunId: handle.runId,
+    });
+    await client.approve(handle.runId, "call_1", { by: "ops" });
+    expect((await handle.result()).status).toBe("completed");
+    expect(hook.deliveries).toHaveLength(1);
+  });
 });
