@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApprovalError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Message, type ToolCall } from "../core/values.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import type { RunBackend } from "../store/backend.js";
@@ -93,7 +94,7 @@ function requestedEarlier(record: RunRecord, toolCallId: string): boolean {
   );
 }
 
-const Messages = z.array(Message);
+const Messages = lazySchema(() => z.array(Message));
 
 /**
  * Refuses a decision on a call whose stored input no longer hashes to what was asked (the

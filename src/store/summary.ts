@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
@@ -11,40 +12,44 @@ import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "
 // snapshot, no messages), and a run's audit trail of decisions.
 
 /** A stored run as `runtime.list()` shows it: no snapshot, no messages. */
-export const RunSummary = z.object({
-  runId: z.string().min(1),
-  agent: z.string().min(1),
-  sessionId: z.string().min(1),
-  status: RunRecordStatus,
-  /** The machine phase the run is in (its state value). */
-  phase: z.string(),
-  /** The calls waiting for a person (non-empty exactly when awaiting approval). */
-  pending: z.array(PendingApproval),
-  /** Provider calls started so far. */
-  iterations: z.number().int().nonnegative(),
-  usage: Usage,
-  error: RunError.nullable(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
-});
+export const RunSummary = lazySchema(() =>
+  z.object({
+    runId: z.string().min(1),
+    agent: z.string().min(1),
+    sessionId: z.string().min(1),
+    status: RunRecordStatus,
+    /** The machine phase the run is in (its state value). */
+    phase: z.string(),
+    /** The calls waiting for a person (non-empty exactly when awaiting approval). */
+    pending: z.array(PendingApproval),
+    /** Provider calls started so far. */
+    iterations: z.number().int().nonnegative(),
+    usage: Usage,
+    error: RunError.nullable(),
+    createdAt: z.number(),
+    updatedAt: z.number(),
+  }),
+);
 export type RunSummary = z.infer<typeof RunSummary>;
 
 /**
  * One decision on a tool call, as the run's audit trail keeps it for as long as the record:
  * a person's (`runtime.approve`/`deny`, `by` as given) or the runtime's own.
  */
-export const DecisionRecord = z.object({
-  toolCallId: z.string().min(1),
-  /** The tool's name. */
-  name: z.string().min(1),
-  decision: z.enum(["allow", "deny"]),
-  reason: z.string().nullable(),
-  by: z.string().nullable(),
-  /** The hash of the call's input the decision was made on. */
-  inputHash: z.string().nullable(),
-  /** When it was decided (ms since the epoch). */
-  at: z.number(),
-});
+export const DecisionRecord = lazySchema(() =>
+  z.object({
+    toolCallId: z.string().min(1),
+    /** The tool's name. */
+    name: z.string().min(1),
+    decision: z.enum(["allow", "deny"]),
+    reason: z.string().nullable(),
+    by: z.string().nullable(),
+    /** The hash of the call's input the decision was made on. */
+    inputHash: z.string().nullable(),
+    /** When it was decided (ms since the epoch). */
+    at: z.number(),
+  }),
+);
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
 /**
@@ -52,30 +57,34 @@ export type DecisionRecord = z.infer<typeof DecisionRecord>;
  * timeline (every save, every provider call with its tokens, every tool call with its raw and
  * processed result). A backend that keeps no timeline leaves the timeline fields out.
  */
-export const RunDetail = RunSummary.extend({
-  messages: z.array(Message),
-  /** Every recorded decision, oldest first. */
-  decisions: z.array(DecisionRecord),
-  /** Every save at an effect boundary, oldest first. */
-  checkpoints: z.array(CheckpointRecord).optional(),
-  /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
-  modelCalls: z.array(ModelCallRecord).optional(),
-  /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
-  toolCalls: z.array(ToolCallRecord).optional(),
-  /**
-   * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
-   * them as the model sent them; pass the detail through `redactToolInputs(detail,
-   * detail.secretInputs)` before showing it. Absent when no tool marks any.
-   */
-  secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
-});
+export const RunDetail = lazySchema(() =>
+  RunSummary.extend({
+    messages: z.array(Message),
+    /** Every recorded decision, oldest first. */
+    decisions: z.array(DecisionRecord),
+    /** Every save at an effect boundary, oldest first. */
+    checkpoints: z.array(CheckpointRecord).optional(),
+    /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
+    modelCalls: z.array(ModelCallRecord).optional(),
+    /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
+    toolCalls: z.array(ToolCallRecord).optional(),
+    /**
+     * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
+     * them as the model sent them; pass the detail through `redactToolInputs(detail,
+     * detail.secretInputs)` before showing it. Absent when no tool marks any.
+     */
+    secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
+  }),
+);
 export type RunDetail = z.infer<typeof RunDetail>;
 
 /** What a summary reads of a running run's machine context (the rest stays unparsed). */
-const ContextProgress = z.looseObject({
-  iteration: z.number().int().nonnegative(),
-  usage: Usage,
-});
+const ContextProgress = lazySchema(() =>
+  z.looseObject({
+    iteration: z.number().int().nonnegative(),
+    usage: Usage,
+  }),
+);
 
 /**
  * `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one (only

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { type ExtensionStateStore, sessionOfStateKey } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
@@ -56,9 +57,9 @@ import { SummaryFeed } from "../summary-feed.js";
 import type { RedisContext } from "./context.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 
-const Replies = z.array(z.string());
+const Replies = lazySchema(() => z.array(z.string()));
 /** READ_OVERVIEW's reply: waiting runs, the oldest wait ("" for none), each bucket's fields. */
-const OverviewReply = z.tuple([z.number(), z.string()]).rest(z.array(z.string()));
+const OverviewReply = lazySchema(() => z.tuple([z.number(), z.string()]).rest(z.array(z.string())));
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
