@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { systemTimer } from "../core/deadline.js";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
+import { randomUUID } from "../core/node-crypto.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import type { Message, RunResult } from "../core/values.js";

@@ -1,5 +1,5 @@
-import { createHash, createHmac } from "node:crypto";
 import { createRequire } from "node:module";
+import { createHash, createHmac } from "../core/node-crypto.js";
 import type { ToolCall } from "../core/values.js";
 
 // safe-stable-stringify loads with the first approval, not at import (SPEC §15).

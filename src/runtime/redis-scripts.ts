@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash } from "../core/node-crypto.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 import {
   announceLua,

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { loggableError } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
+import { randomUUID } from "../core/node-crypto.js";
 import { BackendError } from "../store/errors.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 
