@@ -37,7 +37,9 @@ describe("lazySchema", () => {
     );
     const tree = { name: "a", children: [{ name: "b", children: [] }] };
     expect(Tree.parse(tree)).toEqual(tree);
-    expect(Tree.safeParse({ name: "a", children: [{ name: 1, children: [] }] }).success).toBe(false);
+    expect(Tree.safeParse({ name: "a", children: [{ name: 1, children: [] }] }).success).toBe(
+      false,
+    );
   });
 });
 
