@@ -7,6 +7,11 @@
 //   node bench/import.mjs --rounds=5 --modules   # also lists the packages each case loaded
 //   node bench/import.mjs --baseline=/elsewhere/dist/index.js   # another build, side by side
 //
+// "harnessxFirstRun" imports the package and completes one direct run (a scripted provider from
+// harnessx/testing): what a CLI or a cold serverless function pays before its first answer, now
+// that pino, the OpenTelemetry API and the schemas load on first use ("baselineFirstRun" the
+// same for --baseline, its testing.js next to its index.js).
+//
 // Wall time is measured by this process around the child's whole life (start to exit); CPU
 // time is the child's own (user + system), steadier than wall time on a busy shared host; RSS
 // is the child's peak resident set (`process.resourceUsage().maxRSS`) after its import.
@@ -32,6 +37,7 @@ const RSS_MARGIN_TARGET_MB = 5;
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const entry = new URL("../dist/index.js", import.meta.url);
+const testingEntry = new URL("../dist/testing.js", import.meta.url);
 if (!existsSync(entry)) throw new Error("dist/index.js is missing: run `npm run build` first.");
 
 const log = (line) => process.stderr.write(`[bench:import] ${line}\n`);
@@ -44,13 +50,23 @@ const loaded = ${LIST_MODULES} ? Object.keys(createRequire(import.meta.url).cach
 const { user, system } = process.cpuUsage();
 process.stdout.write(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, cpuMs: (user + system) / 1000, loaded }) + "\\n");`;
 
+const firstRun = (index, testing) => `
+const { Agent } = await import(${JSON.stringify(index)});
+const { ScriptedProvider, textResponse } = await import(${JSON.stringify(testing)});
+const result = await new Agent({ provider: new ScriptedProvider([textResponse("ok")]) }).run("go");
+if (result.output !== "ok") throw new Error("the first run did not complete: " + result.status);`;
+const baselineUrl = BASELINE === undefined ? undefined : pathToFileURL(BASELINE);
 const CASES = {
   bareNode: "",
   floor: 'await import("xstate"); await import("zod");',
   harnessx: `await import(${JSON.stringify(entry.href)});`,
-  ...(BASELINE === undefined
+  harnessxFirstRun: firstRun(entry.href, testingEntry.href),
+  ...(baselineUrl === undefined
     ? {}
-    : { baseline: `await import(${JSON.stringify(pathToFileURL(BASELINE).href)});` }),
+    : {
+        baseline: `await import(${JSON.stringify(baselineUrl.href)});`,
+        baselineFirstRun: firstRun(baselineUrl.href, new URL("testing.js", baselineUrl).href),
+      }),
 };
 
 function sample(code) {
@@ -120,7 +136,10 @@ const result = {
   overBareNode: {
     floor,
     harnessx,
-    ...(BASELINE === undefined ? {} : { baseline: over("baseline") }),
+    harnessxFirstRun: over("harnessxFirstRun"),
+    ...(BASELINE === undefined
+      ? {}
+      : { baseline: over("baseline"), baselineFirstRun: over("baselineFirstRun") }),
   },
   timeRatio,
   cpuRatio,

@@ -15,7 +15,8 @@ export interface LazyPackage {
   packages: readonly [OptionalPackage, ...OptionalPackage[]];
 }
 
-const requireHere = createRequire(import.meta.url);
+// Made on first use: creating it is measurable at import (SPEC §15).
+let requireHere: NodeJS.Require | undefined;
 
 /** `load()` (a dynamic import), a missing package turned into `DependencyMissingError`. */
 export async function importOptional<T>(needs: LazyPackage, load: () => Promise<T>): Promise<T> {
@@ -32,6 +33,7 @@ export async function importOptional<T>(needs: LazyPackage, load: () => Promise<
  */
 export function requireOptional<T>(needs: LazyPackage): T {
   try {
+    requireHere ??= createRequire(import.meta.url);
     return requireHere(needs.packages[0].name) as T;
   } catch (error) {
     throw missing(needs, error) ?? error;

@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import { OVERVIEW_WINDOWS } from "../store/overview.js";
 import { MAX_EVENT_PAGE } from "../store/run-feeds.js";
@@ -21,27 +22,33 @@ import { express, Router } from "./load-express.js";
 import { parseOrRefuse } from "./parse-request.js";
 import { type EventStream, openEventStream, wantsEventStream } from "./sse.js";
 
-const RunsQuery = z.strictObject({
-  status: RunRecordStatus.optional(),
-  agent: z.string().min(1).max(200).optional(),
-  sessionId: z.string().min(1).max(500).optional(),
-  since: z.coerce.number().int().nonnegative().optional(),
-  until: z.coerce.number().int().nonnegative().optional(),
-  q: z.string().min(1).max(500).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  cursor: z.string().min(1).max(2000).optional(),
-  parentRunId: z.string().min(1).max(500).optional(),
-  rootRunId: z.string().min(1).max(500).optional(),
-});
+const RunsQuery = lazySchema(() =>
+  z.strictObject({
+    status: RunRecordStatus.optional(),
+    agent: z.string().min(1).max(200).optional(),
+    sessionId: z.string().min(1).max(500).optional(),
+    since: z.coerce.number().int().nonnegative().optional(),
+    until: z.coerce.number().int().nonnegative().optional(),
+    q: z.string().min(1).max(500).optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+    cursor: z.string().min(1).max(2000).optional(),
+    parentRunId: z.string().min(1).max(500).optional(),
+    rootRunId: z.string().min(1).max(500).optional(),
+  }),
+);
 
-const OverviewQuery = z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() });
+const OverviewQuery = lazySchema(() =>
+  z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() }),
+);
 
-const EventsQuery = z.strictObject({
-  after: z.coerce.number().int().nonnegative().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
-});
+const EventsQuery = lazySchema(() =>
+  z.strictObject({
+    after: z.coerce.number().int().nonnegative().optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
+  }),
+);
 
-const EmptyBody = z.strictObject({});
+const EmptyBody = lazySchema(() => z.strictObject({}));
 
 export interface ApiOptions extends GuardOptions {
   runtime: AgentRuntime;

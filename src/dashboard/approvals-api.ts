@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import { MAX_LIST_LIMIT } from "../store/run-query.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
@@ -9,29 +10,33 @@ import { express, type Router } from "./load-express.js";
 import { parseOrRefuse } from "./parse-request.js";
 import { requireMayDecide } from "./scoped-decisions.js";
 
-const ApprovalsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  cursor: z.string().min(1).max(2000).optional(),
-  agent: z.string().min(1).max(200).optional(),
-  tool: z.string().min(1).max(200).optional(),
-});
+const ApprovalsQuery = lazySchema(() =>
+  z.strictObject({
+    limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+    cursor: z.string().min(1).max(2000).optional(),
+    agent: z.string().min(1).max(200).optional(),
+    tool: z.string().min(1).max(200).optional(),
+  }),
+);
 
 /** Items one bulk decision may hold. */
 export const MAX_BULK_ITEMS = 100;
 
-const BulkDecisionBody = z.strictObject({
-  items: z
-    .array(
-      z.strictObject({
-        runId: z.string().min(1).max(500),
-        toolCallId: z.string().min(1).max(500),
-      }),
-    )
-    .min(1)
-    .max(MAX_BULK_ITEMS),
-  decision: z.enum(["allow", "deny"]),
-  reason: z.string().max(2000).optional(),
-});
+const BulkDecisionBody = lazySchema(() =>
+  z.strictObject({
+    items: z
+      .array(
+        z.strictObject({
+          runId: z.string().min(1).max(500),
+          toolCallId: z.string().min(1).max(500),
+        }),
+      )
+      .min(1)
+      .max(MAX_BULK_ITEMS),
+    decision: z.enum(["allow", "deny"]),
+    reason: z.string().max(2000).optional(),
+  }),
+);
 
 /** One waiting call in the approvals inbox. */
 export interface InboxEntry {

@@ -1,5 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
+import { createHmac, randomBytes, timingSafeEqual } from "../core/node-crypto.js";
 import type { TokenGuesses } from "./token-guesses.js";
 import { type DecisionScope, splitEntry, type TokenEntry } from "./token-scopes.js";
 

@@ -1,9 +1,9 @@
-import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { AgentRuntime } from "../runtime/agent-runtime.js";
 import { describeIssues } from "../tools/validate.js";
 import { apiRouter } from "./api.js";
@@ -83,52 +83,59 @@ export interface Dashboard {
   closeStreams(): void;
 }
 
-const BearerToken = z
-  .string({ error: "is not set (an environment variable left empty?)" })
-  .min(16, "must be at least 16 characters");
-const ScopeGlobs = z.array(z.string().min(1).max(200)).max(100);
+const BearerToken = lazySchema(() =>
+  z
+    .string({ error: "is not set (an environment variable left empty?)" })
+    .min(16, "must be at least 16 characters"),
+);
+const ScopeGlobs = lazySchema(() => z.array(z.string().min(1).max(200)).max(100));
 
-const Options = z.strictObject({
-  runtime: z.instanceof(AgentRuntime),
-  tokens: z.record(
-    z.string().regex(/^[\w.@-]{1,64}$/, "token names are 1-64 letters, digits, . _ @ or -"),
-    z.union([
-      BearerToken,
-      z.strictObject({
-        token: BearerToken,
-        tools: ScopeGlobs.optional(),
-        agents: ScopeGlobs.optional(),
-      }),
-    ]),
-  ),
-  readOpen: z.boolean().optional(),
-  basePath: z
-    .string()
-    .regex(/^(\/[\w.~-]+)*$/, 'must be "" or like "/harnessx"')
-    .optional(),
-  queues: z.strictObject({ readOnly: z.boolean().optional() }).optional(),
-  sessionSecret: z.string().min(32).optional(),
-  sessionTtlMs: z.number().int().positive().optional(),
-  guessLimit: z
-    .strictObject({
-      failures: z.number().int().positive().optional(),
-      windowMs: z.number().int().positive().optional(),
-    })
-    .optional(),
-  allowedHosts: z
-    .array(
-      z
-        .string()
-        .regex(
-          /^(\[[\da-fA-F:.]+\]|[\w.-]+)(:\d{1,5})?$/,
-          'must be a host name or address, optionally with ":port"',
-        ),
-    )
-    .optional(),
-});
+const Options = lazySchema(() =>
+  z.strictObject({
+    runtime: z.instanceof(AgentRuntime),
+    tokens: z.record(
+      z.string().regex(/^[\w.@-]{1,64}$/, "token names are 1-64 letters, digits, . _ @ or -"),
+      z.union([
+        BearerToken,
+        z.strictObject({
+          token: BearerToken,
+          tools: ScopeGlobs.optional(),
+          agents: ScopeGlobs.optional(),
+        }),
+      ]),
+    ),
+    readOpen: z.boolean().optional(),
+    basePath: z
+      .string()
+      .regex(/^(\/[\w.~-]+)*$/, 'must be "" or like "/harnessx"')
+      .optional(),
+    queues: z.strictObject({ readOnly: z.boolean().optional() }).optional(),
+    sessionSecret: z.string().min(32).optional(),
+    sessionTtlMs: z.number().int().positive().optional(),
+    guessLimit: z
+      .strictObject({
+        failures: z.number().int().positive().optional(),
+        windowMs: z.number().int().positive().optional(),
+      })
+      .optional(),
+    allowedHosts: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^(\[[\da-fA-F:.]+\]|[\w.-]+)(:\d{1,5})?$/,
+            'must be a host name or address, optionally with ":port"',
+          ),
+      )
+      .optional(),
+  }),
+);
 
-/** The page's files: next to this module in src and in dist (the build copies them). */
-const PAGE_DIR = fileURLToPath(new URL("./page/", import.meta.url));
+/**
+ * The page's files: next to this module in src and in dist (the build copies them). Named from
+ * the parent folder, so that the bundle in dist/lib/ (a sibling of dist/dashboard/) finds them too.
+ */
+const PAGE_DIR = fileURLToPath(new URL("../dashboard/page/", import.meta.url));
 
 const CSP = [
   "default-src 'none'",
@@ -259,7 +266,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     handler: app,
     closeStreams,
     async listen({ port = 4400, host = "127.0.0.1" } = {}) {
-      const server = createServer(app);
+      // node:http loads when a dashboard first listens, not at import (SPEC §15).
+      const server = process.getBuiltinModule("node:http").createServer(app);
       const sockets = new Set<Socket>();
       server.on("connection", (socket) => {
         sockets.add(socket);

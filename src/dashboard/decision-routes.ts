@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { Caller } from "./auth.js";
@@ -15,17 +16,21 @@ const DECISION_BODY_LIMIT = "256kb";
  */
 const RESPOND_BODY_LIMIT = "4mb";
 
-const ApproveBody = z.strictObject({
-  reason: z.string().max(2000).optional(),
-  /** The person's edit of the call's input. */
-  input: z.record(z.string(), z.unknown()).optional(),
-});
-const DenyBody = z.strictObject({ reason: z.string().max(2000).optional() });
-const RespondBody = z.strictObject({
-  content: z.string(),
-  isError: z.boolean().optional(),
-  reason: z.string().max(2000).optional(),
-});
+const ApproveBody = lazySchema(() =>
+  z.strictObject({
+    reason: z.string().max(2000).optional(),
+    /** The person's edit of the call's input. */
+    input: z.record(z.string(), z.unknown()).optional(),
+  }),
+);
+const DenyBody = lazySchema(() => z.strictObject({ reason: z.string().max(2000).optional() }));
+const RespondBody = lazySchema(() =>
+  z.strictObject({
+    content: z.string(),
+    isError: z.boolean().optional(),
+    reason: z.string().max(2000).optional(),
+  }),
+);
 
 /**
  * `POST /runs/:runId/calls/:toolCallId/approve` (`{ reason?, input? }`), `…/deny`

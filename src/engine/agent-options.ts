@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { ExtensionShape } from "../extensions/extension-manager.js";
 import { describeIssues } from "../tools/validate.js";
 
@@ -29,20 +30,22 @@ export const AGENT_OPTION_NAMES = [
 const isFunction = (value: unknown) => typeof value === "function";
 
 /** Shapes of the options this file owns; the others are checked where they are used. */
-const CheckedOptions = z.object({
-  extensions: z.array(ExtensionShape.loose()).optional(),
-  recorder: z
-    .object({ record: z.custom<unknown>(isFunction, "must be a function") })
-    .loose()
-    .optional(),
-  handoffs: z
-    .array(
-      z
-        .object({ name: z.string(), runEnv: z.custom<unknown>(isFunction, "must be an Agent") })
-        .loose(),
-    )
-    .optional(),
-});
+const CheckedOptions = lazySchema(() =>
+  z.object({
+    extensions: z.array(ExtensionShape.loose()).optional(),
+    recorder: z
+      .object({ record: z.custom<unknown>(isFunction, "must be a function") })
+      .loose()
+      .optional(),
+    handoffs: z
+      .array(
+        z
+          .object({ name: z.string(), runEnv: z.custom<unknown>(isFunction, "must be an Agent") })
+          .loose(),
+      )
+      .optional(),
+  }),
+);
 
 /** Throws a `ConfigError` naming each unknown option, or each option of the wrong shape. */
 export function checkAgentOptions(options: object): void {

@@ -1,10 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { systemTimer } from "../core/deadline.js";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError } from "../core/errors.js";
+import { randomUUID } from "../core/node-crypto.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import type { JsonValue, Message, RunResult } from "../core/values.js";

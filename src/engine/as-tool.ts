@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ChildRunError, DepthExceededError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { RunResult } from "../core/values.js";
 import { type Tool, type ToolContext, tool } from "../tools/tool.js";
 import { currentRunFrame } from "./run-frame.js";
@@ -18,9 +19,11 @@ export interface AsToolOptions<Schema extends z.ZodType = z.ZodType> {
 }
 
 /** The default input of an agent used as a tool: one string. */
-export const ChildInput = z.object({
-  input: z.string().describe("What to ask the agent, in full: it sees nothing else."),
-});
+export const ChildInput = lazySchema(() =>
+  z.object({
+    input: z.string().describe("What to ask the agent, in full: it sees nothing else."),
+  }),
+);
 
 /** What an agent used as a tool needs of the agent. */
 export interface ChildAgent {

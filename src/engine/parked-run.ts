@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Message, PendingApproval } from "../core/values.js";
 import { describeIssues, type Validation } from "../tools/validate.js";
 
@@ -7,45 +8,50 @@ import { describeIssues, type Validation } from "../tools/validate.js";
  * waits. Store it anywhere; an agent built the same way resumes it in any process. Version 1
  * kept the conversation inside the snapshot's context; it is still read (`parseParked`).
  */
-export const ParkedRun = z.object({
-  schemaVersion: z.literal(2),
-  agent: z.string(),
-  runId: z.string().min(1),
-  sessionId: z.string().min(1),
-  parkedAt: z.number(),
-  pending: z.array(PendingApproval.extend({ inputHash: z.string().length(64) })),
-  /** The run's conversation so far (the snapshot's context holds its `messageCount`). */
-  messages: z.array(Message),
-  /** The persisted XState snapshot of the run machine. */
-  snapshot: z.looseObject({
-    status: z.literal("active"),
-    value: z.literal("awaitingApproval"),
-    context: z.unknown(),
+export const ParkedRun = lazySchema(() =>
+  z.object({
+    schemaVersion: z.literal(2),
+    agent: z.string(),
+    runId: z.string().min(1),
+    sessionId: z.string().min(1),
+    parkedAt: z.number(),
+    pending: z.array(PendingApproval.extend({ inputHash: z.string().length(64) })),
+    /** The run's conversation so far (the snapshot's context holds its `messageCount`). */
+    messages: z.array(Message),
+    /** The persisted XState snapshot of the run machine. */
+    snapshot: z.looseObject({
+      status: z.literal("active"),
+      value: z.literal("awaitingApproval"),
+      context: z.unknown(),
+    }),
   }),
-});
+);
 export type ParkedRun = z.infer<typeof ParkedRun>;
 
-const decidedBy = { reason: z.string().optional(), by: z.string().optional() };
+// A function, not a constant: its schemas are built with ApprovalDecision, not at import.
+const decidedBy = () => ({ reason: z.string().optional(), by: z.string().optional() });
 
 /**
  * A person's decision on one pending call (SPEC §7.1): allow (with `input`: the person's edit),
  * deny, or respond (`content` becomes the call's result; the handler never runs).
  */
-export const ApprovalDecision = z.union([
-  z.enum(["allow", "deny"]),
-  z.object({
-    decision: z.literal("allow"),
-    input: z.record(z.string(), z.unknown()).optional(),
-    ...decidedBy,
-  }),
-  z.object({ decision: z.literal("deny"), ...decidedBy }),
-  z.object({
-    decision: z.literal("respond"),
-    content: z.string(),
-    isError: z.boolean().optional(),
-    ...decidedBy,
-  }),
-]);
+export const ApprovalDecision = lazySchema(() =>
+  z.union([
+    z.enum(["allow", "deny"]),
+    z.object({
+      decision: z.literal("allow"),
+      input: z.record(z.string(), z.unknown()).optional(),
+      ...decidedBy(),
+    }),
+    z.object({ decision: z.literal("deny"), ...decidedBy() }),
+    z.object({
+      decision: z.literal("respond"),
+      content: z.string(),
+      isError: z.boolean().optional(),
+      ...decidedBy(),
+    }),
+  ]),
+);
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
 /**

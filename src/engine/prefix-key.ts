@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash } from "../core/node-crypto.js";
 import type { ToolSchema } from "../core/values.js";
 
 interface CacheEntry {

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import { ConfigError, loggableError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Registration } from "../core/registration.js";
 import { describeIssues } from "../tools/validate.js";
 import { ExtensionError } from "./errors.js";
@@ -16,12 +17,14 @@ export type ExtensionHost = Pick<
 
 const isFunction = (value: unknown) => typeof value === "function";
 /** The shape of an extension (`ExtensionLike`), for validating options. */
-export const ExtensionShape = z.object({
-  name: z.string().min(1),
-  priority: z.number().finite().optional(),
-  install: z.custom<ExtensionLike["install"]>(isFunction, "must be a function"),
-  cleanup: z.custom<() => unknown>(isFunction, "must be a function").optional(),
-});
+export const ExtensionShape = lazySchema(() =>
+  z.object({
+    name: z.string().min(1),
+    priority: z.number().finite().optional(),
+    install: z.custom<ExtensionLike["install"]>(isFunction, "must be a function"),
+    cleanup: z.custom<() => unknown>(isFunction, "must be a function").optional(),
+  }),
+);
 
 /** Checks that `value` is an extension; throws a `ConfigError` naming what is wrong otherwise. */
 function checkExtension(value: unknown, at: string): ExtensionLike {

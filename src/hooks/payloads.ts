@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import {
   Message,
   ProviderResponse,
@@ -12,101 +13,125 @@ import { HookEvent } from "./events.js";
 
 // Each schema shares its name with the type of `ctx.data` for its event.
 
-export const AgentStartData = z.object({
-  runId: z.string(),
-  sessionId: z.string(),
-  input: z.union([z.string(), z.array(Message)]),
-});
+export const AgentStartData = lazySchema(() =>
+  z.object({
+    runId: z.string(),
+    sessionId: z.string(),
+    input: z.union([z.string(), z.array(Message)]),
+  }),
+);
 export type AgentStartData = z.infer<typeof AgentStartData>;
 
-export const AgentEndData = z.object({ result: RunResult });
+export const AgentEndData = lazySchema(() => z.object({ result: RunResult }));
 export type AgentEndData = z.infer<typeof AgentEndData>;
 
-export const LoopIterationData = z.object({
-  runId: z.string(),
-  iteration: z.number().int().positive(),
-});
+export const LoopIterationData = lazySchema(() =>
+  z.object({
+    runId: z.string(),
+    iteration: z.number().int().positive(),
+  }),
+);
 export type LoopIterationData = z.infer<typeof LoopIterationData>;
 
-export const LLMRequestData = z.object({
-  runId: z.string(),
-  system: z.string(),
-  model: z.string(),
-  maxTokens: z.number().int().positive(),
-  temperature: z.number(),
-  stream: z.boolean(),
-  messageCount: z.number().int().nonnegative(),
-  toolCount: z.number().int().nonnegative(),
-  prefixKey: z.string().nullable(),
-});
+export const LLMRequestData = lazySchema(() =>
+  z.object({
+    runId: z.string(),
+    system: z.string(),
+    model: z.string(),
+    maxTokens: z.number().int().positive(),
+    temperature: z.number(),
+    stream: z.boolean(),
+    messageCount: z.number().int().nonnegative(),
+    toolCount: z.number().int().nonnegative(),
+    prefixKey: z.string().nullable(),
+  }),
+);
 export type LLMRequestData = z.infer<typeof LLMRequestData>;
 
-export const LLMResponseData = z.object({
-  runId: z.string(),
-  response: ProviderResponse,
-  durationMs: z.number().nonnegative(),
-});
+export const LLMResponseData = lazySchema(() =>
+  z.object({
+    runId: z.string(),
+    response: ProviderResponse,
+    durationMs: z.number().nonnegative(),
+  }),
+);
 export type LLMResponseData = z.infer<typeof LLMResponseData>;
 
-export const ToolCallStartData = z.object({ runId: z.string(), toolCall: ToolCall });
+export const ToolCallStartData = lazySchema(() =>
+  z.object({ runId: z.string(), toolCall: ToolCall }),
+);
 export type ToolCallStartData = z.infer<typeof ToolCallStartData>;
 
-export const ToolCallEndData = z.object({
-  runId: z.string(),
-  toolCall: ToolCall,
-  result: ToolResult,
-});
+export const ToolCallEndData = lazySchema(() =>
+  z.object({
+    runId: z.string(),
+    toolCall: ToolCall,
+    result: ToolResult,
+  }),
+);
 export type ToolCallEndData = z.infer<typeof ToolCallEndData>;
 
-export const ErrorData = z.object({ runId: z.string(), error: RunError, phase: z.string() });
+export const ErrorData = lazySchema(() =>
+  z.object({ runId: z.string(), error: RunError, phase: z.string() }),
+);
 export type ErrorData = z.infer<typeof ErrorData>;
 
-export const SkillInvokedData = z.object({
-  skill: z.string(),
-  found: z.boolean(),
-  sourcePath: z.string().nullable(),
-  bodyChars: z.number().int().nonnegative(),
-});
+export const SkillInvokedData = lazySchema(() =>
+  z.object({
+    skill: z.string(),
+    found: z.boolean(),
+    sourcePath: z.string().nullable(),
+    bodyChars: z.number().int().nonnegative(),
+  }),
+);
 export type SkillInvokedData = z.infer<typeof SkillInvokedData>;
 
 // A search carries its query and hit count (bundle null: every bundle); a read its path and size.
-export const KnowledgeAccessedData = z.discriminatedUnion("tool", [
-  z.object({
-    tool: z.literal("knowledge_search"),
-    bundle: z.string().nullable(),
-    found: z.boolean(),
-    query: z.string(),
-    hits: z.number().int().nonnegative(),
-  }),
-  z.object({
-    tool: z.literal("knowledge_read"),
-    bundle: z.string(),
-    found: z.boolean(),
-    path: z.string(),
-    bodyChars: z.number().int().nonnegative(),
-  }),
-]);
+export const KnowledgeAccessedData = lazySchema(() =>
+  z.discriminatedUnion("tool", [
+    z.object({
+      tool: z.literal("knowledge_search"),
+      bundle: z.string().nullable(),
+      found: z.boolean(),
+      query: z.string(),
+      hits: z.number().int().nonnegative(),
+    }),
+    z.object({
+      tool: z.literal("knowledge_read"),
+      bundle: z.string(),
+      found: z.boolean(),
+      path: z.string(),
+      bodyChars: z.number().int().nonnegative(),
+    }),
+  ]),
+);
 export type KnowledgeAccessedData = z.infer<typeof KnowledgeAccessedData>;
 
-export const SandboxExecData = z.object({
-  kind: z.enum(["code", "command"]),
-  tier: z.string(),
-  exitCode: z.number().int().nullable(),
-  timedOut: z.boolean(),
-  executionTimeMs: z.number().nonnegative(),
-});
+export const SandboxExecData = lazySchema(() =>
+  z.object({
+    kind: z.enum(["code", "command"]),
+    tier: z.string(),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+    executionTimeMs: z.number().nonnegative(),
+  }),
+);
 export type SandboxExecData = z.infer<typeof SandboxExecData>;
 
-export const CheckpointEventData = z.object({
-  sessionId: z.string(),
-  runId: z.string(),
-  status: RunStatus.or(z.literal("running")),
-  phase: z.string(),
-});
+export const CheckpointEventData = lazySchema(() =>
+  z.object({
+    sessionId: z.string(),
+    runId: z.string(),
+    status: RunStatus.or(z.literal("running")),
+    phase: z.string(),
+  }),
+);
 export type CheckpointEventData = z.infer<typeof CheckpointEventData>;
 
 /** A handoff: the run goes on under agent `to` (emitted on `from`'s hooks). */
-export const HandoffData = z.object({ runId: z.string(), from: z.string(), to: z.string() });
+export const HandoffData = lazySchema(() =>
+  z.object({ runId: z.string(), from: z.string(), to: z.string() }),
+);
 export type HandoffData = z.infer<typeof HandoffData>;
 
 /** The payload schema of every built-in event. */

@@ -1,5 +1,6 @@
-import { type Attributes, type Histogram, metrics } from "@opentelemetry/api";
+import type { Attributes, Histogram } from "@opentelemetry/api";
 import type { Usage } from "../core/values.js";
+import { metrics } from "./load-otel.js";
 
 // The GenAI client metrics (OpenTelemetry semantic conventions), through @opentelemetry/api
 // alone: without a registered meter provider they cost a no-op call.

@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, trace } from "./load-otel.js";
 
 // Both go through the application's registered propagator (the SDK's default is W3C trace
 // context and baggage); without one they carry nothing and spans start their own traces.

@@ -1,4 +1,5 @@
-import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, trace } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "./load-otel.js";
 import {
   activeTracer,
   endRunSpan,

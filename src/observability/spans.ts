@@ -1,14 +1,6 @@
-import {
-  type Attributes,
-  context,
-  ProxyTracerProvider,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, Span, Tracer } from "@opentelemetry/api";
 import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "../core/values.js";
+import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from "./load-otel.js";
 import { recordChatMetrics } from "./metrics.js";
 
 // Spans follow the OpenTelemetry GenAI semantic conventions. They carry names, ids, models and

@@ -1,6 +1,17 @@
-import { createHash, createHmac } from "node:crypto";
-import { stringify } from "safe-stable-stringify";
+import { createRequire } from "node:module";
+import { createHash, createHmac } from "../core/node-crypto.js";
 import type { ToolCall } from "../core/values.js";
+
+// safe-stable-stringify loads with the first approval, not at import (SPEC §15).
+let stableStringify: typeof import("safe-stable-stringify").stringify | undefined;
+const stringify = (value: unknown): string | undefined => {
+  stableStringify ??= (
+    createRequire(import.meta.url)(
+      "safe-stable-stringify",
+    ) as typeof import("safe-stable-stringify")
+  ).stringify;
+  return stableStringify(value);
+};
 
 /**
  * Binds an approval to one run, one call id and this exact input: any change to the input

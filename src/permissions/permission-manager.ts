@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Registration } from "../core/registration.js";
 import type { ToolCall } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
@@ -47,19 +48,23 @@ export interface PermissionManagerOptions {
   resolver?: PermissionResolver;
 }
 
-const Decision = z.enum(["allow", "deny", "ask"]);
-const Rule = z.object({
-  tool: z.string().min(1),
-  when: z.function().optional(),
-  decision: Decision,
-  reason: z.string().optional(),
-  approvals: z.number().int().min(1).max(100).optional(),
-});
-const Options = z.object({
-  default: Decision.optional(),
-  rules: z.array(Rule).optional(),
-  resolver: z.function().optional(),
-});
+const Decision = lazySchema(() => z.enum(["allow", "deny", "ask"]));
+const Rule = lazySchema(() =>
+  z.object({
+    tool: z.string().min(1),
+    when: z.function().optional(),
+    decision: Decision,
+    reason: z.string().optional(),
+    approvals: z.number().int().min(1).max(100).optional(),
+  }),
+);
+const Options = lazySchema(() =>
+  z.object({
+    default: Decision.optional(),
+    rules: z.array(Rule).optional(),
+    resolver: z.function().optional(),
+  }),
+);
 
 // deny beats ask beats allow: a more specific rule never quietly overrides a stricter one.
 const STRICTNESS: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny: 2 };

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type {
   Provider,
   ProviderCallOptions,
@@ -39,17 +40,19 @@ export interface AnthropicProviderOptions {
   logger?: ProviderLogger;
 }
 
-const Options = z
-  .object({
-    ...sdkProviderOptions,
-    client: z
-      .custom<Anthropic>(
-        (value) => typeof value === "object" && value !== null && "messages" in value,
-        { message: "expected an Anthropic client (new Anthropic())" },
-      )
-      .optional(),
-  })
-  .strict();
+const Options = lazySchema(() =>
+  z
+    .object({
+      ...sdkProviderOptions,
+      client: z
+        .custom<Anthropic>(
+          (value) => typeof value === "object" && value !== null && "messages" in value,
+          { message: "expected an Anthropic client (new Anthropic())" },
+        )
+        .optional(),
+    })
+    .strict(),
+);
 
 // The base URL requests go to: the given client's, the option, or the SDK's environment variable.
 const anthropicBaseURL = (options: { client?: unknown; baseURL?: string | undefined }) => {

@@ -2,6 +2,7 @@
 // takes them without importing back the module that loads it.
 import { z } from "zod";
 import { ConfigError, HarnessError, type HarnessErrorOptions } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { RecoveryPolicy, Tool } from "../tools/tool.js";
 import { describeIssues } from "../tools/validate.js";
 
@@ -83,7 +84,7 @@ export class McpServerError extends HarnessError {
   }
 }
 
-const common = {
+const common = lazySchema(() => ({
   prefix: z
     .string()
     .regex(/^[a-zA-Z0-9_-]*$/, 'use letters, digits, "_" or "-"')
@@ -94,22 +95,26 @@ const common = {
   clientName: z.string().min(1).optional(),
   name: z.string().min(1).max(100).optional(),
   maxToolResultBytes: z.number().int().positive().optional(),
-};
+}));
 
-const McpStdioOptionsSchema = z.strictObject({
-  command: z.string().min(1),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  cwd: z.string().min(1).optional(),
-  stderr: z.enum(["inherit", "ignore"]).optional(),
-  ...common,
-});
+const McpStdioOptionsSchema = lazySchema(() =>
+  z.strictObject({
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().min(1).optional(),
+    stderr: z.enum(["inherit", "ignore"]).optional(),
+    ...common,
+  }),
+);
 
-const McpHttpOptionsSchema = z.strictObject({
-  url: z.union([z.instanceof(URL), z.url({ protocol: /^https?$/ })]),
-  headers: z.record(z.string(), z.string()).optional(),
-  ...common,
-});
+const McpHttpOptionsSchema = lazySchema(() =>
+  z.strictObject({
+    url: z.union([z.instanceof(URL), z.url({ protocol: /^https?$/ })]),
+    headers: z.record(z.string(), z.string()).optional(),
+    ...common,
+  }),
+);
 
 export type ParsedMcpOptions =
   | z.output<typeof McpStdioOptionsSchema>

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { ProviderError } from "../core/errors.js";
+import { randomUUID } from "../core/node-crypto.js";
 
 /** One tool call of a chat completion, as its chunks assemble it. */
 export interface AssembledCall {

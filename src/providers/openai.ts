@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type {
   Provider,
   ProviderCallOptions,
@@ -57,21 +58,23 @@ export interface OpenAIProviderOptions {
   logger?: ProviderLogger;
 }
 
-const Options = z
-  .object({
-    ...sdkProviderOptions,
-    client: z
-      .custom<OpenAI>(
-        (value) =>
-          typeof value === "object" && value !== null && "responses" in value && "chat" in value,
-        { message: "expected an OpenAI client (new OpenAI())" },
-      )
-      .optional(),
-    api: z.enum(["responses", "chat"]).default("responses"),
-    promptCacheKey: z.boolean().optional(),
-    maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
-  })
-  .strict();
+const Options = lazySchema(() =>
+  z
+    .object({
+      ...sdkProviderOptions,
+      client: z
+        .custom<OpenAI>(
+          (value) =>
+            typeof value === "object" && value !== null && "responses" in value && "chat" in value,
+          { message: "expected an OpenAI client (new OpenAI())" },
+        )
+        .optional(),
+      api: z.enum(["responses", "chat"]).default("responses"),
+      promptCacheKey: z.boolean().optional(),
+      maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+    })
+    .strict(),
+);
 
 /**
  * A provider on OpenAI's official SDK: the Responses API by default, Chat Completions with

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { ConfigError, HarnessError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { ProviderCallOptions } from "../core/provider.js";
 import { describeIssues } from "../tools/validate.js";
 import { toProviderError } from "./sdk-errors.js";
 
 /** The options every SDK-backed provider shares, validated once at construction. */
-export const sdkProviderOptions = {
+export const sdkProviderOptions = lazySchema(() => ({
   model: z.string().min(1),
   apiKey: z.string().min(1).optional(),
   baseURL: z.url().optional(),
@@ -21,7 +22,7 @@ export const sdkProviderOptions = {
       { message: "expected a logger with a warn method (pino)" },
     )
     .optional(),
-};
+}));
 
 /** Where a provider reports what is worth knowing but fails nothing (pino's `warn` fits). */
 export interface ProviderLogger {

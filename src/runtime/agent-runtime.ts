@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ApprovalError, ConfigError, HarnessError, InputInvalidError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
+import { randomUUID } from "../core/node-crypto.js";
 import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import { toMessages } from "../engine/run-input.js";

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "../core/node-crypto.js";
 import type { ApprovalRequest } from "../store/approval-request.js";
 
 /** Where approval requests are POSTed, and how (SPEC §7.1 "Notifications"). */

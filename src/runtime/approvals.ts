@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApprovalError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Message, type ToolCall } from "../core/values.js";
 import {
   checkEdit,
@@ -215,7 +216,7 @@ function requestedEarlier(record: RunRecord, toolCallId: string): boolean {
   );
 }
 
-const Messages = z.array(Message);
+const Messages = lazySchema(() => z.array(Message));
 
 /**
  * Refuses a decision on a call whose stored input no longer hashes to what was asked (the

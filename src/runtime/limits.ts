@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InputTooLargeError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { Message } from "../core/values.js";
 import { DEFAULT_MAX_BYTES } from "../tools/result-limit.js";
 
@@ -29,11 +30,13 @@ export interface RuntimeLimits {
 /** Room for the note a cut result ends with. */
 const MIN_TOOL_RESULT_BYTES = 256;
 
-export const RuntimeLimitsSchema = z.strictObject({
-  maxInputBytes: z.number().int().positive().optional(),
-  maxToolInputBytes: z.number().int().positive().optional(),
-  maxToolResultBytes: z.number().int().min(MIN_TOOL_RESULT_BYTES).optional(),
-});
+export const RuntimeLimitsSchema = lazySchema(() =>
+  z.strictObject({
+    maxInputBytes: z.number().int().positive().optional(),
+    maxToolInputBytes: z.number().int().positive().optional(),
+    maxToolResultBytes: z.number().int().min(MIN_TOOL_RESULT_BYTES).optional(),
+  }),
+);
 
 export function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
   return {

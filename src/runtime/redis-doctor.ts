@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Cluster, Redis } from "./load-ioredis.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 import { findDecidedStepless } from "./redis-decided-stepless.js";
@@ -206,7 +207,7 @@ async function examine(
   };
 }
 
-const ConfigReply = z.array(z.string());
+const ConfigReply = lazySchema(() => z.array(z.string()));
 
 async function configValue(server: Redis, name: string): Promise<string | null> {
   try {

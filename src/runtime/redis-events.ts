@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import { loggableError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { BackendError } from "../store/errors.js";
 import type { EventPage, NumberedEvent } from "../store/run-feeds.js";
@@ -9,7 +10,9 @@ import { type RedisClient, subscriberOf } from "./redis-connection.js";
 import { APPEND_EVENTS, READ_EVENTS } from "./redis-scripts.js";
 import { SubscriptionBatches } from "./subscription-batches.js";
 
-const ReadReply = z.tuple([z.number(), z.number(), z.array(z.string()), z.number()]);
+const ReadReply = lazySchema(() =>
+  z.tuple([z.number(), z.number(), z.array(z.string()), z.number()]),
+);
 
 /** How many events a reader takes per read. */
 const BATCH = 100;

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash } from "../core/node-crypto.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 import {
   announceLua,
@@ -16,16 +16,18 @@ import { countOverviewLua } from "./redis-overview-lua.js";
 export class LuaScript {
   static readonly #all = new Set<LuaScript>();
   readonly #lua: string;
-  readonly #sha: string;
+  // Hashed on first use: the scripts are made when the package is imported, most programs
+  // never send one.
+  #sha: string | undefined;
 
   constructor(lua: string) {
     this.#lua = lua;
-    this.#sha = createHash("sha1").update(lua).digest("hex");
     LuaScript.#all.add(this);
   }
 
   /** The script's SHA1, by which Redis knows it. */
   get sha(): string {
+    this.#sha ??= createHash("sha1").update(this.#lua).digest("hex");
     return this.#sha;
   }
 
@@ -54,7 +56,7 @@ export class LuaScript {
     onResent?: () => void,
   ): Promise<unknown> {
     try {
-      return await redis.evalsha(this.#sha, keys.length, ...keys, ...args);
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
       onResent?.();

@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { loggableError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
+import { randomUUID } from "../core/node-crypto.js";
 import { BackendError } from "../store/errors.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
 
@@ -43,7 +44,7 @@ export class StoreMarker {
   }
 }
 
-const ConfigReply = z.array(z.string());
+const ConfigReply = lazySchema(() => z.array(z.string()));
 
 /**
  * Warns when a server persists nothing (no RDB snapshots, no append-only file): a restart would

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { RuntimeDeps } from "../core/deps.js";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { Agent } from "../engine/agent.js";
 import type { EnqueueStepOptions, RunBackend } from "../store/backend.js";
 import { describeIssues } from "../tools/validate.js";
@@ -72,19 +73,21 @@ export interface SubmitOptions {
 /** The concurrency a runtime starts with when none is given (see `AgentRuntimeOptions`). */
 export const DEFAULT_CONCURRENCY = { steps: 256, tools: 32 } as const;
 
-const SubmitOptionsSchema = z.strictObject({
-  sessionId: z.string().min(1).optional(),
-  priority: z.number().int().min(1).max(2_097_152).optional(),
-  delayMs: z.number().int().nonnegative().optional(),
-  runId: z.string().min(1).max(512).optional(),
-});
+const SubmitOptionsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: z.string().min(1).optional(),
+    priority: z.number().int().min(1).max(2_097_152).optional(),
+    delayMs: z.number().int().nonnegative().optional(),
+    runId: z.string().min(1).max(512).optional(),
+  }),
+);
 
 export interface PruneOptions {
   /** Deletes the runs that finished (completed, failed or cancelled) before this time (ms). */
   finishedBefore: number;
 }
 
-export const PruneOptionsSchema = z.strictObject({ finishedBefore: z.number() });
+export const PruneOptionsSchema = lazySchema(() => z.strictObject({ finishedBefore: z.number() }));
 
 /** What `runtime.prune` did: runs deleted, and finished runs skipped as unreadable. */
 export interface PruneResult {
@@ -105,37 +108,42 @@ export function requireId(id: unknown, method: string): string {
   throw new ConfigError(`${method}() needs a non-empty string id.`);
 }
 
-export const RuntimeOptionsSchema = z.object({
-  agents: z.array(z.instanceof(Agent)),
-  backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
-  concurrency: z
-    .union([
-      z.number().int().positive(),
-      z.strictObject({
-        steps: z.number().int().positive().optional(),
-        tools: z.number().int().positive().optional(),
-      }),
-    ])
-    .optional(),
-  logger: z.unknown().optional(),
-  deps: z.unknown().optional(),
-  limits: RuntimeLimitsSchema.optional(),
-  onApprovalRequested: z
-    .custom<ApprovalRequestedListener>((value) => typeof value === "function", "must be a function")
-    .optional(),
-  approvalWebhook: z
-    .strictObject({
-      url: z.url({
-        protocol: /^https?$/,
-        error: "must be an http: or https: URL",
-      }),
-      secret: z.string().min(16, "must be at least 16 characters"),
-      timeoutMs: z.number().int().positive().optional(),
-      attempts: z.number().int().min(1).max(100).optional(),
-      backoffMs: z.number().int().positive().optional(),
-    })
-    .optional(),
-});
+export const RuntimeOptionsSchema = lazySchema(() =>
+  z.object({
+    agents: z.array(z.instanceof(Agent)),
+    backend: z.looseObject({ kind: z.enum(["memory", "redis"]) }).optional(),
+    concurrency: z
+      .union([
+        z.number().int().positive(),
+        z.strictObject({
+          steps: z.number().int().positive().optional(),
+          tools: z.number().int().positive().optional(),
+        }),
+      ])
+      .optional(),
+    logger: z.unknown().optional(),
+    deps: z.unknown().optional(),
+    limits: RuntimeLimitsSchema.optional(),
+    onApprovalRequested: z
+      .custom<ApprovalRequestedListener>(
+        (value) => typeof value === "function",
+        "must be a function",
+      )
+      .optional(),
+    approvalWebhook: z
+      .strictObject({
+        url: z.url({
+          protocol: /^https?$/,
+          error: "must be an http: or https: URL",
+        }),
+        secret: z.string().min(16, "must be at least 16 characters"),
+        timeoutMs: z.number().int().positive().optional(),
+        attempts: z.number().int().min(1).max(100).optional(),
+        backoffMs: z.number().int().positive().optional(),
+      })
+      .optional(),
+  }),
+);
 
 export function parseSubmitOptions(options: SubmitOptions): SubmitOptions {
   const parsed = SubmitOptionsSchema.safeParse(options);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import { redactInput } from "../tools/secret-inputs.js";
 import { callKey, contextView } from "./run-view.js";
 import type { RunRecord } from "./schemas.js";
@@ -8,28 +9,32 @@ import type { RunRecord } from "./schemas.js";
  * `onApprovalRequested` receives and the approval webhook POSTs. Its input has its secret
  * fields redacted, as everywhere.
  */
-export const ApprovalRequest = z.strictObject({
-  runId: z.string().min(1),
-  toolCallId: z.string().min(1),
-  agent: z.string().min(1),
-  /** The tool's name. */
-  name: z.string().min(1),
-  input: z.record(z.string(), z.unknown()),
-  /** Why the call waits (the policy's reason). */
-  reason: z.string(),
-  /** When the run parked (ms since the epoch). */
-  since: z.number(),
-  /** The run at the root of the run's tree (§14); a run's own id while it has no parent. */
-  rootRunId: z.string().min(1),
-});
+export const ApprovalRequest = lazySchema(() =>
+  z.strictObject({
+    runId: z.string().min(1),
+    toolCallId: z.string().min(1),
+    agent: z.string().min(1),
+    /** The tool's name. */
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    /** Why the call waits (the policy's reason). */
+    reason: z.string(),
+    /** When the run parked (ms since the epoch). */
+    since: z.number(),
+    /** The run at the root of the run's tree (§14); a run's own id while it has no parent. */
+    rootRunId: z.string().min(1),
+  }),
+);
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 
 /** A notice job: the request, and which round of the call it is (a re-ask is notified anew). */
-export const ApprovalNoticeJob = z.strictObject({
-  request: ApprovalRequest,
-  /** The call's key in its iteration (`callKey`): a job id part, so one notice per round. */
-  round: z.string().min(1),
-});
+export const ApprovalNoticeJob = lazySchema(() =>
+  z.strictObject({
+    request: ApprovalRequest,
+    /** The call's key in its iteration (`callKey`): a job id part, so one notice per round. */
+    round: z.string().min(1),
+  }),
+);
 export type ApprovalNoticeJob = z.infer<typeof ApprovalNoticeJob>;
 
 /** The one place a run's root is read: a child's record names it (§14); a root is its own. */

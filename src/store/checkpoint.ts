@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { recordById } from "../core/id-record.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { StopReason, type ToolResult, Usage } from "../core/values.js";
 import type { RunContext } from "../machines/run-machine.js";
 import { conversationOf } from "./conversation.js";
@@ -12,47 +13,55 @@ import { type RunRecord, RunRecordStatus } from "./schemas.js";
 // (the calls, their processed results, the decisions) is already in the record and audit trail.
 
 /** A tool handler's outcome, without the call id its map is keyed by. */
-export const ToolOutcome = z.object({ content: z.string(), isError: z.boolean() });
+export const ToolOutcome = lazySchema(() =>
+  z.object({ content: z.string(), isError: z.boolean() }),
+);
 export type ToolOutcome = z.infer<typeof ToolOutcome>;
 
 /** One provider call of a run: its model, tokens (cache reads and writes too) and duration. */
-export const ModelCallInfo = z.object({
-  model: z.string(),
-  usage: Usage,
-  durationMs: z.number().nonnegative(),
-  stopReason: StopReason,
-});
+export const ModelCallInfo = lazySchema(() =>
+  z.object({
+    model: z.string(),
+    usage: Usage,
+    durationMs: z.number().nonnegative(),
+    stopReason: StopReason,
+  }),
+);
 export type ModelCallInfo = z.infer<typeof ModelCallInfo>;
 
 /** One save of a durable run at an effect boundary, as its timeline stores it. */
-export const StoredCheckpoint = z.object({
-  /** When it was saved (the record's `updatedAt`). */
-  at: z.number(),
-  /** The phase the run was saved in. */
-  phase: z.string(),
-  status: RunRecordStatus,
-  /** Provider calls started so far. */
-  iteration: z.number().int().nonnegative(),
-  /** The provider call this save follows (a save entering `afterLlm`). */
-  model: ModelCallInfo.optional(),
-  /**
-   * The raw outcomes (before result middleware) of the handlers that ran for the calls whose
-   * results entered the conversation at this save, by call id: null when the processed result
-   * the model saw is the same (so the common case costs a few bytes).
-   */
-  raw: z.record(z.string(), ToolOutcome.nullable()).optional(),
-});
+export const StoredCheckpoint = lazySchema(() =>
+  z.object({
+    /** When it was saved (the record's `updatedAt`). */
+    at: z.number(),
+    /** The phase the run was saved in. */
+    phase: z.string(),
+    status: RunRecordStatus,
+    /** Provider calls started so far. */
+    iteration: z.number().int().nonnegative(),
+    /** The provider call this save follows (a save entering `afterLlm`). */
+    model: ModelCallInfo.optional(),
+    /**
+     * The raw outcomes (before result middleware) of the handlers that ran for the calls whose
+     * results entered the conversation at this save, by call id: null when the processed result
+     * the model saw is the same (so the common case costs a few bytes).
+     */
+    raw: z.record(z.string(), ToolOutcome.nullable()).optional(),
+  }),
+);
 export type StoredCheckpoint = z.infer<typeof StoredCheckpoint>;
 
 /** What a checkpoint reads of the machine context of the save it describes. */
-const SavedContext = z.looseObject({
-  iteration: z.number().int().nonnegative(),
-  responseMs: z.number().optional(),
-  response: z
-    .looseObject({ model: z.string(), usage: Usage, stopReason: StopReason })
-    .nullable()
-    .optional(),
-});
+const SavedContext = lazySchema(() =>
+  z.looseObject({
+    iteration: z.number().int().nonnegative(),
+    responseMs: z.number().optional(),
+    response: z
+      .looseObject({ model: z.string(), usage: Usage, stopReason: StopReason })
+      .nullable()
+      .optional(),
+  }),
+);
 
 // Only read: the context's keys may be in any order.
 const parseSavedContext = (value: unknown) => SavedContext.safeParse(value);

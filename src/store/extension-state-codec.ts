@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { jsonProblem } from "../core/json-value.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { describeIssues } from "../tools/validate.js";
 import { BackendError } from "./errors.js";
 
 /** The shape of stored saved state; a value stored with another version is refused. */
 export const EXTENSION_STATE_VERSION = 1;
 
-const StoredState = z.object({ version: z.number(), value: z.json() });
+const StoredState = lazySchema(() => z.object({ version: z.number(), value: z.json() }));
 
 /**
  * One value of an extension's saved state as stored: JSON data in an envelope that names its

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { describeIssues } from "../tools/validate.js";
 import { isTerminal, RUN_RECORD_STATUSES, type RunRecordStatus } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
@@ -204,7 +205,9 @@ export interface OverviewOptions {
   window?: OverviewWindow | undefined;
 }
 
-const OverviewOptionsSchema = z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() });
+const OverviewOptionsSchema = lazySchema(() =>
+  z.strictObject({ window: z.enum(OVERVIEW_WINDOWS).optional() }),
+);
 
 /** Parses `runtime.overview()` options (`window` default `24h`); throws `ConfigError`. */
 export function parseOverviewOptions(options: unknown): { window: OverviewWindow } {

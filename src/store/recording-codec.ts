@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { Message } from "../core/values.js";
 import { RecorderEntry } from "../features/recorder/entry.js";
 import { describeIssues } from "../tools/validate.js";
@@ -10,10 +11,12 @@ import { BackendError } from "./errors.js";
  * repeat the whole conversation, and storing it each time would grow a recording with the
  * square of its length.
  */
-const SharedPrefix = z.object({
-  entry: z.number().int().nonnegative(),
-  messages: z.number().int().positive(),
-});
+const SharedPrefix = lazySchema(() =>
+  z.object({
+    entry: z.number().int().nonnegative(),
+    messages: z.number().int().positive(),
+  }),
+);
 
 /** Requests remembered per writer: the runs recorded least recently are forgotten first. */
 const REMEMBERED_RUNS = 1000;

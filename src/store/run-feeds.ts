@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { RunEvent } from "../engine/run-events.js";
 import { describeIssues } from "../tools/validate.js";
 
@@ -30,10 +31,12 @@ export interface EventReadOptions {
   limit?: number | undefined;
 }
 
-const EventReadOptionsSchema = z.strictObject({
-  after: z.number().int().nonnegative().optional(),
-  limit: z.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
-});
+const EventReadOptionsSchema = lazySchema(() =>
+  z.strictObject({
+    after: z.number().int().nonnegative().optional(),
+    limit: z.number().int().min(1).max(MAX_EVENT_PAGE).optional(),
+  }),
+);
 
 /** The options with their defaults; a bad one is refused with `ConfigError`. */
 export function parseEventReadOptions(options: EventReadOptions): {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import { describeIssues } from "../tools/validate.js";
 import { RUN_RECORD_STATUSES, RunRecordStatus } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
@@ -166,16 +167,18 @@ export const matchesFilter = (summary: RunSummary, filter: IndexedQuery["filter"
   (filter.status === undefined || summary.status === filter.status) &&
   (filter.agent === undefined || summary.agent === filter.agent);
 
-const ListOptionsSchema = z.strictObject({
-  status: RunRecordStatus.optional(),
-  agent: z.string().min(1).optional(),
-  sessionId: z.string().min(1).optional(),
-  since: z.number().int().nonnegative().optional(),
-  until: z.number().int().nonnegative().optional(),
-  q: z.string().min(1).max(500).optional(),
-  limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  cursor: z.string().min(1).nullish(),
-});
+const ListOptionsSchema = lazySchema(() =>
+  z.strictObject({
+    status: RunRecordStatus.optional(),
+    agent: z.string().min(1).optional(),
+    sessionId: z.string().min(1).optional(),
+    since: z.number().int().nonnegative().optional(),
+    until: z.number().int().nonnegative().optional(),
+    q: z.string().min(1).max(500).optional(),
+    limit: z.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+    cursor: z.string().min(1).nullish(),
+  }),
+);
 
 /** Parses `list()` options; throws `ConfigError` naming the bad path (a bad cursor too). */
 export function parseListOptions(options: unknown): RunQuery {
@@ -234,7 +237,7 @@ function startOf(cursor: RunPosition | undefined, until: number | undefined) {
   return cursor === undefined || newestFirst(bound, cursor) > 0 ? bound : cursor;
 }
 
-const CursorPayload = z.tuple([z.literal(1), z.number(), z.string().min(1)]);
+const CursorPayload = lazySchema(() => z.tuple([z.literal(1), z.number(), z.string().min(1)]));
 
 /** The opaque cursor of a page ending at `position`. */
 export function encodeCursor(position: RunPosition): string {

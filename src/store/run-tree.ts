@@ -1,21 +1,24 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 
 /**
  * A child run's place in its tree (SPEC §14): who started it, from which call of which
  * iteration, and the tree's root. A run without a link is a root.
  */
-export const RunLink = z.object({
-  runId: z.string().min(1),
-  agent: z.string().min(1),
-  parentRunId: z.string().min(1),
-  parentToolCallId: z.string().min(1),
-  /** The parent's iteration the call belongs to: the child's result is committed to it. */
-  parentIteration: z.number().int().positive(),
-  rootRunId: z.string().min(1),
-  /** 1 for a child of a root, one more per level. */
-  depth: z.number().int().positive(),
-  createdAt: z.number(),
-});
+export const RunLink = lazySchema(() =>
+  z.object({
+    runId: z.string().min(1),
+    agent: z.string().min(1),
+    parentRunId: z.string().min(1),
+    parentToolCallId: z.string().min(1),
+    /** The parent's iteration the call belongs to: the child's result is committed to it. */
+    parentIteration: z.number().int().positive(),
+    rootRunId: z.string().min(1),
+    /** 1 for a child of a root, one more per level. */
+    depth: z.number().int().positive(),
+    createdAt: z.number(),
+  }),
+);
 export type RunLink = z.infer<typeof RunLink>;
 
 /**

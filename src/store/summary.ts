@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import { emptyUsage, Message, PendingApproval, RunError, Usage } from "../core/values.js";
 import { redactToolInputs } from "../tools/secret-inputs.js";
 import type { StoredCheckpoint } from "./checkpoint.js";
@@ -11,51 +12,55 @@ import { CheckpointRecord, ModelCallRecord, runTimeline, ToolCallRecord } from "
 // snapshot, no messages), and a run's audit trail of decisions.
 
 /** A stored run as `runtime.list()` shows it: no snapshot, no messages. */
-export const RunSummary = z.object({
-  runId: z.string().min(1),
-  agent: z.string().min(1),
-  sessionId: z.string().min(1),
-  status: RunRecordStatus,
-  /** The machine phase the run is in (its state value). */
-  phase: z.string(),
-  /** The calls waiting for a person (non-empty exactly when awaiting approval). */
-  pending: z.array(PendingApproval),
-  /** Provider calls started so far. */
-  iterations: z.number().int().nonnegative(),
-  usage: Usage,
-  error: RunError.nullable(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
-  /** A child run's (SPEC §14): the run whose call started it, that call, and the tree's root. */
-  parentRunId: z.string().min(1).optional(),
-  parentToolCallId: z.string().min(1).optional(),
-  rootRunId: z.string().min(1).optional(),
-});
+export const RunSummary = lazySchema(() =>
+  z.object({
+    runId: z.string().min(1),
+    agent: z.string().min(1),
+    sessionId: z.string().min(1),
+    status: RunRecordStatus,
+    /** The machine phase the run is in (its state value). */
+    phase: z.string(),
+    /** The calls waiting for a person (non-empty exactly when awaiting approval). */
+    pending: z.array(PendingApproval),
+    /** Provider calls started so far. */
+    iterations: z.number().int().nonnegative(),
+    usage: Usage,
+    error: RunError.nullable(),
+    createdAt: z.number(),
+    updatedAt: z.number(),
+    /** A child run's (SPEC §14): the run whose call started it, that call, and the tree's root. */
+    parentRunId: z.string().min(1).optional(),
+    parentToolCallId: z.string().min(1).optional(),
+    rootRunId: z.string().min(1).optional(),
+  }),
+);
 export type RunSummary = z.infer<typeof RunSummary>;
 
 /**
  * One decision on a tool call, as the run's audit trail keeps it for as long as the record:
  * a person's (`runtime.approve`/`deny`, `by` as given) or the runtime's own.
  */
-export const DecisionRecord = z.object({
-  toolCallId: z.string().min(1),
-  /** The tool's name. */
-  name: z.string().min(1),
-  decision: z.enum(["allow", "deny", "respond"]),
-  reason: z.string().nullable(),
-  by: z.string().nullable(),
-  /** The hash of the call's input the decision was made on. */
-  inputHash: z.string().nullable(),
-  /** An edit and approve: the hash of the edited input, and the edited input (secrets redacted). */
-  editedInputHash: z.string().optional(),
-  editedInput: z.record(z.string(), z.unknown()).optional(),
-  /** A respond: the person's answer, the call's result. */
-  response: z.object({ content: z.string(), isError: z.boolean() }).optional(),
-  /** A quorum call: how many must approve (this entry is one of them). */
-  approvalsNeeded: z.number().int().optional(),
-  /** When it was decided (ms since the epoch). */
-  at: z.number(),
-});
+export const DecisionRecord = lazySchema(() =>
+  z.object({
+    toolCallId: z.string().min(1),
+    /** The tool's name. */
+    name: z.string().min(1),
+    decision: z.enum(["allow", "deny", "respond"]),
+    reason: z.string().nullable(),
+    by: z.string().nullable(),
+    /** The hash of the call's input the decision was made on. */
+    inputHash: z.string().nullable(),
+    /** An edit and approve: the hash of the edited input, and the edited input (secrets redacted). */
+    editedInputHash: z.string().optional(),
+    editedInput: z.record(z.string(), z.unknown()).optional(),
+    /** A respond: the person's answer, the call's result. */
+    response: z.object({ content: z.string(), isError: z.boolean() }).optional(),
+    /** A quorum call: how many must approve (this entry is one of them). */
+    approvalsNeeded: z.number().int().optional(),
+    /** When it was decided (ms since the epoch). */
+    at: z.number(),
+  }),
+);
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
 /**
@@ -63,36 +68,40 @@ export type DecisionRecord = z.infer<typeof DecisionRecord>;
  * timeline (every save, every provider call with its tokens, every tool call with its raw and
  * processed result). A backend that keeps no timeline leaves the timeline fields out.
  */
-export const RunDetail = RunSummary.extend({
-  messages: z.array(Message),
-  /** Every recorded decision, oldest first. */
-  decisions: z.array(DecisionRecord),
-  /** Every save at an effect boundary, oldest first. */
-  checkpoints: z.array(CheckpointRecord).optional(),
-  /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
-  modelCalls: z.array(ModelCallRecord).optional(),
-  /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
-  toolCalls: z.array(ToolCallRecord).optional(),
-  /**
-   * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
-   * them as the model sent them; pass the detail through `redactToolInputs(detail,
-   * detail.secretInputs)` before showing it. Absent when no tool marks any.
-   */
-  secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
-  /** Who asked to cancel the run (`runtime.cancel(runId, { by })`), when someone named did. */
-  cancelledBy: z.string().optional(),
-  /** The child runs its calls started (`agent.asTool`), oldest first. */
-  children: z
-    .array(z.object({ runId: z.string(), agent: z.string(), parentToolCallId: z.string() }))
-    .optional(),
-});
+export const RunDetail = lazySchema(() =>
+  RunSummary.extend({
+    messages: z.array(Message),
+    /** Every recorded decision, oldest first. */
+    decisions: z.array(DecisionRecord),
+    /** Every save at an effect boundary, oldest first. */
+    checkpoints: z.array(CheckpointRecord).optional(),
+    /** Every provider call with its model, tokens, cache reads and writes, oldest first. */
+    modelCalls: z.array(ModelCallRecord).optional(),
+    /** Every tool call the model asked for, its raw result (before middleware) and processed one. */
+    toolCalls: z.array(ToolCallRecord).optional(),
+    /**
+     * The input fields the run's tools mark secret, by tool name: `messages` and `toolCalls` hold
+     * them as the model sent them; pass the detail through `redactToolInputs(detail,
+     * detail.secretInputs)` before showing it. Absent when no tool marks any.
+     */
+    secretInputs: z.record(z.string(), z.array(z.array(z.string()))).optional(),
+    /** Who asked to cancel the run (`runtime.cancel(runId, { by })`), when someone named did. */
+    cancelledBy: z.string().optional(),
+    /** The child runs its calls started (`agent.asTool`), oldest first. */
+    children: z
+      .array(z.object({ runId: z.string(), agent: z.string(), parentToolCallId: z.string() }))
+      .optional(),
+  }),
+);
 export type RunDetail = z.infer<typeof RunDetail>;
 
 /** What a summary reads of a running run's machine context (the rest stays unparsed). */
-const ContextProgress = z.looseObject({
-  iteration: z.number().int().nonnegative(),
-  usage: Usage,
-});
+const ContextProgress = lazySchema(() =>
+  z.looseObject({
+    iteration: z.number().int().nonnegative(),
+    usage: Usage,
+  }),
+);
 
 /**
  * `ContextProgress.safeParse`, without zod's copy of the context when it is plainly one (only

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { entryById } from "../core/id-record.js";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { Message } from "../core/values.js";
 import { ModelCallInfo, StoredCheckpoint, ToolOutcome } from "./checkpoint.js";
 import { conversationOf } from "./conversation.js";
@@ -9,39 +10,45 @@ import type { RunRecord } from "./schemas.js";
 // the entries its saves appended (see checkpoint.ts).
 
 /** One save of the run at an effect boundary: when, the phase it was saved in, status, iteration. */
-export const CheckpointRecord = StoredCheckpoint.pick({
-  at: true,
-  phase: true,
-  status: true,
-  iteration: true,
-});
+export const CheckpointRecord = lazySchema(() =>
+  StoredCheckpoint.pick({
+    at: true,
+    phase: true,
+    status: true,
+    iteration: true,
+  }),
+);
 export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
 
 /** One provider call: its model, tokens (cache reads and writes too), duration and stop reason. */
-export const ModelCallRecord = ModelCallInfo.extend({
-  /** When its response was saved. */
-  at: z.number(),
-  /** Which provider call of the run it was (1 for the first). */
-  iteration: z.number().int().positive(),
-});
+export const ModelCallRecord = lazySchema(() =>
+  ModelCallInfo.extend({
+    /** When its response was saved. */
+    at: z.number(),
+    /** Which provider call of the run it was (1 for the first). */
+    iteration: z.number().int().positive(),
+  }),
+);
 export type ModelCallRecord = z.infer<typeof ModelCallRecord>;
 
 /** One tool call the model asked for, with its raw and processed result. */
-export const ToolCallRecord = z.object({
-  iteration: z.number().int().positive(),
-  toolCallId: z.string().min(1),
-  name: z.string().min(1),
-  input: z.record(z.string(), z.unknown()),
-  /** The result the model saw (after result middleware); null until it has one. */
-  result: ToolOutcome.nullable(),
-  /**
-   * What the handler returned, before result middleware; null when no handler ran (the call
-   * was denied or invalid) or its outcome is not saved yet.
-   */
-  raw: ToolOutcome.nullable(),
-  /** When its result entered the conversation; null until then. */
-  at: z.number().nullable(),
-});
+export const ToolCallRecord = lazySchema(() =>
+  z.object({
+    iteration: z.number().int().positive(),
+    toolCallId: z.string().min(1),
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    /** The result the model saw (after result middleware); null until it has one. */
+    result: ToolOutcome.nullable(),
+    /**
+     * What the handler returned, before result middleware; null when no handler ran (the call
+     * was denied or invalid) or its outcome is not saved yet.
+     */
+    raw: ToolOutcome.nullable(),
+    /** When its result entered the conversation; null until then. */
+    at: z.number().nullable(),
+  }),
+);
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 
 /** The timeline fields of `RunDetail`. */

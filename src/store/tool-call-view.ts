@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.js";
 import type { CallState } from "../machines/call-state.js";
 import { describeIssues } from "../tools/validate.js";
 import { assertReadableVersion, corrupt } from "./record/codec.js";
@@ -36,27 +37,29 @@ export interface ToolCallRun {
  * them (every call state of the snapshot, as `contextView` did for tool jobs); the rest (the
  * input, the result, the conversation) is left to the steps that read it.
  */
-const ToolCallRunShape = RunRecord.pick({
-  runId: true,
-  sessionId: true,
-  agent: true,
-  status: true,
-  phase: true,
-  trace: true,
-  priority: true,
-}).extend({
-  snapshot: z
-    .looseObject({
-      context: z.looseObject({
-        runId: z.string(),
-        sessionId: z.string(),
-        iteration: z.number().int().nonnegative(),
-        calls: z.array(CallStateView),
-        agent: z.string().min(1).optional(),
-      }),
-    })
-    .nullable(),
-});
+const ToolCallRunShape = lazySchema(() =>
+  RunRecord.pick({
+    runId: true,
+    sessionId: true,
+    agent: true,
+    status: true,
+    phase: true,
+    trace: true,
+    priority: true,
+  }).extend({
+    snapshot: z
+      .looseObject({
+        context: z.looseObject({
+          runId: z.string(),
+          sessionId: z.string(),
+          iteration: z.number().int().nonnegative(),
+          calls: z.array(CallStateView),
+          agent: z.string().min(1).optional(),
+        }),
+      })
+      .nullable(),
+  }),
+);
 const parseShape = (value: unknown) => ToolCallRunShape.safeParse(value);
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "../core/node-crypto.js";
 import { callKey, contextView } from "../store/run-view.js";
 import { priorityOf, type RunRecord, type StepJob } from "../store/schemas.js";
 import type { WorkerDeps } from "./worker-deps.js";

@@ -24,6 +24,9 @@ const LAZY_PACKAGES = [
   "rate-limiter-flexible",
 ] as const;
 
+/** Packages of the core that still wait for their first use: a run, a logger, an approval. */
+const CORE_ON_FIRST_USE = ["pino", "@opentelemetry/api", "safe-stable-stringify"] as const;
+
 // Records every module the child loads: ESM through a resolve hook (its own thread, so it
 // appends to a file), CommonJS through the require cache the child prints at the end.
 const HOOKS = `
@@ -85,11 +88,31 @@ describe('import "harnessx"', () => {
       `await import("harnessx"); await import("harnessx/testing"); snapshot();`,
       "import",
     );
-    // The recorder sees both ESM (zod) and CommonJS (xstate's entry for import is ESM too,
-    // safe-stable-stringify is CommonJS) packages of the core.
+    // The recorder sees both ESM (zod) and CommonJS (xstate's entry) packages of the core.
     expect(loaded).toContain("zod");
     expect(loaded).toContain("xstate");
     expect(LAZY_PACKAGES.filter((name) => loaded?.has(name))).toEqual([]);
+    expect(CORE_ON_FIRST_USE.filter((name) => loaded?.has(name))).toEqual([]);
+  });
+
+  it("loads pino and the OpenTelemetry API with the first agent and its run", async () => {
+    const [imported, made, ran] = await packagesLoaded(
+      `
+      const { Agent } = await import("harnessx");
+      const { ScriptedProvider, textResponse } = await import("harnessx/testing");
+      snapshot();
+      const agent = new Agent({ provider: new ScriptedProvider([textResponse("done")]) });
+      snapshot();
+      const result = await agent.run("go");
+      if (result.output !== "done") throw new Error("the run did not complete: " + result.status);
+      snapshot();
+      `,
+      "first-run",
+    );
+    expect(imported?.has("pino")).toBe(false);
+    expect(made?.has("pino")).toBe(true);
+    expect(made?.has("@opentelemetry/api")).toBe(false);
+    expect(ran?.has("@opentelemetry/api")).toBe(true);
   });
 
   it("loads each package when its feature is first used", async () => {

@@ -1,33 +1,38 @@
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { requireFolder } from "../contained-path.js";
 import { type EmitHook, type FeatureParts, parseOption } from "../feature-parts.js";
 import { KnowledgeBundle } from "./bundle.js";
 import { knowledgeReadTool, knowledgeSearchTool } from "./knowledge-tools.js";
 
 /** One knowledge bundle: a name the model uses and a folder of .md / .txt files. */
-export const KnowledgeBundleOptions = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "use 1-64 letters, digits, '_', '.' or '-'"),
-  /** A folder; a relative path resolves against the working directory. */
-  path: z.string().min(1),
-});
+export const KnowledgeBundleOptions = lazySchema(() =>
+  z.strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "use 1-64 letters, digits, '_', '.' or '-'"),
+    /** A folder; a relative path resolves against the working directory. */
+    path: z.string().min(1),
+  }),
+);
 export type KnowledgeBundleOptions = z.input<typeof KnowledgeBundleOptions>;
 
 /** `new Agent({ knowledge })`: the bundles, with distinct names. */
-export const KnowledgeOptions = z.array(KnowledgeBundleOptions).superRefine((bundles, context) => {
-  const seen = new Set<string>();
-  bundles.forEach((bundle, index) => {
-    if (seen.has(bundle.name)) {
-      context.addIssue({
-        code: "custom",
-        path: [index, "name"],
-        message: `the bundle name "${bundle.name}" is used twice`,
-      });
-    }
-    seen.add(bundle.name);
-  });
-});
+export const KnowledgeOptions = lazySchema(() =>
+  z.array(KnowledgeBundleOptions).superRefine((bundles, context) => {
+    const seen = new Set<string>();
+    bundles.forEach((bundle, index) => {
+      if (seen.has(bundle.name)) {
+        context.addIssue({
+          code: "custom",
+          path: [index, "name"],
+          message: `the bundle name "${bundle.name}" is used twice`,
+        });
+      }
+      seen.add(bundle.name);
+    });
+  }),
+);
 export type KnowledgeOptions = z.input<typeof KnowledgeOptions>;
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../../core/errors.js";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { describeIssues } from "../../tools/validate.js";
 import type { RecorderEntry, RunRecorder } from "./entry.js";
 import { memoryRecorderSink, type RecorderSink } from "./recorder-sink.js";
@@ -16,10 +17,12 @@ export interface FlightRecorderOptions {
 
 const isFunction = (value: unknown) => typeof value === "function";
 const aFunction = () => z.custom<unknown>(isFunction, "must be a function");
-const FlightRecorderOptionsShape = z.strictObject({
-  redact: aFunction().optional(),
-  sink: z.object({ append: aFunction(), entries: aFunction() }).loose().optional(),
-});
+const FlightRecorderOptionsShape = lazySchema(() =>
+  z.strictObject({
+    redact: aFunction().optional(),
+    sink: z.object({ append: aFunction(), entries: aFunction() }).loose().optional(),
+  }),
+);
 
 /** A copy of `value` with `redact` applied to every string in it. */
 function redacted(value: unknown, redact: (text: string) => string): unknown {

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { CappedOutput } from "./capped-output.js";
 
 // How long output pipes are still read after the group was killed at a timeout or an abort.
@@ -32,7 +31,8 @@ export interface ProcessOutcome {
  */
 export function runProcess(plan: ProcessPlan): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(plan.file, plan.args, {
+    // node:child_process loads on the first command, not at import (SPEC §15).
+    const child = process.getBuiltinModule("node:child_process").spawn(plan.file, plan.args, {
       cwd: plan.cwd,
       env: plan.env,
       detached: true,

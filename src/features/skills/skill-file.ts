@@ -1,15 +1,18 @@
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { describeIssues } from "../../tools/validate.js";
 import { SkillDefinitionError } from "./errors.js";
 import { parseYaml } from "./load-yaml.js";
 
 /** The front matter every SKILL.md starts with; other keys are kept but not used. */
-export const SkillFrontMatter = z.looseObject({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, "use 1-64 letters, digits, '_' or '-'"),
-  description: z.string().trim().min(1).max(1024),
-});
+export const SkillFrontMatter = lazySchema(() =>
+  z.looseObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, "use 1-64 letters, digits, '_' or '-'"),
+    description: z.string().trim().min(1).max(1024),
+  }),
+);
 export type SkillFrontMatter = z.infer<typeof SkillFrontMatter>;
 
 // Only the delimiters are found here; the YAML between them is parsed by the `yaml` package.

@@ -1,16 +1,19 @@
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { type EmitHook, type FeatureParts, parseOption } from "../feature-parts.js";
 import { loadSkills, type Skill } from "./load-skills.js";
 import { skillReadTool, skillTool } from "./skill-tools.js";
 
 /** `new Agent({ skills })`: where to find skills. */
-export const SkillsOptions = z.strictObject({
-  /**
-   * Folders of skills: each folder inside holding a SKILL.md is one skill (a path that holds a
-   * SKILL.md itself is one skill too). Relative paths resolve against the working directory.
-   */
-  paths: z.array(z.string().min(1)).min(1),
-});
+export const SkillsOptions = lazySchema(() =>
+  z.strictObject({
+    /**
+     * Folders of skills: each folder inside holding a SKILL.md is one skill (a path that holds a
+     * SKILL.md itself is one skill too). Relative paths resolve against the working directory.
+     */
+    paths: z.array(z.string().min(1)).min(1),
+  }),
+);
 export type SkillsOptions = z.input<typeof SkillsOptions>;
 
 /** The system-prompt section that lists the skills by name and description. */

@@ -1,5 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
+import { createHash, randomUUID } from "../../core/node-crypto.js";
 import { type GivenApproval, ToolResult } from "../../core/values.js";
 import type { RunEvent } from "../../engine/run-events.js";
 import type {

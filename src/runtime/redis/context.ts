@@ -1,5 +1,6 @@
 import type { Queue } from "bullmq";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
+import { silentLogger } from "../../core/default-logger.js";
 import { loggableError } from "../../core/errors.js";
 import { BackendError } from "../../store/errors.js";
 import type { RunRecord } from "../../store/schemas.js";
@@ -51,7 +52,7 @@ export class RedisContext {
   readonly pauses: PauseWatch;
   /** The summary each record was last saved with, for its job's return value. */
   readonly summaries = new WeakMap<RunRecord, RunSummary>();
-  logger: Logger = pino({ level: "silent" });
+  logger: Logger = silentLogger();
   queues: RedisQueues | undefined;
   closed = false;
   /** Writes a run's next step must see, under way on a cluster, by run. */

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { Queue, Worker } from "bullmq";
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
+import { randomUUID } from "../../core/node-crypto.js";
 import { ApprovalNoticeJob } from "../../store/approval-request.js";
 import type { BackendStartOptions, CloseOptions } from "../../store/backend.js";
 import {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { Cluster, Redis } from "../load-ioredis.js";
 import { type ClusterNode, hasHashTag } from "../redis-connection.js";
 
@@ -83,56 +84,60 @@ export interface RedisBackendOptions {
   workerName?: string;
 }
 
-const Options = z.object({
-  url: z.string().min(1).optional(),
-  cluster: z
-    .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }))
-    .min(1)
-    .optional(),
-  prefix: z
-    .string()
-    .min(1)
-    .regex(/^[^:]+$/, "must not contain ':'")
-    .optional(),
-  lockDurationMs: z.number().int().positive().optional(),
-  stalledIntervalMs: z.number().int().positive().optional(),
-  connection: z.union([z.instanceof(Redis), z.instanceof(Cluster)]).optional(),
-  maxEventsPerRun: z.number().int().positive().optional(),
-  retentionMs: z.number().int().positive().optional(),
-  maxStalledCount: z.number().int().positive().optional(),
-  connectionName: z
-    .string()
-    .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
-    .optional(),
-  keepCompletedJobs: z.number().int().nonnegative().optional(),
-  keepFailedJobs: z.number().int().nonnegative().optional(),
-  connectTimeoutMs: z.number().int().positive().optional(),
-  commandTimeoutMs: z.number().int().positive().optional(),
-  reconcileIntervalMs: z.number().int().positive().optional(),
-  strandedAfterMs: z.number().int().positive().optional(),
-  workerName: z
-    .string()
-    .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
-    .optional(),
-});
+const Options = lazySchema(() =>
+  z.object({
+    url: z.string().min(1).optional(),
+    cluster: z
+      .array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }))
+      .min(1)
+      .optional(),
+    prefix: z
+      .string()
+      .min(1)
+      .regex(/^[^:]+$/, "must not contain ':'")
+      .optional(),
+    lockDurationMs: z.number().int().positive().optional(),
+    stalledIntervalMs: z.number().int().positive().optional(),
+    connection: z.union([z.instanceof(Redis), z.instanceof(Cluster)]).optional(),
+    maxEventsPerRun: z.number().int().positive().optional(),
+    retentionMs: z.number().int().positive().optional(),
+    maxStalledCount: z.number().int().positive().optional(),
+    connectionName: z
+      .string()
+      .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
+      .optional(),
+    keepCompletedJobs: z.number().int().nonnegative().optional(),
+    keepFailedJobs: z.number().int().nonnegative().optional(),
+    connectTimeoutMs: z.number().int().positive().optional(),
+    commandTimeoutMs: z.number().int().positive().optional(),
+    reconcileIntervalMs: z.number().int().positive().optional(),
+    strandedAfterMs: z.number().int().positive().optional(),
+    workerName: z
+      .string()
+      .regex(/^[!-~]+$/, "must be printable ASCII without spaces")
+      .optional(),
+  }),
+);
 
 /** What a Redis Cluster asks of the options on top of each one's own shape. */
-export const ClusterReadyOptions = Options.superRefine((options, context) => {
-  if (options.url !== undefined && options.cluster !== undefined) {
-    context.addIssue({
-      code: "custom",
-      path: ["cluster"],
-      message: "give either url or cluster, not both",
-    });
-  }
-  const onCluster = options.cluster !== undefined || options.connection instanceof Cluster;
-  if (onCluster && options.prefix !== undefined && !hasHashTag(options.prefix)) {
-    context.addIssue({
-      code: "custom",
-      path: ["prefix"],
-      message:
-        'on a Redis Cluster it must contain a hash tag, such as "{hx}": every key of the ' +
-        "backend (and BullMQ's) must share one hash slot",
-    });
-  }
-});
+export const ClusterReadyOptions = lazySchema(() =>
+  Options.superRefine((options, context) => {
+    if (options.url !== undefined && options.cluster !== undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["cluster"],
+        message: "give either url or cluster, not both",
+      });
+    }
+    const onCluster = options.cluster !== undefined || options.connection instanceof Cluster;
+    if (onCluster && options.prefix !== undefined && !hasHashTag(options.prefix)) {
+      context.addIssue({
+        code: "custom",
+        path: ["prefix"],
+        message:
+          'on a Redis Cluster it must contain a hash tag, such as "{hx}": every key of the ' +
+          "backend (and BullMQ's) must share one hash slot",
+      });
+    }
+  }),
+);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
 import {
   type Overview,
   type OverviewQuery,
@@ -12,7 +13,9 @@ import { READ_OVERVIEW } from "../redis-index-scripts.js";
 import type { RedisContext } from "./context.js";
 
 /** READ_OVERVIEW's reply: waiting runs, {run id, createdAt, summary} flat, each bucket's fields. */
-const OverviewReply = z.tuple([z.number(), z.array(z.string())]).rest(z.array(z.string()));
+const OverviewReply = lazySchema(() =>
+  z.tuple([z.number(), z.array(z.string())]).rest(z.array(z.string())),
+);
 /** Waiting runs read per round trip while looking for the oldest wait (usually the first few). */
 const WAITING_BATCH = 64;
 

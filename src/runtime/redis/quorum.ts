@@ -1,5 +1,6 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { lazySchema } from "../../core/lazy-schema.js";
+import { createHash } from "../../core/node-crypto.js";
 import type { GivenApproval } from "../../core/values.js";
 import type { QuorumApproval, QuorumOutcome } from "../../store/call-ledger.js";
 import { BackendError } from "../../store/errors.js";
@@ -51,10 +52,10 @@ return {1, ""}
 /** How often a decision is checked again when the run's record changed meanwhile. */
 const MAX_ATTEMPTS = 5;
 
-const Reply = z.tuple([z.number(), z.string()]);
+const Reply = lazySchema(() => z.tuple([z.number(), z.string()]));
 
-const CountedApprovals = z.array(
-  z.object({ by: z.string(), at: z.number(), reason: z.string().nullable() }).loose(),
+const CountedApprovals = lazySchema(() =>
+  z.array(z.object({ by: z.string(), at: z.number(), reason: z.string().nullable() }).loose()),
 );
 
 /** `CallLedger.decideInQuorum` on Redis: one script call, checked as `decide` checks. */
@@ -131,7 +132,7 @@ export async function decideInQuorum(
   );
 }
 
-const StoredDecisionId = z.looseObject({ id: z.string() });
+const StoredDecisionId = lazySchema(() => z.looseObject({ id: z.string() }));
 
 /** `CallLedger.quorumApprovals` on Redis. */
 export async function quorumApprovals(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { recordById } from "../../core/id-record.js";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { ToolResult } from "../../core/values.js";
 import { decodeStored } from "../../store/record/codec.js";
 import { decodeSummary } from "../../store/record/summary-codec.js";
@@ -13,14 +14,14 @@ import { callKeyOfField } from "../redis-keys.js";
 export const STARTED = "started";
 export const INTERRUPTED = "interrupted:";
 
-/** `schema.parse`, as a function of the reply. */
-const parserOf =
-  <T>(schema: z.ZodType<T>) =>
-  (value: unknown): T =>
-    schema.parse(value);
+/** `schema.parse`, as a function of the reply; the schema is built on the first reply. */
+const parserOf = <T>(build: () => z.ZodType<T>) => {
+  const schema = lazySchema(build);
+  return (value: unknown): T => schema.parse(value);
+};
 
 /** ACQUIRE_LEASE's reply: refused (0, ms left), or taken with the run as it stood. */
-export const parseLeaseReply = parserOf(
+export const parseLeaseReply = parserOf(() =>
   z.union([
     z.tuple([z.literal(0), z.number()]),
     z.tuple([
@@ -36,12 +37,12 @@ export const parseLeaseReply = parserOf(
 );
 
 /** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
-export const parseOpenToolCallReply = parserOf(
+export const parseOpenToolCallReply = parserOf(() =>
   z.tuple([z.string(), z.string(), z.number(), z.number(), z.union([z.number(), z.string()])]),
 );
 
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
-export const parseSaveReply = parserOf(
+export const parseSaveReply = parserOf(() =>
   z.union([
     z.literal(-1),
     z.literal(-2),

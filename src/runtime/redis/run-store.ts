@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { loggableError } from "../../core/errors.js";
+import { lazySchema } from "../../core/lazy-schema.js";
 import { type ExtensionStateStore, sessionOfStateKey } from "../../extensions/state-store.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
@@ -52,7 +53,7 @@ import type { RedisContext } from "./context.js";
 import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 
-const Replies = z.array(z.string());
+const Replies = lazySchema(() => z.array(z.string()));
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 

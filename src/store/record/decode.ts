@@ -124,12 +124,12 @@ export function joinRecord(
   );
 }
 
-/** The keys a version-4 document written by `recordDocument` may have. */
-const CURRENT_KEYS: ReadonlySet<string> = new Set([
-  ...Object.keys(RunRecord.shape),
-  "sharedIds",
-  "fromSummary",
-]);
+/** The keys a version-4 document written by `recordDocument` may have (listed on first use). */
+let currentKeys: ReadonlySet<string> | undefined;
+const currentKeysOf = (): ReadonlySet<string> => {
+  currentKeys ??= new Set([...Object.keys(RunRecord.shape), "sharedIds", "fromSummary"]);
+  return currentKeys;
+};
 
 /**
  * The record a document of the current version stands for, built at once in the order the
@@ -144,7 +144,8 @@ function joinCurrent(
   summary: RunSummary | undefined,
 ): Record<string, unknown> | undefined {
   if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
-  for (const key in document) if (!CURRENT_KEYS.has(key)) return undefined;
+  const keys = currentKeysOf();
+  for (const key in document) if (!keys.has(key)) return undefined;
   const { sharedIds, fromSummary: summarized, input, snapshot: stored, result } = document;
   if ((sharedIds !== undefined && sharedIds !== true) || !isPlainObject(input)) return undefined;
   let top: Record<string, unknown> | RunSummary = document;
