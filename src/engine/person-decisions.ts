@@ -1,7 +1,7 @@
 import { ApprovalError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { ToolCall } from "../core/values.js";
-import type { Decision, RunContext } from "../machines/run-machine.js";
+import type { Decision, RunContext } from "../machines/run-context.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
 import { validateInput } from "../tools/validate.js";
