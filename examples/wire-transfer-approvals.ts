@@ -3,15 +3,19 @@
 // the handler run, with the edit. A second transfer is answered in the tool's place (`respond`),
 // and an edit the policy forbids is refused before anything is recorded. On redisBackend({ url })
 // the same calls work from any process (the dashboard's approve/respond buttons call them).
+// Each waiting call is posted, signed, to a Slack-style webhook (here a receiver on loopback).
+import { createServer } from "node:http";
 import { pino } from "pino";
 import { z } from "zod";
 import {
   Agent,
   AgentRuntime,
+  type ApprovalRequest,
   type HarnessError,
   memoryBackend,
   PermissionManager,
   tool,
+  verifyApprovalSignature,
 } from "../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../src/testing.js";
 
@@ -57,9 +61,37 @@ const treasury = new Agent({
   logger,
 });
 
-// Where a notification of each waiting call would go (a Slack-style webhook, say): the parked
-// runs are listed here, as the dashboard's inbox lists them.
-const runtime = new AgentRuntime({ agents: [treasury], backend: memoryBackend(), logger });
+// A Slack-style webhook: it checks the signature and posts a line per waiting call.
+const SECRET = "wire-desk-webhook-secret";
+const posted: string[] = [];
+const slack = createServer((request, response) => {
+  let body = "";
+  request.on("data", (chunk: Buffer) => {
+    body += chunk.toString("utf8");
+  });
+  request.on("end", () => {
+    const signed = verifyApprovalSignature(body, request.headers["x-harnessx-signature"], SECRET);
+    response.writeHead(signed ? 200 : 401).end();
+    if (!signed) return;
+    const item = JSON.parse(body) as ApprovalRequest;
+    posted.push(`${item.name}(${JSON.stringify(item.input)}) waits: ${item.reason}`);
+  });
+});
+await new Promise<void>((resolve) => slack.listen(0, "127.0.0.1", resolve));
+const address = slack.address();
+const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`;
+/** The webhook's n-th post, once it has arrived. */
+async function slackPost(n: number): Promise<string | undefined> {
+  while (posted.length < n) await new Promise((resolve) => setTimeout(resolve, 10));
+  return posted[n - 1];
+}
+
+const runtime = new AgentRuntime({
+  agents: [treasury],
+  backend: memoryBackend(),
+  approvalWebhook: { url, secret: SECRET },
+  logger,
+});
 await runtime.start();
 
 const transfer = await runtime.submit("treasury", "acme");
@@ -67,6 +99,7 @@ const parked = await transfer.result();
 const [call] = parked.pending;
 console.log(`transfer: ${parked.status}, ${call?.name}(${JSON.stringify(call?.input)})`);
 console.log(`approvals: ${call?.approvals?.given.length}/${call?.approvals?.needed}`);
+console.log(`slack: ${await slackPost(1)}`);
 
 const toolCallId = call?.toolCallId ?? "";
 const refused = await runtime
@@ -106,3 +139,4 @@ await runtime.respond(second.runId, secondCall, {
 console.log(`respond: ${(await second.result()).output}`);
 
 await runtime.close();
+slack.close();

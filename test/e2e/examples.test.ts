@@ -242,6 +242,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   "wire-transfer-approvals.ts": [
     'transfer: awaiting_approval, wire({"to":"acme","amount":900})',
     "approvals: 0/2",
+    'slack: wire({"to":"acme","amount":900}) waits: money leaves the company',
     "alice edits to 5000: approval_refused",
     "after alice: awaiting_approval, given by alice",
     "alice again: approver_repeated",
