@@ -32,16 +32,19 @@ import { type AgentTool, type AsToolOptions, agentAsTool, type ChildInput } from
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
 import { drive, type RunActor, restoreRunActor } from "./drive.js";
-import { findHandoffAgent, handoffTools } from "./handoffs.js";
-import { checkDecisions, parkRun, parseParked } from "./park-run.js";
+import { handoffSwitch } from "./handoff-switch.js";
+import { handoffTools } from "./handoffs.js";
+import { withOwnSignal } from "./own-signal.js";
 import type { ApprovalDecision, ParkedRun } from "./parked-run.js";
 import { completeDecisions } from "./person-decisions.js";
+import { checkResume } from "./resume-checks.js";
 import type { RunEnv } from "./run-env.js";
 import type { RunEvent } from "./run-events.js";
 import { nextRunFrame, withinRunFrame } from "./run-frame.js";
 import { toMessages } from "./run-input.js";
-import { finishRun, startRun } from "./run-lifecycle.js";
-import { statusOf, toRunResult } from "./run-result.js";
+import { startRun } from "./run-lifecycle.js";
+import { statusOf } from "./run-result.js";
+import { settleRun } from "./settle-run.js";
 import { streamRun } from "./stream-run.js";
 import { checkOutputSchema } from "./structured-output.js";
 
@@ -350,28 +353,12 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     options: ResumeOptions,
     emit: ((event: RunEvent) => void) | undefined,
   ): Promise<RunResult<JsonValue>> {
-    const given = typeof run === "string" ? undefined : parseParked(run);
-    const runId = given?.runId ?? (run as string);
-    if (this.#resuming.has(runId)) {
-      throw new ApprovalError("already_decided", `Run "${runId}" is being resumed already.`);
-    }
-    // A copy is checked as given (tampering), then what this agent parked itself, if anything,
-    // is authoritative: a stale copy cannot replay a decision already applied here.
-    if (given !== undefined) checkDecisions(given, options.decisions, this.#approvalKey);
-    const parked = this.#parked.get(runId) ?? given;
-    if (parked === undefined) {
-      throw new ApprovalError(
-        "run_not_found",
-        `Run "${runId}" is not awaiting approval on this agent.`,
-      );
-    }
-    if (parked.agent !== this.name) {
-      throw new ApprovalError(
-        "approval_invalid",
-        `Run "${runId}" was parked by agent "${parked.agent}", not "${this.name}".`,
-      );
-    }
-    const checked = checkDecisions(parked, options.decisions, this.#approvalKey);
+    const { runId, parked, checked } = checkResume(run, options.decisions, {
+      name: this.name,
+      approvalKey: this.#approvalKey,
+      parked: this.#parked,
+      resuming: this.#resuming,
+    });
     // Claimed before any await: a second resume of the same run is refused.
     const wasParkedHere = this.#parked.delete(runId);
     this.#resuming.add(runId);
@@ -413,25 +400,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
   async #advance(actor: RunActor, startEnv: RunEnv): Promise<RunResult<JsonValue>> {
     const { runId, sessionId } = actor.getSnapshot().context;
     // The environment of the agent the run is under: a handoff moves it to the target's.
-    let env = startEnv;
-    const switchAgent = async (name: string): Promise<RunEnv> => {
-      const target = findHandoffAgent(this as Agent<unknown>, name);
-      if (target === undefined) {
-        throw new ConfigError(
-          `Run "${runId}" was handed to agent "${name}", which is not among the handoffs of "${this.name}".`,
-        );
-      }
-      if (!target.started) await target.start();
-      // The same conversation goes on under the target.
-      env = target.runEnv({
-        runId,
-        sessionId,
-        signal: startEnv.signal,
-        emit: startEnv.emit,
-        conversation: env.conversation,
-      });
-      return env;
-    };
+    const handoff = handoffSwitch(this as Agent<unknown>, startEnv, { runId, sessionId });
     const { name: agent, provider, config } = this;
     await traceRun(
       {
@@ -441,7 +410,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         model: requestedModel(config.model, provider),
         provider: provider?.name,
       },
-      () => drive(actor, env, { switchAgent }),
+      () => drive(actor, startEnv, { switchAgent: handoff.switchAgent }),
       () => {
         const { value, context } = actor.getSnapshot();
         const status = statusOf(value);
@@ -455,33 +424,12 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         };
       },
     );
-    const snapshot = actor.getSnapshot();
-    const context = snapshot.context;
-    const parked =
-      snapshot.value === "awaitingApproval"
-        ? parkRun(context, actor, {
-            name: this.name,
-            now: this.#deps.clock.now(),
-            approvalKey: this.#approvalKey,
-            conversation: env.conversation,
-          })
-        : undefined;
-    actor.stop();
-    if (parked !== undefined) {
-      const result = toRunResult(context, "awaiting_approval", env.conversation, this.name);
-      this.#parked.set(context.runId, parked);
-      env.emit?.({ type: "approval_required", pending: result.pending });
-      return result;
-    }
-    const status =
-      snapshot.value === "done"
-        ? "completed"
-        : snapshot.value === "cancelled"
-          ? "cancelled"
-          : "failed";
-    const result = toRunResult(context, status, env.conversation, this.name);
-    await finishRun(env, result);
-    return result;
+    return settleRun(
+      actor,
+      handoff.current(),
+      { name: this.name, now: this.#deps.clock.now(), approvalKey: this.#approvalKey },
+      (parked) => this.#parked.set(parked.runId, parked),
+    );
   }
 
   /** The environment a run's stages see, with the middleware and hooks in force now. @internal */
@@ -541,13 +489,3 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     };
   }
 }
-
-/**
- * A signal of the run's own that follows the caller's, whatever the caller's lives for: what
- * hangs on it (the deadlines' links to the signals they handed out) goes with the run.
- * (`runStream` makes one per run already; a durable step has its own.)
- */
-const withOwnSignal = <O extends { signal?: AbortSignal }>(options: O): O =>
-  options.signal === undefined
-    ? options
-    : { ...options, signal: AbortSignal.any([options.signal]) };

@@ -1,22 +1,19 @@
 import type { Logger } from "pino";
 import { defaultLogger } from "../core/default-logger.js";
 import type { RuntimeDeps } from "../core/deps.js";
-import { ApprovalError, ConfigError, HarnessError, InputInvalidError } from "../core/errors.js";
-import { recordById } from "../core/id-record.js";
+import { ApprovalError, ConfigError } from "../core/errors.js";
 import { randomUUID } from "../core/node-crypto.js";
 import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
-import { toMessages } from "../engine/run-input.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
 import { abandonRunSpans } from "../observability/run-span.js";
 import { ActiveRuns } from "../store/active-runs.js";
-import type { EnqueueStepOptions, QueueConcurrency, RunBackend } from "../store/backend.js";
+import type { QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
   BackendError,
   RunActiveError,
   RunNotFoundError,
   RuntimeStateError,
-  UnknownAgentError,
 } from "../store/errors.js";
 import { type Overview, type OverviewOptions, parseOverviewOptions } from "../store/overview.js";
 import {
@@ -25,26 +22,12 @@ import {
   type NumberedEvent,
   parseEventReadOptions,
 } from "../store/run-feeds.js";
-import {
-  type ListOptions,
-  parseListOptions,
-  type RunPage,
-  type RunQuery,
-} from "../store/run-query.js";
-import { isTerminal, priorityOf, RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
+import { type ListOptions, parseListOptions, type RunPage } from "../store/run-query.js";
+import { isTerminal, priorityOf, type RunRecord } from "../store/schemas.js";
 import { type RunDetail, type RunSummary, runDetail } from "../store/summary.js";
 import { describeIssues } from "../tools/validate.js";
-import { ProviderGates } from "../workers/provider-gates.js";
-import { giveUpStep, runStep } from "../workers/run-step.js";
-import { dispatchTool } from "../workers/tool-dispatch.js";
-import type { WorkerDeps } from "../workers/worker-deps.js";
 import { ApprovalNotifications } from "./approval-notifications.js";
-import {
-  type DecisionOptions,
-  type RequestedDecision,
-  type RespondOptions,
-  recordDecision,
-} from "./approvals.js";
+import type { DecisionOptions, RequestedDecision, RespondOptions } from "./approvals.js";
 import { type BackendQueue, backendQueues } from "./backend-queue.js";
 import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 
@@ -52,16 +35,18 @@ import { type CancelOptions, parseCancelOptions } from "./cancel-options.js";
 export type { BackendQueue };
 
 import { checkChildAgents } from "./child-agents.js";
+import { decideCall } from "./decide-call.js";
 import { watchEventLoopLag } from "./event-loop-lag.js";
-import { checkInputSize, type RuntimeLimits, resolveLimits } from "./limits.js";
+import { wakeExisting, withRunId } from "./existing-run.js";
+import { type RuntimeLimits, resolveLimits } from "./limits.js";
 import { memoryBackend } from "./memory-backend.js";
+import { newRunRecord, type RunRecordSource } from "./new-run-record.js";
 import { withGivenApprovals } from "./quorum-view.js";
 import { RunHandle } from "./run-handle.js";
-import { dropRunTrace, runTraceOf } from "./run-trace.js";
+import { dropRunTrace } from "./run-trace.js";
 import { asksForTree, cancelDescendants, listTree, treeDetail } from "./run-trees.js";
 import {
   type AgentRuntimeOptions,
-  DEFAULT_CONCURRENCY,
   type DeleteSessionResult,
   type PruneOptions,
   PruneOptionsSchema,
@@ -73,6 +58,9 @@ import {
   type SubmitOptions,
   stepOptions,
 } from "./runtime-options.js";
+import { agentsByName, queueConcurrency } from "./runtime-setup.js";
+import { runtimeProcessors, runtimeWorkerDeps } from "./runtime-workers.js";
+import { sessionRunIds } from "./session-runs.js";
 
 export type { CancelOptions } from "./cancel-options.js";
 export type {
@@ -112,25 +100,9 @@ export class AgentRuntime implements AsyncDisposable {
     if (!parsed.success) {
       throw new ConfigError(`Invalid AgentRuntime options: ${describeIssues(parsed.error.issues)}`);
     }
-    const agents = new Map<string, Agent<unknown>>();
-    for (const agent of options.agents) {
-      if (agents.has(agent.config.name)) {
-        throw new ConfigError(
-          `Two agents are named "${agent.config.name}": a runtime finds agents by config.name.`,
-        );
-      }
-      agents.set(agent.config.name, agent);
-    }
-    this.#agents = agents;
+    this.#agents = agentsByName(options.agents);
     this.backend = options.backend ?? memoryBackend();
-    const { concurrency } = options;
-    this.#concurrency =
-      typeof concurrency === "number"
-        ? { steps: concurrency, tools: concurrency }
-        : {
-            steps: concurrency?.steps ?? DEFAULT_CONCURRENCY.steps,
-            tools: concurrency?.tools ?? DEFAULT_CONCURRENCY.tools,
-          };
+    this.#concurrency = queueConcurrency(options.concurrency);
     this.logger = options.logger ?? defaultLogger("harnessx-runtime");
     this.#limits = resolveLimits(options.limits);
     this.#notifications = new ApprovalNotifications({ ...options, logger: this.logger });
@@ -162,53 +134,20 @@ export class AgentRuntime implements AsyncDisposable {
       agent.recorder?.useSink?.(this.backend.recordings);
     }
     await Promise.all([...this.#agents.values()].map((agent) => agent.start()));
-    const deps: WorkerDeps = {
-      submitChild: async (link, input, { trace, ...options }) => {
-        // The child's own run span, under its parent's.
-        const record: RunRecord = {
-          ...this.#newRecord(link.agent, input, options, link.runId, trace),
-          parentRunId: link.parentRunId,
-          parentToolCallId: link.parentToolCallId,
-          rootRunId: link.rootRunId,
-        };
-        const step = { ...priorityOf(record), agent: link.agent };
-        if (!(await this.backend.submitRun(record, step))) {
-          await this.#wakeExisting(link.runId, link.agent, step);
-        }
-      },
-      backend: this.backend,
-      agents: this.#agents,
+    const deps = runtimeWorkerDeps({
+      records: this.#records(),
       logger: this.logger,
-      clock: this.#deps.clock,
       active: this.#active,
-      limits: {
-        maxToolInputBytes: this.#limits.maxToolInputBytes,
-        maxToolResultBytes: this.#limits.maxToolResultBytes,
-      },
-      gates: new ProviderGates(this.backend.modelLimiter(), this.#deps.clock),
-      ...(this.#notifications.enabled
-        ? {
-            approvalRequested: (jobs, { again }) =>
-              this.#notifications.requested(this.backend, jobs, { again }),
-          }
-        : {}),
-    };
+      limits: this.#limits,
+      notifications: this.#notifications,
+    });
     await this.backend.start({
       concurrency: this.#concurrency,
       logger: this.logger,
       onCancel: (runId) => this.#active.abort(runId),
       ...((options.workers ?? true)
         ? {
-            processors: {
-              step: async (job, delivery) => {
-                const giveUp = delivery.gaveUp ?? job.giveUp;
-                if (giveUp === undefined) return runStep(deps, job, delivery);
-                await giveUpStep(deps, job.runId, giveUp, job.priority);
-                return undefined;
-              },
-              tool: (job, delivery) => dispatchTool(deps, job, delivery),
-              ...this.#notifications.processor(),
-            },
+            processors: runtimeProcessors(deps, this.#notifications),
           }
         : {}),
     });
@@ -236,35 +175,17 @@ export class AgentRuntime implements AsyncDisposable {
     const runId = parsed.runId ?? this.#deps.generateId();
     let record: RunRecord | undefined;
     try {
-      record = this.#newRecord(agentName, input, parsed, runId);
+      record = newRunRecord(this.#records(), agentName, input, parsed, runId);
       const step = { ...stepOptions(parsed), agent: agentName };
       if (!(await this.backend.submitRun(record, step))) {
         dropRunTrace(record);
-        await this.#wakeExisting(runId, agentName, step);
+        await wakeExisting(this.backend, runId, agentName, step);
       }
       return new RunHandle(runId, this.backend);
     } catch (error) {
       if (record !== undefined) dropRunTrace(record);
       throw withRunId(error, runId);
     }
-  }
-
-  /**
-   * A submit found its run stored already: refused when the run is another agent's; a run still
-   * `queued` is stepped (a wake-up, harmless twice), in case the submit that stored it lost its
-   * first step.
-   */
-  async #wakeExisting(runId: string, agentName: string, step: EnqueueStepOptions): Promise<void> {
-    const existing = await this.backend.loadRun(runId);
-    if (existing === undefined) {
-      throw new BackendError(`Run "${runId}" was reported to exist but cannot be read.`);
-    }
-    if (existing.agent !== agentName) {
-      throw new InputInvalidError(
-        `A run "${runId}" of agent "${existing.agent}" exists already: a runId names one run, so it cannot be submitted for agent "${agentName}".`,
-      );
-    }
-    if (existing.status === "queued") await this.backend.enqueueStep(runId, step);
   }
 
   /**
@@ -286,7 +207,8 @@ export class AgentRuntime implements AsyncDisposable {
     if (parsed.runId !== undefined) {
       throw new ConfigError("submitMany() takes no runId: each run gets its own id.");
     }
-    const records = inputs.map((input) => this.#newRecord(agentName, input, parsed));
+    const source = this.#records();
+    const records = inputs.map((input) => newRunRecord(source, agentName, input, parsed));
     const existing = await this.backend
       .submitRuns(records, { ...stepOptions(parsed), agent: agentName })
       .catch((error: unknown) => {
@@ -303,45 +225,14 @@ export class AgentRuntime implements AsyncDisposable {
     return records.map((record) => new RunHandle(record.runId, this.backend));
   }
 
-  #newRecord(
-    agentName: string,
-    input: string | readonly Message[],
-    options: SubmitOptions,
-    runId: string = this.#deps.generateId(),
-    parentTrace?: Readonly<Record<string, string>>,
-  ): RunRecord {
-    const agent = this.#agents.get(agentName);
-    if (agent === undefined) throw new UnknownAgentError(agentName, [...this.#agents.keys()]);
-    // Plain JSON data, not too deep (InputInvalidError), and not too big (InputTooLargeError).
-    const messages = toMessages(input);
-    checkInputSize(input, messages, this.#limits.maxInputBytes);
-    const now = this.#deps.clock.now();
-    const sessionId = options.sessionId ?? this.#deps.generateId();
-    // The run's `invoke_agent` span: its steps' spans, in any process, are its children.
-    const trace = runTraceOf(
-      agent,
-      { agent: agentName, runId, sessionId },
-      { backend: this.backend, owner: this, parent: parentTrace },
-    );
+  /** What builds the records of this runtime's runs. */
+  #records(): RunRecordSource {
     return {
-      schemaVersion: RUN_RECORD_VERSION,
-      runId,
-      sessionId,
-      agent: agentName,
-      status: "queued",
-      phase: "compose",
-      input: {
-        messages,
-        ...(typeof input === "string" ? { text: input } : {}),
-        maxIterations: agent.config.maxIterations,
-      },
-      snapshot: null,
-      result: null,
-      createdAt: now,
-      updatedAt: now,
-      ...trace,
-      ...(options.priority === undefined ? {} : { priority: options.priority }),
-      ...secretInputsOf(agent),
+      agents: this.#agents,
+      backend: this.backend,
+      deps: this.#deps,
+      maxInputBytes: this.#limits.maxInputBytes,
+      owner: this,
     };
   }
 
@@ -550,20 +441,7 @@ export class AgentRuntime implements AsyncDisposable {
     this.#requireStarted("deleteSession");
     const id = requireId(sessionId, "deleteSession");
     let runs = 0;
-    let cursor: RunQuery["after"];
-    const doomed: string[] = [];
-    for (;;) {
-      const page = await this.backend.listRuns({
-        sessionId: id,
-        limit: 200,
-        ...(cursor === undefined ? {} : { after: cursor }),
-      });
-      doomed.push(...page.runs.map((run) => run.runId));
-      const last = page.runs.at(-1);
-      if (page.nextCursor === null || last === undefined) break;
-      cursor = { createdAt: last.createdAt, runId: last.runId };
-    }
-    for (const runId of doomed) {
+    for (const runId of await sessionRunIds(this.backend, id)) {
       if ((await this.backend.deleteRun(runId)) === "deleted") runs += 1;
     }
     const states = await this.backend.deleteSessionState(id);
@@ -598,25 +476,13 @@ export class AgentRuntime implements AsyncDisposable {
     options: Pick<DecisionOptions, "by" | "reason">,
   ): Promise<void> {
     this.#requireStarted(VERB_OF[decision.decision]);
-    const { record, decided } = await recordDecision(this.backend, {
+    await decideCall(
+      { backend: this.backend, agents: this.#agents, deps: this.#deps, limits: this.#limits },
       runId,
       toolCallId,
       decision,
       options,
-      id: this.#deps.generateId(),
-      now: this.#deps.clock.now(),
-      agent: (name) => {
-        const agent = this.#agents.get(name);
-        if (agent === undefined) return undefined;
-        const env = agent.runEnv({ runId, sessionId: "", signal: undefined, emit: undefined });
-        return { key: env.approvalKey, env };
-      },
-      limits: this.#limits,
-    });
-    // A quorum approval that others must still join leaves the run parked: no step to run.
-    if (decided) {
-      await this.backend.enqueueStep(runId, { ...priorityOf(record), agent: record.agent });
-    }
+    );
   }
 
   #requireStarted(action: string): void {
@@ -629,26 +495,3 @@ export class AgentRuntime implements AsyncDisposable {
 }
 
 const VERB_OF = { allow: "approve", deny: "deny", respond: "respond" } as const;
-
-/**
- * A rejected submit's error with the run id it tried (`error.runId`); an error that is not
- * harnessx's (none should reach here) is wrapped in a `BackendError` that carries it.
- */
-function withRunId(error: unknown, runId: string): HarnessError {
-  const coded = HarnessError.isHarnessError(error)
-    ? error
-    : new BackendError(`Submitting run "${runId}" failed: ${String(error)}`, { cause: error });
-  coded.runId = runId;
-  return coded;
-}
-
-/** The record's `secretInputs`: the fields the agent's tools mark secret, if any. */
-function secretInputsOf(agent: Agent<unknown>): Pick<RunRecord, "secretInputs"> {
-  const secrets = agent.tools.secretInputs();
-  if (Object.keys(secrets).length === 0) return {};
-  return {
-    secretInputs: recordById(
-      Object.entries(secrets).map(([name, paths]) => [name, paths.map((path) => [...path])]),
-    ),
-  };
-}

@@ -1,0 +1,75 @@
+import type { Logger } from "pino";
+import type { ActiveRuns } from "../store/active-runs.js";
+import type { JobProcessors } from "../store/job-queue.js";
+import { priorityOf, type RunRecord } from "../store/schemas.js";
+import type { ToolLimits } from "../tools/result-limit.js";
+import { ProviderGates } from "../workers/provider-gates.js";
+import { giveUpStep, runStep } from "../workers/run-step.js";
+import { dispatchTool } from "../workers/tool-dispatch.js";
+import type { WorkerDeps } from "../workers/worker-deps.js";
+import type { ApprovalNotifications } from "./approval-notifications.js";
+import { wakeExisting } from "./existing-run.js";
+import { newRunRecord, type RunRecordSource } from "./new-run-record.js";
+
+/** What a runtime gives its workers. */
+export interface RuntimeWorkerParts {
+  /** What builds the records of child runs (agents used as tools). */
+  records: RunRecordSource;
+  logger: Logger;
+  active: ActiveRuns;
+  limits: ToolLimits;
+  notifications: ApprovalNotifications;
+}
+
+/** The workers' shared parts, with the child-run submit of agents used as tools. */
+export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
+  const { records, notifications } = parts;
+  const { backend, deps } = records;
+  return {
+    submitChild: async (link, input, { trace, ...options }) => {
+      // The child's own run span, under its parent's.
+      const record: RunRecord = {
+        ...newRunRecord(records, link.agent, input, options, link.runId, trace),
+        parentRunId: link.parentRunId,
+        parentToolCallId: link.parentToolCallId,
+        rootRunId: link.rootRunId,
+      };
+      const step = { ...priorityOf(record), agent: link.agent };
+      if (!(await backend.submitRun(record, step))) {
+        await wakeExisting(backend, link.runId, link.agent, step);
+      }
+    },
+    backend,
+    agents: records.agents,
+    logger: parts.logger,
+    clock: deps.clock,
+    active: parts.active,
+    limits: {
+      maxToolInputBytes: parts.limits.maxToolInputBytes,
+      maxToolResultBytes: parts.limits.maxToolResultBytes,
+    },
+    gates: new ProviderGates(backend.modelLimiter(), deps.clock),
+    ...(notifications.enabled
+      ? {
+          approvalRequested: (jobs, { again }) => notifications.requested(backend, jobs, { again }),
+        }
+      : {}),
+  };
+}
+
+/** The job processors of a runtime's workers: steps, tool calls and approval notices. */
+export function runtimeProcessors(
+  deps: WorkerDeps,
+  notifications: ApprovalNotifications,
+): JobProcessors {
+  return {
+    step: async (job, delivery) => {
+      const giveUp = delivery.gaveUp ?? job.giveUp;
+      if (giveUp === undefined) return runStep(deps, job, delivery);
+      await giveUpStep(deps, job.runId, giveUp, job.priority);
+      return undefined;
+    },
+    tool: (job, delivery) => dispatchTool(deps, job, delivery),
+    ...notifications.processor(),
+  };
+}
