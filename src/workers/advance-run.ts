@@ -21,7 +21,6 @@ import { finishRunSpan, isRunSpan } from "../observability/run-span.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
-import { newApprovalRequests } from "../store/approval-request.js";
 import { checkpointOf } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import { BackendError } from "../store/errors.js";
@@ -37,6 +36,7 @@ import {
   type ToolJob,
 } from "../store/schemas.js";
 import { appliedDecision } from "./applied-decision.js";
+import { tellApprovalRequests } from "./approval-requests.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
 import { boundaryOf, type HeldLease, type SaveBoundary, StepSaves } from "./step-saves.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
@@ -238,20 +238,11 @@ async function withStep(
       if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
         await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
       }
-      if (deps.approvalRequested !== undefined) {
-        if (saves.anyApplied) {
-          await deps.approvalRequested(newApprovalRequests(record, saves.record), {
-            again: false,
-          });
-        } else if (saves.record.status === "awaiting_approval") {
-          // A step that finds its run parked and saves nothing is a redelivery (its worker may
-          // have died between the park's save and its notices) or a spare wake-up: the notices
-          // are queued again under the same job ids, so none is lost; the listener was told.
-          await deps.approvalRequested(newApprovalRequests(undefined, saves.record), {
-            again: true,
-          });
-        }
-      }
+      await tellApprovalRequests(deps, {
+        found: record,
+        left: saves.record,
+        saved: saves.anyApplied,
+      });
       return saves.record;
     } finally {
       actor.stop();
