@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createHash, randomUUID } from "../../core/node-crypto.js";
+import { randomUUID } from "../../core/node-crypto.js";
 import { type GivenApproval, ToolResult } from "../../core/values.js";
 import type { RunEvent } from "../../engine/run-events.js";
 import type {
@@ -10,13 +10,13 @@ import type {
 } from "../../store/call-ledger.js";
 import { BackendError } from "../../store/errors.js";
 import { decodeStored } from "../../store/record/codec.js";
-import { joinRecord } from "../../store/record/decode.js";
 import { type RunRecord, StoredDecision } from "../../store/schemas.js";
 import { DecisionRecord } from "../../store/summary.js";
 import { toolCallRun } from "../../store/tool-call-view.js";
 import { DECIDE } from "../redis-index-scripts.js";
 import { callField, callKeyOfField } from "../redis-keys.js";
 import { COMMIT_RAW, MARK_STARTED, OPEN_TOOL_CALL } from "../redis-scripts.js";
+import { checkedRecordFingerprint } from "./checked-record.js";
 import type { RedisContext } from "./context.js";
 import { decideInQuorum, quorumApprovals } from "./quorum.js";
 import { INTERRUPTED, parseOpenToolCallReply, STARTED, storedSummary } from "./replies.js";
@@ -160,21 +160,7 @@ export class RedisCallLedger implements CallLedger {
     const { redis, keys } = this.#context;
     let reply: unknown;
     for (let attempt = 1; ; attempt++) {
-      let checked = "";
-      if (check !== undefined) {
-        const [[document, summary], messages] = await Promise.all([
-          redis.hmget(keys.run(runId), "record", "summary"),
-          redis.lrange(keys.messages(runId), 0, -1),
-        ]);
-        check(
-          document == null
-            ? undefined
-            : joinRecord(document, messages, storedSummary(runId, summary)),
-        );
-        checked = createHash("sha1")
-          .update(document ?? "")
-          .digest("hex");
-      }
+      const checked = await checkedRecordFingerprint(this.#context, runId, check);
       // The script writes only while the record is still the one checked.
       reply = await DECIDE.run(
         redis,

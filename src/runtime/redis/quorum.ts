@@ -1,17 +1,15 @@
 import { z } from "zod";
 import { lazySchema } from "../../core/lazy-schema.js";
-import { createHash } from "../../core/node-crypto.js";
 import type { GivenApproval } from "../../core/values.js";
 import type { QuorumApproval, QuorumOutcome } from "../../store/call-ledger.js";
 import { BackendError } from "../../store/errors.js";
 import { decodeStored } from "../../store/record/codec.js";
-import { joinRecord } from "../../store/record/decode.js";
 import type { RunRecord, StoredDecision } from "../../store/schemas.js";
 import type { DecisionRecord } from "../../store/summary.js";
 import { callField, callKeyOfField } from "../redis-keys.js";
 import { LuaScript } from "../redis-scripts.js";
+import { checkedRecordFingerprint } from "./checked-record.js";
 import type { RedisContext } from "./context.js";
-import { storedSummary } from "./replies.js";
 
 /**
  * KEYS: the round's decisions hash, its quorum hash, the run's audit list, the run hash.
@@ -81,21 +79,7 @@ export async function decideInQuorum(
     inputHash: approval.inputHash ?? "",
   };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    let checked = "";
-    if (check !== undefined) {
-      const [[document, summary], messages] = await Promise.all([
-        redis.hmget(keys.run(runId), "record", "summary"),
-        redis.lrange(keys.messages(runId), 0, -1),
-      ]);
-      check(
-        document == null
-          ? undefined
-          : joinRecord(document, messages, storedSummary(runId, summary)),
-      );
-      checked = createHash("sha1")
-        .update(document ?? "")
-        .digest("hex");
-    }
+    const checked = await checkedRecordFingerprint(context, runId, check);
     const [code, stored] = Reply.parse(
       await DECIDE_IN_QUORUM.run(
         redis,
