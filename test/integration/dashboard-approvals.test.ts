@@ -1,17 +1,10 @@
 // The inbox filtered by agent and tool, and bulk decisions (SPEC §12.1), over a real runtime on
 // the memory backend and on Redis, by Node's fetch against a listening dashboard.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { RunBackend } from "../../src/backend.js";
-import {
-  AgentRuntime,
-  createDashboard,
-  memoryBackend,
-  redisBackend,
-  tool,
-} from "../../src/index.js";
+import { AgentRuntime, createDashboard, memoryBackend, redisBackend } from "../../src/index.js";
 import { body } from "./dashboard-api-contract.js";
-import { approvalAgent, approvalPolicy, makeAgent, oneToolModel, silent } from "./fixtures.js";
+import { approvalAgent, cleanerAgent, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 const TOKEN = "approvals-test-token-0123456789";
@@ -24,21 +17,6 @@ const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-/** `cleaner`: its one call (`delete_cache`) waits for a person too, under another tool name. */
-function cleanerAgent() {
-  const clean = tool({
-    name: "delete_cache",
-    description: "Deletes a cache.",
-    input: z.object({ path: z.string() }),
-    handler: async ({ path }) => `cleaned ${path}`,
-  });
-  return makeAgent("cleaner", {
-    provider: oneToolModel("delete_cache", { field: "path" }),
-    tools: [clean],
-    permissions: approvalPolicy(),
-  });
-}
 
 const backends: Array<[string, () => RunBackend]> = [
   ["memoryBackend()", () => memoryBackend()],

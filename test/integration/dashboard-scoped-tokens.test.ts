@@ -2,7 +2,6 @@
 // decides only calls inside its globs (403 `forbidden` otherwise, each bulk item on its own),
 // and its inbox lists only those calls; over a real runtime on memory and on Redis.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { RunBackend } from "../../src/backend.js";
 import {
   AgentRuntime,
@@ -10,10 +9,9 @@ import {
   createDashboard,
   memoryBackend,
   redisBackend,
-  tool,
 } from "../../src/index.js";
 import { body } from "./dashboard-api-contract.js";
-import { approvalAgent, approvalPolicy, makeAgent, oneToolModel, silent } from "./fixtures.js";
+import { approvalAgent, cleanerAgent, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 const ADMIN = "scoped-test-admin-token-0123";
@@ -31,21 +29,6 @@ const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-/** `cleaner`: its one call (`delete_cache`) waits for a person too. */
-function cleanerAgent() {
-  const clean = tool({
-    name: "delete_cache",
-    description: "Deletes a cache.",
-    input: z.object({ path: z.string() }),
-    handler: async ({ path }) => `cleaned ${path}`,
-  });
-  return makeAgent("cleaner", {
-    provider: oneToolModel("delete_cache", { field: "path" }),
-    tools: [clean],
-    permissions: approvalPolicy(),
-  });
-}
 
 const backends: Array<[string, () => RunBackend]> = [
   ["memoryBackend()", () => memoryBackend()],

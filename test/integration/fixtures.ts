@@ -295,3 +295,18 @@ export function readerAgent() {
     ],
   });
 }
+
+/** `cleaner`: its one call (`delete_cache`) waits for a person too, under another tool name. */
+export function cleanerAgent() {
+  const clean = tool({
+    name: "delete_cache",
+    description: "Deletes a cache.",
+    input: z.object({ path: z.string() }),
+    handler: async ({ path }) => `cleaned ${path}`,
+  });
+  return makeAgent("cleaner", {
+    provider: oneToolModel("delete_cache", { field: "path" }),
+    tools: [clean],
+    permissions: approvalPolicy(),
+  });
+}
