@@ -51,11 +51,14 @@ async function doctorReport(prefix: string) {
   return { code, report: JSON.parse(output) as { decidedRuns: string[]; problems: string[] } };
 }
 
-/** The run's summary once it is no longer `awaiting_approval` (the test's bound ends a hang). */
+/**
+ * The run's summary once its reconciled step has finished: neither `awaiting_approval` nor the
+ * `running` of the step itself (the test's bound ends a hang).
+ */
 async function settled(runtime: AgentRuntime, runId: string): Promise<RunSummary> {
   for (;;) {
     const run = await runtime.get(runId);
-    if (run.status !== "awaiting_approval") return run;
+    if (run.status !== "awaiting_approval" && run.status !== "running") return run;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
