@@ -86,6 +86,15 @@ describe("the page's run trees", () => {
     expect(await page.locator('#filters [name="rootRunId"]').inputValue()).toBe(tree.runId);
     // A child's row links to its tree too.
     expect(await page.locator(`#runs-body tr[data-run="${first}"] a.tree-link`).count()).toBe(1);
+    // A child's short id names its call, not only its root's first characters.
+    const ids = page.locator("#runs-body td.run-id > a:first-child");
+    expect((await ids.allTextContents()).sort()).toEqual(
+      [
+        tree.runId.slice(0, 8),
+        `${tree.runId.slice(0, 8)}.call_1`,
+        `${tree.runId.slice(0, 8)}.call_2`,
+      ].sort(),
+    );
 
     // Cleared, the filter lists every run again.
     await page.locator('#filters [name="rootRunId"]').fill("");

@@ -99,6 +99,15 @@ export function duration(ms) {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
+/**
+ * A run id, short: its first 8 characters, and for a child run the part after its tree's root
+ * (`677a4f77.research_1`), since a child's id starts with its root's.
+ */
+export function shortRunId(runId, rootRunId) {
+  const tail = rootRunId && runId.startsWith(rootRunId) ? runId.slice(rootRunId.length) : "";
+  return `${runId.slice(0, 8)}${tail}`;
+}
+
 export const json = (value) => JSON.stringify(value, null, 2);
 export const tokens = (usage) =>
   `${usage.inputTokens} in · ${usage.outputTokens} out · ${usage.cacheReadTokens} cache read · ${usage.cacheWriteTokens} cache write`;

@@ -13,6 +13,7 @@ import {
   json,
   perFrame,
   refreshElapsed,
+  shortRunId,
   toast,
 } from "./dom.js";
 import { mayDecide } from "./scope.js";
@@ -190,7 +191,7 @@ function cardOf(entry) {
   const select = h("input", {
     type: "checkbox",
     className: "pick",
-    "aria-label": `Select ${entry.name} of run ${entry.runId.slice(0, 8)}`,
+    "aria-label": `Select ${entry.name} of run ${shortRunId(entry.runId, entry.rootRunId)}`,
     onchange: (event) => {
       if (event.target.checked) state.checked.add(key);
       else state.checked.delete(key);
@@ -209,7 +210,12 @@ function cardOf(entry) {
       select,
       h("span", { className: "tool" }, entry.name),
       h("span", {}, "agent ", entry.agent),
-      h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, "run ", entry.runId.slice(0, 8)),
+      h(
+        "a",
+        { href: `#run/${encodeURIComponent(entry.runId)}` },
+        "run ",
+        shortRunId(entry.runId, entry.rootRunId),
+      ),
       inboxTreeLink(entry),
       h(
         "span",
@@ -311,7 +317,11 @@ function recordDecided(entry, decision) {
     "li",
     { className: `status-${status}` },
     `${DONE[decision]} ${entry.name} · `,
-    h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, `run ${entry.runId.slice(0, 8)}`),
+    h(
+      "a",
+      { href: `#run/${encodeURIComponent(entry.runId)}` },
+      `run ${shortRunId(entry.runId, entry.rootRunId)}`,
+    ),
     " · ",
     h("span", { className: "decided-status" }, status),
   );
