@@ -6,7 +6,13 @@
 // share them.
 import type { Logger } from "pino";
 import { z } from "zod";
-import { Agent, type ContentBlock, type Message } from "../../src/index.js";
+import {
+  Agent,
+  type ContentBlock,
+  type Message,
+  type ProviderRequest,
+  type ProviderResponse,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 
 /** The writer's structured answer. */
@@ -33,6 +39,24 @@ const researchNotes = (messages: readonly Message[]): string[] =>
         : [],
     );
 
+/**
+ * A scripted model answering with `answer`, its usage counted as a real model's would be,
+ * about four characters a token (so that the dashboard's token totals look like a real run's).
+ */
+const model = (answer: (request: ProviderRequest) => ProviderResponse) =>
+  new ScriptedProvider(
+    [
+      (request) => {
+        const response = answer(request);
+        const tokens = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
+        const inputTokens = tokens([request.system, request.messages, request.tools]);
+        const usage = { ...response.usage, inputTokens, outputTokens: tokens(response.content) };
+        return { ...response, usage };
+      },
+    ],
+    { loop: true },
+  );
+
 /** "Lisbon: trams, pastries" → the subject and its topics. */
 export function parseBrief(brief: string): { subject: string; topics: string[] } {
   const [subject = brief, list = ""] = brief.split(":");
@@ -45,60 +69,41 @@ export function parseBrief(brief: string): { subject: string; topics: string[] }
 
 /** The researcher: notes on the topic it is asked about (its input's text). */
 const researcherModel = () =>
-  new ScriptedProvider(
-    [
-      (request) => {
-        const asked = textOf(request.messages.at(-1));
-        const topic = asked.split(" ").at(-1) ?? asked;
-        return textResponse(FINDINGS[topic] ?? `Nothing found on ${asked}.`);
-      },
-    ],
-    { loop: true },
-  );
+  model((request) => {
+    const asked = textOf(request.messages.at(-1));
+    const topic = asked.split(" ").at(-1) ?? asked;
+    return textResponse(FINDINGS[topic] ?? `Nothing found on ${asked}.`);
+  });
 
 /** The lead: one `research` call per topic in one turn, then the handoff to the writer. */
 const leadModel = () =>
-  new ScriptedProvider(
-    [
-      (request) => {
-        const { subject, topics } = parseBrief(textOf(request.messages[0]));
-        if (researchNotes(request.messages).length === 0) {
-          return toolCallResponse(
-            topics.map((topic, index) => ({
-              name: "research",
-              input: { input: `${subject} ${topic}` },
-              id: `research_${index + 1}`,
-            })),
-          );
-        }
-        return toolCallResponse([{ name: "transfer_to_writer", input: {}, id: "handoff_1" }], {
-          text: "The notes are in; the writer takes it from here.",
-        });
-      },
-    ],
-    { loop: true },
-  );
+  model((request) => {
+    const { subject, topics } = parseBrief(textOf(request.messages[0]));
+    if (researchNotes(request.messages).length === 0) {
+      return toolCallResponse(
+        topics.map((topic, index) => ({
+          name: "research",
+          input: { input: `${subject} ${topic}` },
+          id: `research_${index + 1}`,
+        })),
+      );
+    }
+    return toolCallResponse([{ name: "transfer_to_writer", input: {}, id: "handoff_1" }], {
+      text: "The notes are in; the writer takes it from here.",
+    });
+  });
 
 /**
  * The writer: its first answer has no body (the run sends it back with what failed), the
  * answer after that is the article, from the research notes in the conversation.
  */
 const writerModel = () =>
-  new ScriptedProvider(
-    [
-      (request) => {
-        const { subject } = parseBrief(textOf(request.messages[0]));
-        const title = `${subject}, briefly`;
-        if (request.messages.at(-1)?.role !== "user") {
-          return textResponse(JSON.stringify({ title }));
-        }
-        return textResponse(
-          JSON.stringify({ title, body: researchNotes(request.messages).join(" ") }),
-        );
-      },
-    ],
-    { loop: true },
-  );
+  model((request) => {
+    const { subject } = parseBrief(textOf(request.messages[0]));
+    const title = `${subject}, briefly`;
+    if (request.messages.at(-1)?.role !== "user") return textResponse(JSON.stringify({ title }));
+    return textResponse(JSON.stringify({ title, body: researchNotes(request.messages).join(" ") }));
+  });
 
 /** The three agents, fresh: register all three on a runtime (it finds them by name). */
 export function researchTeam(logger: Logger) {
