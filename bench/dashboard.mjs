@@ -27,7 +27,8 @@ import { chromium } from "playwright-core";
 import { AgentRuntime, createDashboard, redisBackend } from "../dist/index.js";
 import { deletePrefix, uniquePrefix } from "./lib/redis.mjs";
 import { option, round, summarize } from "./lib/stats.mjs";
-import { benchAgents, PARKED_AGENT, PROMPT, RUN_AGENT } from "./runtime/agents.mjs";
+import { benchAgents, PARKED_AGENT, PROMPT, RUN_AGENT, TOOL_CALL_ID } from "./runtime/agents.mjs";
+import { approveByPost, streamWatcher } from "./runtime/approve-paths.mjs";
 import { LIVE_AGENT, liveAgent, stamp, stampsOf } from "./runtime/live-agent.mjs";
 import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
 import { storeWith } from "./runtime/stored-runs.mjs";
@@ -303,9 +304,12 @@ async function approveThroughPage(url, prefixes) {
     args: CHROMIUM_ARGS,
     headless: true,
   });
+  let watcher;
   try {
+    // Each round decides three runs: one by a click in the page, one by POST from here, one by
+    // runtime.approve(); the order turns each round, so that drift falls on all three.
     const handles = await Promise.all(
-      Array.from({ length: APPROVALS }, () => runtime.submit(PARKED_AGENT, PROMPT)),
+      Array.from({ length: 3 * APPROVALS }, () => runtime.submit(PARKED_AGENT, PROMPT)),
     );
     for (const handle of handles) {
       const parked = await handle.result();
@@ -319,31 +323,71 @@ async function approveThroughPage(url, prefixes) {
       (count) =>
         document.getElementById("live")?.textContent === "live" &&
         document.querySelectorAll("#inbox-list li").length === Math.min(count, 50),
-      APPROVALS,
+      handles.length,
     );
+    watcher = await streamWatcher(server.url, AUTH);
+    const undecided = new Set(handles.map((handle) => handle.runId));
     const shown = [];
     const answered = [];
-    for (const handle of handles) {
+    const posted = [];
+    const direct = [];
+    const byClick = async () => {
+      // The oldest card on screen not decided already (the inbox shows the 50 oldest waiting
+      // calls; a card decided from here leaves at the page's next frame).
+      const onScreen = await page.evaluate(() =>
+        [...document.querySelectorAll("#inbox-list li")].map(
+          (card) => card.dataset.key.split("\u0000")[0],
+        ),
+      );
+      const runId = onScreen.find((each) => undecided.has(each));
+      undecided.delete(runId);
       const clickedAt = Date.now();
-      shown.push(await page.evaluate(clickAndWatch, handle.runId));
-      const completed = await runtime.get(handle.runId);
+      shown.push(await page.evaluate(clickAndWatch, runId));
+      const completed = await runtime.get(runId);
       if (completed.status !== "completed") throw new Error(`a run ${completed.status}`);
       // The same run as `GET /api/runs/:id` reports it: its last update after the click.
       answered.push(completed.updatedAt - clickedAt);
+    };
+    const byStream = (decide, into) => async () => {
+      const [runId] = undecided;
+      undecided.delete(runId);
+      const done = watcher.completed(runId);
+      const began = performance.now();
+      await decide(runId);
+      into.push((await done) - began);
+    };
+    const paths = [
+      byClick,
+      byStream((runId) => approveByPost(server.url, AUTH, runId, TOOL_CALL_ID), posted),
+      byStream((runId) => runtime.approve(runId, TOOL_CALL_ID, { by: "bench" }), direct),
+    ];
+    for (let round = 0; round < APPROVALS; round += 1) {
+      for (let at = 0; at < paths.length; at += 1) await paths[(round + at) % paths.length]();
     }
     const figures = summarize(shown);
-    log(`approve → completed shown: p50 ${figures.p50} ms, p99 ${figures.p99} ms`);
+    const viaPost = summarize(posted);
+    const viaRuntime = summarize(direct);
+    log(
+      `approve → completed: click (page) p50 ${figures.p50} ms, POST p50 ${viaPost.p50} ms, runtime.approve() p50 ${viaRuntime.p50} ms`,
+    );
     return {
       browserVersion: browser.version(),
       figures: {
         runs: APPROVALS,
         clickToPageShowsCompletedMs: figures,
         clickToRunUpdatedAtMs: summarize(answered),
+        postToStreamCompletedMs: viaPost,
+        approveToStreamCompletedMs: viaRuntime,
+        p50Ratios: {
+          clickOverPost: round(figures.p50 / viaPost.p50),
+          postOverApprove: round(viaPost.p50 / viaRuntime.p50),
+        },
         measured:
-          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to its card gone from the inbox and the inbox's 'Just decided' line for the run (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution",
+          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to its card gone from the inbox and the inbox's 'Just decided' line for the run (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution; postToStreamCompletedMs / approveToStreamCompletedMs: from this process, POST …/approve (no browser) or runtime.approve() (no HTTP) to this process's own GET /api/stream client reading the run `completed`, interleaved with the clicks round by round",
       },
     };
   } finally {
+    await watcher?.close();
     await browser.close();
     await server.close();
     await runtime.close({ timeoutMs: 5000 });
