@@ -13,7 +13,8 @@
 // 3. Approve click → completed: `--approvals` parked runs approved one by one in the page's inbox
 //    (headless Debian chromium via playwright-core); the time from the click to the card gone and
 //    the inbox's "Just decided" line showing the run `completed` (its live status stream),
-//    measured inside the page.
+//    measured inside the page; beside it, interleaved, the same decision by POST from the bench
+//    and by runtime.approve(), until the bench's own /api/stream client reads it (approve-click.mjs).
 // 4. Bursts (issue 31): `--bursts` runs (default 1000 and 5000) submitted at once while the page
 //    shows the runs view (runs that complete) and again the inbox (runs that park for a person);
 //    every frame's length in the page (requestAnimationFrame to requestAnimationFrame), the
@@ -28,6 +29,7 @@ import { AgentRuntime, createDashboard, redisBackend } from "../dist/index.js";
 import { deletePrefix, uniquePrefix } from "./lib/redis.mjs";
 import { option, round, summarize } from "./lib/stats.mjs";
 import { benchAgents, PARKED_AGENT, PROMPT, RUN_AGENT } from "./runtime/agents.mjs";
+import { approveThroughPage } from "./runtime/approve-click.mjs";
 import { LIVE_AGENT, liveAgent, stamp, stampsOf } from "./runtime/live-agent.mjs";
 import { redisServer, redisVersion } from "./runtime/redis-server.mjs";
 import { storeWith } from "./runtime/stored-runs.mjs";
@@ -74,7 +76,16 @@ async function main() {
     const wants = (part) => ONLY === undefined || ONLY.split(",").includes(part);
     const runsPage = wants("list") ? await pageLatency(redis.url, prefixes) : undefined;
     const fanOut = wants("sse") ? await sseFanOut(redis.url, prefixes) : undefined;
-    const approve = wants("approve") ? await approveThroughPage(redis.url, prefixes) : undefined;
+    const approve = wants("approve")
+      ? await approveThroughPage({
+          url: redis.url,
+          prefixes,
+          approvals: APPROVALS,
+          chromium: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true },
+          token: TOKEN,
+          log,
+        })
+      : undefined;
     const bursts = wants("burst") ? await burstsInPage(redis.url, prefixes) : undefined;
     const output = {
       benchmark: "dashboard",
@@ -282,102 +293,6 @@ function parseSse(block) {
     else if (line.startsWith("data: ")) message.data += line.slice(6);
   }
   return message;
-}
-
-/** Part 3: parked runs approved in the page, one at a time; click → the page shows completed. */
-async function approveThroughPage(url, prefixes) {
-  const prefix = uniquePrefix("dash-page");
-  prefixes.push(prefix);
-  const runtime = new AgentRuntime({
-    agents: benchAgents(),
-    backend: redisBackend({ url, prefix }),
-    logger: silent,
-  });
-  await runtime.start();
-  const server = await createDashboard({ runtime, tokens: TOKENS }).listen({
-    port: 0,
-    host: "127.0.0.1",
-  });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: CHROMIUM_ARGS,
-    headless: true,
-  });
-  try {
-    const handles = await Promise.all(
-      Array.from({ length: APPROVALS }, () => runtime.submit(PARKED_AGENT, PROMPT)),
-    );
-    for (const handle of handles) {
-      const parked = await handle.result();
-      if (parked.status !== "awaiting_approval") throw new Error(`a run ${parked.status}`);
-    }
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(server.url);
-    await page.getByLabel("Dashboard token").fill(TOKEN);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForFunction(
-      (count) =>
-        document.getElementById("live")?.textContent === "live" &&
-        document.querySelectorAll("#inbox-list li").length === Math.min(count, 50),
-      APPROVALS,
-    );
-    const shown = [];
-    const answered = [];
-    for (const handle of handles) {
-      const clickedAt = Date.now();
-      shown.push(await page.evaluate(clickAndWatch, handle.runId));
-      const completed = await runtime.get(handle.runId);
-      if (completed.status !== "completed") throw new Error(`a run ${completed.status}`);
-      // The same run as `GET /api/runs/:id` reports it: its last update after the click.
-      answered.push(completed.updatedAt - clickedAt);
-    }
-    const figures = summarize(shown);
-    log(`approve → completed shown: p50 ${figures.p50} ms, p99 ${figures.p99} ms`);
-    return {
-      browserVersion: browser.version(),
-      figures: {
-        runs: APPROVALS,
-        clickToPageShowsCompletedMs: figures,
-        clickToRunUpdatedAtMs: summarize(answered),
-        measured:
-          "clickToPageShowsCompletedMs: in the page, performance.now() from the Approve button's click() to its card gone from the inbox and the inbox's 'Just decided' line for the run (fed by GET /api/stream) reading `completed`; clickToRunUpdatedAtMs: the run's updatedAt (GET /api/runs/:id) minus Date.now() just before the click, ms resolution",
-      },
-    };
-  } finally {
-    await browser.close();
-    await server.close();
-    await runtime.close({ timeoutMs: 5000 });
-  }
-}
-
-/**
- * In the page: clicks the run's Approve and resolves with the ms until its card is gone and the
- * inbox's "Just decided" line for it says completed.
- */
-function clickAndWatch(runId) {
-  const item = document.querySelector(`#inbox-list li[data-key^="${CSS.escape(runId)}"]`);
-  if (!item) throw new Error(`no inbox item for ${runId}`);
-  const done = () =>
-    !item.isConnected &&
-    [...document.querySelectorAll("#decided li")].some(
-      (line) =>
-        line.querySelector("a")?.getAttribute("href") === `#run/${encodeURIComponent(runId)}` &&
-        line.querySelector(".decided-status")?.textContent === "completed",
-    );
-  return new Promise((resolve) => {
-    const began = performance.now();
-    const observer = new MutationObserver(() => {
-      if (!done()) return;
-      observer.disconnect();
-      resolve(performance.now() - began);
-    });
-    observer.observe(document.getElementById("inbox"), {
-      childList: true,
-      subtree: true,
-      characterData: true,
-    });
-    item.querySelector("button.approve").click();
-  });
 }
 
 /** Part 4: bursts of runs while the page shows the runs view, then the inbox. */

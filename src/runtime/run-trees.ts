@@ -1,6 +1,13 @@
 import { ConfigError } from "../core/errors.js";
 import type { RunBackend } from "../store/backend.js";
-import { DEFAULT_LIST_LIMIT, type ListOptions, type RunPage } from "../store/run-query.js";
+import {
+  DEFAULT_LIST_LIMIT,
+  type ListOptions,
+  matchesFilter,
+  parseListOptions,
+  type RunPage,
+  type RunQuery,
+} from "../store/run-query.js";
 import type { RunLink } from "../store/run-tree.js";
 import { isTerminal } from "../store/schemas.js";
 import { type RunDetail, type RunSummary, summarize } from "../store/summary.js";
@@ -40,12 +47,15 @@ export const asksForTree = (options: ListOptions): boolean =>
 
 /**
  * One page of a tree's runs, newest first: the children of `parentRunId`, or the root
- * `rootRunId` and every run below it, filtered by `status` and `agent`. The cursor is the
- * position in the tree's runs; a tree is read whole for each page, so its cost grows with the
- * tree, never with the runs stored.
+ * `rootRunId` and every run below it, filtered as the flat list filters (`status`, `agent`,
+ * `sessionId`, `since`/`until`, and `q`: the runs of the session with exactly that id when one
+ * of the tree's runs is in it, else the runs whose id starts with it). The options are checked
+ * as the flat list checks them. The cursor is the position in the tree's runs; a tree is read
+ * whole for each page, so its cost grows with the tree, never with the runs stored.
  */
 export async function listTree(backend: RunBackend, options: ListOptions): Promise<RunPage> {
-  const { parentRunId, rootRunId, status, agent, limit = DEFAULT_LIST_LIMIT, cursor } = options;
+  const { parentRunId, rootRunId, cursor, ...filters } = options;
+  const { limit = DEFAULT_LIST_LIMIT, until } = filters;
   if (parentRunId !== undefined && rootRunId !== undefined) {
     throw new ConfigError("Invalid list options: parentRunId: not with rootRunId.");
   }
@@ -58,9 +68,8 @@ export async function listTree(backend: RunBackend, options: ListOptions): Promi
   if (!Number.isInteger(offset) || offset < 0) {
     throw new ConfigError(`Invalid list options: cursor: not a cursor of this tree (${cursor}).`);
   }
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 500)) {
-    throw new ConfigError(`Invalid list options: limit: 1 to 500, got ${String(limit)}.`);
-  }
+  // The flat list's checks and parsing (its cursor is of another kind, checked above).
+  const query = parseListOptions(filters);
   const links =
     parentRunId !== undefined
       ? await backend.childrenOf(parentRunId)
@@ -71,19 +80,41 @@ export async function listTree(backend: RunBackend, options: ListOptions): Promi
   ];
   const linkById = new Map(links.map((each) => [each.runId, each]));
   const records = await Promise.all(ids.map((id) => backend.loadRun(id)));
-  const summaries = records
-    .flatMap((record) =>
-      record === undefined ? [] : [withLink(summarize(record), linkById.get(record.runId))],
-    )
-    .filter(
-      (summary) =>
-        (status === undefined || summary.status === status) &&
-        (agent === undefined || summary.agent === agent),
-    )
+  const tree = records.flatMap((record) =>
+    record === undefined ? [] : [withLink(summarize(record), linkById.get(record.runId))],
+  );
+  const summaries = tree
+    .filter((summary) => inTreeQuery(summary, query, until, searchOf(tree, query.q)))
     .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? 1 : -1));
   const page = summaries.slice(offset, offset + limit);
   const next = offset + limit;
   return { runs: page, nextCursor: next < summaries.length ? String(next) : null };
+}
+
+/** What `q` finds in a tree: a session one of its runs is in, else a run id prefix. */
+type TreeSearch = { sessionId: string } | { runIdPrefix: string } | undefined;
+
+function searchOf(tree: readonly RunSummary[], q: string | undefined): TreeSearch {
+  if (q === undefined) return undefined;
+  return tree.some((summary) => summary.sessionId === q) ? { sessionId: q } : { runIdPrefix: q };
+}
+
+function inTreeQuery(
+  summary: RunSummary,
+  query: RunQuery,
+  until: number | undefined,
+  search: TreeSearch,
+): boolean {
+  return (
+    matchesFilter(summary, query) &&
+    (query.sessionId === undefined || summary.sessionId === query.sessionId) &&
+    (query.since === undefined || summary.createdAt >= query.since) &&
+    (until === undefined || summary.createdAt < until) &&
+    (search === undefined ||
+      ("sessionId" in search
+        ? summary.sessionId === search.sessionId
+        : summary.runId.startsWith(search.runIdPrefix)))
+  );
 }
 
 /**

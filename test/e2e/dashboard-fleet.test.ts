@@ -173,6 +173,32 @@ describe("the page under a fleet", () => {
       .toMatch(/^Request.*file-\d+\.log.*Model said/);
   });
 
+  it("takes out only the card that leaves, leaving the other cards where they are", async () => {
+    const { runtime, server } = await serve();
+    const handles = await runtime.submitMany("ops", ["a.log", "b.log", "c.log"]);
+    for (const handle of handles) await handle.result();
+    const page = await signIn(server);
+    const cards = page.locator("#inbox-list > li");
+    await expect.poll(() => cards.count()).toBe(3);
+    const first = await cards.first().getAttribute("data-key");
+    await page.evaluate(`(() => {
+      window.moves = [];
+      new MutationObserver((records) => {
+        for (const record of records) {
+          for (const node of record.addedNodes) window.moves.push("added " + node.dataset.key);
+          for (const node of record.removedNodes) window.moves.push("removed " + node.dataset.key);
+        }
+      }).observe(document.getElementById("inbox-list"), { childList: true });
+    })()`);
+    await cards.first().getByRole("button", { name: "Approve", exact: true }).click();
+    await expect.poll(() => cards.count()).toBe(2);
+    // Drawing the inbox again after the run's changes moves nothing more.
+    await expect
+      .poll(() => page.locator("#decided .decided-status").textContent())
+      .toBe("completed");
+    expect(await page.evaluate("window.moves")).toEqual([`removed ${first}`]);
+  });
+
   it("lays every view out on a phone-wide screen without sideways scrolling", async () => {
     const { runtime, server } = await serve();
     await burst(runtime, 5);

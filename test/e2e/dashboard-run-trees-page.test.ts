@@ -86,6 +86,15 @@ describe("the page's run trees", () => {
     expect(await page.locator('#filters [name="rootRunId"]').inputValue()).toBe(tree.runId);
     // A child's row links to its tree too.
     expect(await page.locator(`#runs-body tr[data-run="${first}"] a.tree-link`).count()).toBe(1);
+    // A child's short id names its call, not only its root's first characters.
+    const ids = page.locator("#runs-body td.run-id > a:first-child");
+    expect((await ids.allTextContents()).sort()).toEqual(
+      [
+        tree.runId.slice(0, 8),
+        `${tree.runId.slice(0, 8)}.call_1`,
+        `${tree.runId.slice(0, 8)}.call_2`,
+      ].sort(),
+    );
 
     // Cleared, the filter lists every run again.
     await page.locator('#filters [name="rootRunId"]').fill("");
@@ -105,6 +114,56 @@ describe("the page's run trees", () => {
     await expect.poll(() => children.count()).toBe(2);
     await page.locator("#run-summary a.tree-link").click();
     await expect.poll(() => rows.count()).toBe(3);
+  });
+
+  it("fits a tree's child ids, call ids and all, on a phone-wide runs view", async () => {
+    const researcher = new Agent({
+      provider: new ScriptedProvider([textResponse("notes")], { loop: true }),
+      config: { name: "researcher" },
+      logger: silent,
+    });
+    const lead = new Agent({
+      provider: new ScriptedProvider([
+        toolCallResponse([
+          { name: "research", input: { input: "trams" }, id: "research_the_trams_of_lisbon" },
+        ]),
+        textResponse("done"),
+      ]),
+      config: { name: "lead" },
+      tools: [researcher.asTool({ name: "research", description: "Research" })],
+      logger: silent,
+    });
+    const runtime = new AgentRuntime({
+      agents: [lead, researcher],
+      backend: memoryBackend(),
+      logger: silent,
+    });
+    await runtime.start();
+    chromium.closers.push(() => runtime.close({ timeoutMs: 5000 }));
+    const tree = await runtime.submit("lead", "go");
+    await tree.result();
+    const server = await createDashboard({
+      runtime,
+      readOpen: true,
+      tokens: { ops: "run-trees-page-token-01" },
+    }).listen({ port: 0 });
+    chromium.closers.push(() => server.close());
+    const context = await chromium.browser.newContext({ viewport: { width: 375, height: 740 } });
+    chromium.closers.push(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${server.url}#runs`);
+    const child = page.locator(
+      `#runs-body tr[data-run="${tree.runId}.research_the_trams_of_lisbon"]`,
+    );
+    await expect.poll(() => child.count()).toBe(1);
+    expect(await child.locator("td.run-id > a").first().textContent()).toBe(
+      `${tree.runId.slice(0, 8)}.research_the_trams_of_lisbon`,
+    );
+    // No column hides past the screen's edge.
+    const box = page.locator(".table-box");
+    expect(await box.evaluate((each) => each.scrollWidth - each.clientWidth)).toBeLessThanOrEqual(
+      0,
+    );
   });
 
   it("links a parked child's inbox card to its tree", async () => {

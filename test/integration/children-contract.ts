@@ -187,6 +187,83 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       expect(roots.runs[0]?.parentRunId).toBeUndefined();
     });
 
+    it("filters a tree's list by q, since and until as the flat list does", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      // The lead's first answer comes 30 ms after its run was created, so the children are
+      // created strictly after the root.
+      const lead = agent("lead", {
+        provider: new ScriptedProvider(
+          [
+            async () => {
+              await new Promise((resolve) => setTimeout(resolve, 30));
+              return toolCallResponse([
+                { name: "research", input: { input: "otters" }, id: "c0" },
+                { name: "research", input: { input: "badgers" }, id: "c1" },
+              ]);
+            },
+            textResponse("done"),
+          ],
+          { loop: true },
+        ),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const runtime = await start([lead, researcher]);
+      const handle = await runtime.submit("lead", "write", { sessionId: "tree-session" });
+      await handle.result();
+      const other = await runtime.submit("lead", "other", { sessionId: "other-session" });
+      await other.result();
+      const root = handle.runId;
+      const ids = (page: { runs: readonly { runId: string }[] }) =>
+        page.runs.map((each) => each.runId).sort();
+      const whole = await runtime.list({ rootRunId: root });
+      const created = new Map(whole.runs.map((each) => [each.runId, each.createdAt]));
+      const firstChild = Math.min(created.get(`${root}.c0`) ?? 0, created.get(`${root}.c1`) ?? 0);
+      expect(firstChild).toBeGreaterThan(created.get(root) ?? Number.POSITIVE_INFINITY);
+
+      // q: a run id prefix, or a session one of the tree's runs is in.
+      expect(ids(await runtime.list({ rootRunId: root, q: `${root}.c1` }))).toEqual([`${root}.c1`]);
+      expect(ids(await runtime.list({ rootRunId: root, q: `${root}.c` }))).toEqual([
+        `${root}.c0`,
+        `${root}.c1`,
+      ]);
+      expect(ids(await runtime.list({ rootRunId: root, q: "tree-session" }))).toEqual(ids(whole));
+      expect((await runtime.list({ rootRunId: root, q: "other-session" })).runs).toEqual([]);
+      expect(ids(await runtime.list({ parentRunId: root, q: `${root}.c0` }))).toEqual([
+        `${root}.c0`,
+      ]);
+      expect((await runtime.list({ rootRunId: root, sessionId: "other-session" })).runs).toEqual(
+        [],
+      );
+
+      // since and until: [since, until).
+      expect(ids(await runtime.list({ rootRunId: root, since: firstChild }))).toEqual([
+        `${root}.c0`,
+        `${root}.c1`,
+      ]);
+      expect(ids(await runtime.list({ rootRunId: root, until: firstChild }))).toEqual([root]);
+      const page = await runtime.list({ rootRunId: root, since: firstChild, limit: 1 });
+      expect(page.runs).toHaveLength(1);
+      const rest = await runtime.list({
+        rootRunId: root,
+        since: firstChild,
+        limit: 1,
+        cursor: page.nextCursor,
+      });
+      expect([...page.runs, ...rest.runs].map((each) => each.runId).sort()).toEqual([
+        `${root}.c0`,
+        `${root}.c1`,
+      ]);
+      expect(rest.nextCursor).toBeNull();
+
+      // Checked as the flat list checks them.
+      await expect(
+        runtime.list({ rootRunId: root, since: firstChild, until: firstChild - 1 }),
+      ).rejects.toThrow(/until: .* is before since/);
+      await expect(
+        runtime.list({ rootRunId: root, q: "x", sessionId: "tree-session" }),
+      ).rejects.toBeInstanceOf(ConfigError);
+    });
+
     it("refuses at start() an agent tool of an agent the runtime does not know", async () => {
       const researcher = agent("researcher", { provider: echoModel() });
       const lead = agent("lead", {

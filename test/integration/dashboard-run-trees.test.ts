@@ -83,6 +83,15 @@ describe("GET /api/runs of a run tree", () => {
       }),
     ]);
     expect((await get("rootRunId=")).status).toBe(400);
+    // The tree's list takes the flat list's search and time range too.
+    const root = encodeURIComponent(handle.runId);
+    const found = await get(`rootRunId=${root}&q=${encodeURIComponent(`${handle.runId}.call`)}`);
+    expect(found.body.runs.map((run) => run.runId)).toEqual([`${handle.runId}.call_1`]);
+    const later = await get(`rootRunId=${root}&since=${Date.now() + 60_000}`);
+    expect(later.body.runs).toEqual([]);
+    const earlier = await get(`rootRunId=${root}&until=${Date.now() + 60_000}`);
+    expect(earlier.body.runs).toHaveLength(2);
+    expect((await get(`rootRunId=${root}&since=5&until=4`)).status).toBe(400);
   });
 
   it("gives each inbox item its tree's root: a parked child's is its parent's root", async () => {

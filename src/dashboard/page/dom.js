@@ -99,6 +99,36 @@ export function duration(ms) {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
+/**
+ * Sets an element's text only when it differs: writing the same text still replaces the text
+ * node, and so costs a style and layout pass.
+ */
+export function setText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
+}
+
+/**
+ * Makes `nodes` the children of `parent`, in order, moving only what changed: a node already in
+ * place stays attached (no style or layout work of its own), one card leaving costs one removal.
+ */
+export function placeChildren(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+  for (const [index, node] of nodes.entries()) {
+    const current = parent.children[index];
+    if (current !== node) parent.insertBefore(node, current ?? null);
+  }
+}
+
+/**
+ * A run id, short: its first 8 characters, and for a child run the part after its tree's root
+ * (`677a4f77.research_1`), since a child's id starts with its root's.
+ */
+export function shortRunId(runId, rootRunId) {
+  const tail = rootRunId && runId.startsWith(rootRunId) ? runId.slice(rootRunId.length) : "";
+  return `${runId.slice(0, 8)}${tail}`;
+}
+
 export const json = (value) => JSON.stringify(value, null, 2);
 export const tokens = (usage) =>
   `${usage.inputTokens} in · ${usage.outputTokens} out · ${usage.cacheReadTokens} cache read · ${usage.cacheWriteTokens} cache write`;

@@ -12,7 +12,10 @@ import {
   h,
   json,
   perFrame,
+  placeChildren,
   refreshElapsed,
+  setText,
+  shortRunId,
   toast,
 } from "./dom.js";
 import { mayDecide } from "./scope.js";
@@ -37,6 +40,7 @@ const state = {
   contextActive: 0,
   decided: [], // { runId, name, decision, status, element } newest first
   statusWhileDeciding: new Map(), // runId → status the stream said while a decision was on its way
+  elapsedAt: 0, // when the cards' "waiting …" times were last written
 };
 
 export const inboxKey = (entry) => `${entry.runId}\u0000${entry.toolCallId}`;
@@ -127,14 +131,16 @@ const scheduleRender = perFrame(() => renderInbox());
 
 /** Draws the inbox: the count always, the cards only while the inbox is on screen. */
 export function renderInbox() {
-  $("inbox-count").textContent = String(state.entries.size);
+  setText($("inbox-count"), String(state.entries.size));
   if (!visible()) return;
   const entries = shownEntries();
   const total = [...state.entries.values()].filter(matches).length;
   $("inbox-empty").hidden = total > 0;
   $("inbox-more").hidden = total <= entries.length;
-  $("inbox-more").textContent =
-    `${total - entries.length} more waiting: decide these first, or filter by agent or tool.`;
+  setText(
+    $("inbox-more"),
+    `${total - entries.length} more waiting: decide these first, or filter by agent or tool.`,
+  );
   const keys = entries.map(inboxKey);
   for (const [key, card] of state.cards) {
     if (!keys.includes(key)) state.cards.delete(key);
@@ -153,7 +159,7 @@ export function renderInbox() {
   });
   if (keys.length !== state.shown.length || keys.some((key, at) => key !== state.shown[at])) {
     const focused = document.activeElement;
-    list.replaceChildren(...cards);
+    placeChildren(list, cards);
     if (focused instanceof HTMLElement && list.contains(focused)) focused.focus();
     state.shown = keys;
   }
@@ -164,14 +170,15 @@ export function renderInbox() {
     else li.removeAttribute("aria-current");
   }
   renderBulkBar();
-  refreshElapsed(list);
+  // Waits are written once a second (tickInbox), not on every run change the stream brings.
+  if (Date.now() - state.elapsedAt >= 1000) tickInbox();
   for (const entry of entries) wantContext(entry.runId);
 }
 
 function renderBulkBar() {
   const count = state.checked.size;
-  $("bulk-approve").textContent = `Approve selected (${count})`;
-  $("bulk-deny").textContent = `Deny selected (${count})`;
+  setText($("bulk-approve"), `Approve selected (${count})`);
+  setText($("bulk-deny"), `Deny selected (${count})`);
   $("bulk-approve").disabled = count === 0;
   $("bulk-deny").disabled = count === 0;
   $("select-all").checked = count > 0 && state.shown.every((key) => state.checked.has(key));
@@ -190,7 +197,7 @@ function cardOf(entry) {
   const select = h("input", {
     type: "checkbox",
     className: "pick",
-    "aria-label": `Select ${entry.name} of run ${entry.runId.slice(0, 8)}`,
+    "aria-label": `Select ${entry.name} of run ${shortRunId(entry.runId, entry.rootRunId)}`,
     onchange: (event) => {
       if (event.target.checked) state.checked.add(key);
       else state.checked.delete(key);
@@ -209,7 +216,12 @@ function cardOf(entry) {
       select,
       h("span", { className: "tool" }, entry.name),
       h("span", {}, "agent ", entry.agent),
-      h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, "run ", entry.runId.slice(0, 8)),
+      h(
+        "a",
+        { href: `#run/${encodeURIComponent(entry.runId)}` },
+        "run ",
+        shortRunId(entry.runId, entry.rootRunId),
+      ),
       inboxTreeLink(entry),
       h(
         "span",
@@ -311,7 +323,11 @@ function recordDecided(entry, decision) {
     "li",
     { className: `status-${status}` },
     `${DONE[decision]} ${entry.name} · `,
-    h("a", { href: `#run/${encodeURIComponent(entry.runId)}` }, `run ${entry.runId.slice(0, 8)}`),
+    h(
+      "a",
+      { href: `#run/${encodeURIComponent(entry.runId)}` },
+      `run ${shortRunId(entry.runId, entry.rootRunId)}`,
+    ),
     " · ",
     h("span", { className: "decided-status" }, status),
   );
@@ -479,5 +495,6 @@ export function resetInbox() {
 
 /** Keeps the cards' waiting times current. */
 export function tickInbox() {
+  state.elapsedAt = Date.now();
   refreshElapsed($("inbox-list"));
 }

@@ -1,7 +1,17 @@
 // The runs view: one page of runs at a time (never more rows than the page size), newest first.
 // A change to a run on the page updates its row alone; runs that start meanwhile are counted in
 // "N new runs" instead of pushing the page down; nothing is drawn while the view is hidden.
-import { $, api, duration, FINISHED, h, perFrame, refreshElapsed, timeElement } from "./dom.js";
+import {
+  $,
+  api,
+  duration,
+  FINISHED,
+  h,
+  perFrame,
+  refreshElapsed,
+  shortRunId,
+  timeElement,
+} from "./dom.js";
 import { treeCellLink } from "./tree.js";
 
 /** Rows on one page. */
@@ -69,7 +79,11 @@ function rowOf(run) {
     h(
       "td",
       { className: "run-id" },
-      h("a", { href: `#run/${encodeURIComponent(run.runId)}` }, run.runId.slice(0, 8)),
+      h(
+        "a",
+        { href: `#run/${encodeURIComponent(run.runId)}` },
+        shortRunId(run.runId, run.rootRunId),
+      ),
       treeCellLink(run),
     ),
     h("td", {}, run.agent),
