@@ -4,7 +4,7 @@
 //     with submitMany (target ≤ 1.3×), on memory and on Redis;
 //  2. a waiting parent's Redis bytes (its child stuck) next to a parked run's (target ≤).
 // CPU of this process (the only one: the runtime's workers run in it) per part.
-// Options: --children 100 --rounds 5.
+// Options: --children 100 --rounds 5 --parts fanout,waiting (all unless given).
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { z } from "zod";
@@ -22,6 +22,8 @@ import { median, now, option, round } from "./lib/stats.mjs";
 
 const CHILDREN = option("children", 100);
 const ROUNDS = option("rounds", 5);
+const ALL_PARTS = ["fanout", "waiting"];
+const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
 
 function agents(children) {
@@ -42,6 +44,20 @@ function agents(children) {
     logger,
   });
   return [lead, researcher];
+}
+
+/** `--parts a,b`: the parts to run (all unless given). */
+function partsOption() {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((each) => each === "--parts" || each.startsWith("--parts="));
+  if (at === -1) return undefined;
+  const raw = args[at].includes("=") ? args[at].slice("--parts=".length) : args[at + 1];
+  const parts = (raw ?? "").split(",").filter(Boolean);
+  const unknown = parts.filter((each) => !ALL_PARTS.includes(each));
+  if (parts.length === 0 || unknown.length > 0) {
+    throw new Error(`--parts: a comma-separated list of ${ALL_PARTS.join(", ")} (got ${raw}).`);
+  }
+  return parts;
 }
 
 async function timed(work) {
@@ -179,21 +195,18 @@ async function waitingBytes() {
 
 const redisCleanup = connect();
 const prefixes = [];
-const output = {
-  benchmark: "children",
-  children: CHILDREN,
-  rounds: ROUNDS,
-  fanOut: {
+const output = { benchmark: "children", children: CHILDREN, rounds: ROUNDS };
+if (PARTS.has("fanout")) {
+  output.fanOut = {
     memory: await fanOut(() => memoryBackend()),
     redis: await fanOut(() => {
       const prefix = uniquePrefix("children-fanout");
       prefixes.push(prefix);
       return redisBackend({ url: REDIS_URL, prefix });
     }),
-  },
-  waitingParent: await waitingBytes(),
-  notMeasured: "a 3-level tree of 1,000 runs on Redis with 2 worker processes (not built yet)",
-};
+  };
+}
+if (PARTS.has("waiting")) output.waitingParent = await waitingBytes();
 for (const prefix of prefixes) await deletePrefix(redisCleanup, prefix);
 redisCleanup.disconnect();
 console.log(JSON.stringify(output, null, 2));

@@ -50,6 +50,14 @@ export function redisKeys(prefix: string) {
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
     /** The run's timeline: one `StoredCheckpoint` JSON per save, appended by SAVE_RUN. */
     checkpoints: (runId: string) => `${prefix}:ckpt:${runId}`,
+    /** A child run's `RunLink` JSON (SPEC §14); a root has none. */
+    treeLink: (runId: string) => `${prefix}:tree:link:${runId}`,
+    /**
+     * The runs below a run, a hash by run id: its children ("1" while one runs, "0" once it
+     * finished) and, on a root, every deeper run ("d"); the field "" counts its running children
+     * (absent at 0). Never holds a run id "" (`RunLink.runId` is never empty).
+     */
+    treeBelow: (runId: string) => `${prefix}:tree:below:${runId}`,
     /** The store marker (`StoreMarker`): names this store, so a store that lost it is noticed. */
     store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */
