@@ -37,6 +37,8 @@ export function redisKeys(prefix: string) {
     wake: (runId: string) => `${prefix}:wake:${runId}`,
     cancel: (runId: string) => `${prefix}:cancel:${runId}`,
     raw: (runId: string, iteration: number) => `${prefix}:raw:${runId}:${iteration}`,
+    /** What `raw` puts before the iteration (the run hash's `raw` field holds the iteration). */
+    rawOfRun: (runId: string) => `${prefix}:raw:${runId}:`,
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
     /** Approvals counted on the round's quorum calls (named with a `d`, as the run's data scan finds it). */
     quorum: (runId: string, iteration: number) => `${prefix}:dquorum:${runId}:${iteration}`,
