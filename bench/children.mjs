@@ -1,6 +1,19 @@
+// bench:children — runs of runs (SPEC §14), side by side in one run, median of --rounds:
+//  1. fanout: one parent whose first turn calls an agent tool 100 times (zero-latency model),
+//     time to the parent's result, next to 100 independent runs of the child agent submitted
+//     with submitMany (target ≤ 1.3×), on memory and on Redis; CPU of this process (the only
+//     one: the runtime's workers run in it);
+//  2. waiting: a waiting parent's Redis bytes and heap next to a parked run's (target ≤;
+//     children/waiting-parent.mjs);
+//  3. tree: a tree of 1,011 runs (1 → 10 → 10 → 9) on Redis with --processes worker processes,
+//     runs/s next to as many flat runs on the same processes (target ≤ 1.3×), CPU per run of
+//     each process (children/tree-throughput.mjs).
+// Options: --children 100 --rounds 5 --heap-runs 200 --processes 2 --concurrency 64
+// --parts fanout,waiting,tree (all unless given).
 import { pino } from "pino";
 import { Agent, AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../dist/testing.js";
+import { treeThroughput } from "./children/tree-throughput.mjs";
 import { waitingParent } from "./children/waiting-parent.mjs";
 import { connect, deletePrefix, REDIS_URL, uniquePrefix } from "./lib/redis.mjs";
 import { median, now, option, round } from "./lib/stats.mjs";
@@ -8,7 +21,9 @@ import { median, now, option, round } from "./lib/stats.mjs";
 const CHILDREN = option("children", 100);
 const ROUNDS = option("rounds", 5);
 const HEAP_RUNS = option("heap-runs", 200);
-const ALL_PARTS = ["fanout", "waiting"];
+const PROCESSES = option("processes", 2);
+const CONCURRENCY = option("concurrency", 64);
+const ALL_PARTS = ["fanout", "waiting", "tree"];
 const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
 
@@ -111,6 +126,13 @@ if (PARTS.has("fanout")) {
   };
 }
 if (PARTS.has("waiting")) output.waitingParent = await waitingParent({ heapRuns: HEAP_RUNS });
+if (PARTS.has("tree")) {
+  output.tree = await treeThroughput({
+    processes: PROCESSES,
+    rounds: ROUNDS,
+    concurrency: CONCURRENCY,
+  });
+}
 for (const prefix of prefixes) await deletePrefix(redisCleanup, prefix);
 redisCleanup.disconnect();
 console.log(JSON.stringify(output, null, 2));

@@ -4,96 +4,20 @@
 //    `runStoreBytes`: the run store's keys; `withQueueHistoryBytes` adds the finished BullMQ
 //    jobs the run left (kept by the queues up to `keepCompletedJobs` whatever the runs, so at
 //    scale they are no run's own).
-//  - Heap of this process per waiting parent (a tree of parent + parked child, less a parked
-//    run) next to a parked run's, with N of each, on memory and on Redis (workers in this
-//    process).
+//  - Heap per waiting parent (a tree of parent + parked child, less a parked run) next to a
+//    parked run's, with --heap-runs of each after as many to warm up, on memory and on Redis
+//    (workers in the measuring process), each measured in a fresh process (heap-probe.mjs).
 
+import { execFileSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { z } from "zod";
-import {
-  Agent,
-  AgentRuntime,
-  memoryBackend,
-  PermissionManager,
-  redisBackend,
-  tool,
-} from "../../dist/index.js";
-import { toolCallResponse } from "../../dist/testing.js";
+import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { connect, deletePrefix, REDIS_URL, uniquePrefix } from "../lib/redis.mjs";
 import { round } from "../lib/stats.mjs";
+import { agents, parkedRuns } from "./waiting-agents.mjs";
 
 const logger = pino({ level: "silent" });
-
-/** A forced full GC, with or without --expose-gc. */
-function collect() {
-  if (globalThis.gc === undefined) {
-    setFlagsFromString("--expose-gc");
-    globalThis.gc = runInNewContext("gc");
-  }
-  globalThis.gc();
-  globalThis.gc();
-}
-
-const settledHeap = () => {
-  collect();
-  return process.memoryUsage().heapUsed;
-};
-
-/**
- * A model whose every answer calls `child` (each run here makes one call: it parks or waits on
- * it). Not a ScriptedProvider, which keeps every request: heap that is no run's.
- */
-const callsChild = {
-  name: "calls-child",
-  complete: async () => toolCallResponse([{ name: "child", input: { input: "x" }, id: "call_1" }]),
-};
-
-/** A plain tool named `name` that asks a person first: a run calling it parks. */
-const askingTool = (name) =>
-  tool({
-    name,
-    description: "Asks first",
-    input: z.object({ input: z.string() }),
-    handler: () => "x",
-  });
-
-/** The agents: `parked` (parks on its call), `parent` (calls `parked` as an agent tool). */
-function agents() {
-  const permissions = () => new PermissionManager({ rules: [{ tool: "child", decision: "ask" }] });
-  const parked = new Agent({
-    provider: callsChild,
-    config: { name: "parked" },
-    tools: [askingTool("child")],
-    permissions: permissions(),
-    logger,
-  });
-  const parent = new Agent({
-    provider: callsChild,
-    config: { name: "parent" },
-    tools: [parked.asTool({ name: "child", description: "Child" })],
-    logger,
-  });
-  return [parent, parked];
-}
-
-/** Waits until `count` runs are parked (awaiting approval). */
-async function parkedRuns(runtime, count) {
-  for (let tries = 0; tries < 3000; tries++) {
-    let listed = 0;
-    let cursor;
-    do {
-      const page = await runtime.list({ status: "awaiting_approval", limit: 500, cursor });
-      listed += page.runs.length;
-      cursor = page.nextCursor;
-    } while (cursor);
-    if (listed >= count) return;
-    await sleep(20);
-  }
-  throw new Error(`${count} runs never parked`);
-}
 
 /** Own keys of `runId` (not its children's), MEMORY USAGE each, by key with the id as <run>. */
 async function ownKeys(redis, prefix, runId) {
@@ -144,54 +68,42 @@ async function redisBytes() {
   };
 }
 
-/** Heap per run of `count` runs of `agent` once parked (their trees, for a parent). */
-async function heapPerRun(backendOf, agent, count) {
-  const runtime = new AgentRuntime({ agents: agents(), backend: backendOf(), logger });
-  await runtime.start();
-  try {
-    // A warm-up tree and parked run: code and caches are in place before the baseline.
-    await runtime.submit("parent", "warm");
-    await runtime.submit("parked", "warm");
-    await parkedRuns(runtime, 2);
-    await sleep(200);
-    const before = settledHeap();
-    for (let index = 0; index < count; index++) await runtime.submit(agent, `go ${index}`);
-    await parkedRuns(runtime, count + 2);
-    await sleep(500);
-    return (settledHeap() - before) / count;
-  } finally {
-    await runtime.close({ timeoutMs: 5000 });
-  }
+/** Heap per run of `agent` (memory or redis), measured by heap-probe.mjs in a process of its own. */
+function heapPerRun(backend, agent, runs) {
+  const output = execFileSync(
+    process.execPath,
+    [
+      "--expose-gc",
+      fileURLToPath(new URL("./heap-probe.mjs", import.meta.url)),
+      backend,
+      agent,
+      String(runs),
+    ],
+    { encoding: "utf8", env: { ...process.env, REDIS_URL } },
+  );
+  return JSON.parse(output.trim().split("\n").at(-1)).bytesPerRun;
 }
 
-async function heap(backendOf, count) {
-  const tree = await heapPerRun(backendOf, "parent", count);
-  const parked = await heapPerRun(backendOf, "parked", count);
+function heap(backend, runs) {
+  const tree = heapPerRun(backend, "parent", runs);
+  const parked = heapPerRun(backend, "parked", runs);
   const waitingParent = tree - parked;
   return {
     waitingParentBytes: Math.round(waitingParent),
     parkedRunBytes: Math.round(parked),
     treeOfParentAndParkedChildBytes: Math.round(tree),
     ratio: round(waitingParent / parked),
-    runs: count,
+    runs,
   };
 }
 
 export async function waitingParent({ heapRuns }) {
-  const prefixes = [];
-  const redisOf = () => {
-    const prefix = uniquePrefix("children-heap");
-    prefixes.push(prefix);
-    return redisBackend({ url: REDIS_URL, prefix });
+  return {
+    redisBytes: await redisBytes(),
+    heapPerRun: {
+      memory: heap("memory", heapRuns),
+      redis: heap("redis", heapRuns),
+      target: "waiting parent ≤ parked run",
+    },
   };
-  const bytes = await redisBytes();
-  const heapFigures = {
-    memory: await heap(() => memoryBackend(), heapRuns),
-    redis: await heap(redisOf, heapRuns),
-    target: "waiting parent ≤ parked run",
-  };
-  const redis = connect();
-  for (const prefix of prefixes) await deletePrefix(redis, prefix);
-  redis.disconnect();
-  return { redisBytes: bytes, heapPerRun: heapFigures };
 }
