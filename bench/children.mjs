@@ -8,7 +8,7 @@
 //  3. tree: a tree of 1,011 runs (1 → 10 → 10 → 9) on Redis with --processes worker processes,
 //     runs/s next to as many flat runs on the same processes (target ≤ 1.3×), CPU per run of
 //     each process (children/tree-throughput.mjs).
-// Options: --children 100 --rounds 5 --heap-runs 200 --processes 2 --concurrency 64
+// Options: --children 100 --rounds 5 --heap-runs 200 --processes 2 --concurrency 64 --tree-warmup 3
 // --parts fanout,waiting,tree (all unless given).
 import { pino } from "pino";
 import { Agent, AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
@@ -23,6 +23,7 @@ const ROUNDS = option("rounds", 5);
 const HEAP_RUNS = option("heap-runs", 200);
 const PROCESSES = option("processes", 2);
 const CONCURRENCY = option("concurrency", 64);
+const TREE_WARMUP = option("tree-warmup", 3);
 const ALL_PARTS = ["fanout", "waiting", "tree"];
 const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
@@ -130,6 +131,7 @@ if (PARTS.has("tree")) {
   output.tree = await treeThroughput({
     processes: PROCESSES,
     rounds: ROUNDS,
+    warmupRounds: TREE_WARMUP,
     concurrency: CONCURRENCY,
   });
 }

@@ -40,7 +40,7 @@ function cpuMsPerRun(before, after, runs) {
   };
 }
 
-export async function treeThroughput({ processes, rounds, concurrency }) {
+export async function treeThroughput({ processes, rounds, warmupRounds, concurrency }) {
   const prefix = uniquePrefix("children-tree");
   const redis = connect();
   const workers = [];
@@ -89,8 +89,12 @@ export async function treeThroughput({ processes, rounds, concurrency }) {
     }
     await runtime.start({ workers: false });
     log(`tree: warming up (${TREE_RUNS} runs a round, ${processes} worker processes)`);
-    await tree();
-    await flat();
+    // Fresh worker processes speed up over their first thousands of runs (V8 optimising as it
+    // goes): with one warm-up round each, the rounds after still sped up one after another.
+    for (let round_ = 0; round_ < warmupRounds; round_++) {
+      await tree();
+      await flat();
+    }
     const samples = { tree: [], flat: [] };
     for (let round_ = 0; round_ < rounds; round_++) {
       samples.tree.push(await measure(tree));
@@ -120,6 +124,7 @@ export async function treeThroughput({ processes, rounds, concurrency }) {
       shape: `1 root → ${WIDTHS.join(" → ")} (${TREE_RUNS} runs, depth ${WIDTHS.length})`,
       processes,
       concurrencyPerProcess: concurrency,
+      warmupRounds,
       tree: treeFigures,
       flat: flatFigures,
       ratio: round(flatFigures.runsPerSecond / treeFigures.runsPerSecond),
