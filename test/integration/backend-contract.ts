@@ -47,7 +47,7 @@ import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSchedulingContract } from "./scheduling-contract.js";
 import { describeTimelineContract } from "./timeline-contract.js";
 import { describeTimeoutsContract } from "./timeouts-contract.js";
-import { describeTreeDeletionContract } from "./tree-deletion-contract.js";
+import { describeTreeKeysContract } from "./tree-keys-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
@@ -83,7 +83,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
   describeChildrenContract(name, factory);
-  describeTreeDeletionContract(name, factory);
+  describeTreeKeysContract(name, factory);
   describeDecisionsContract(name, factory);
   describeHandoffOutputContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {

@@ -1,9 +1,17 @@
-// A run tree's keys go with its runs (SPEC §14): prune, delete and deleteSession remove a run's
-// link and its places below its parent and its root, on memory, Redis and a Redis Cluster (run
-// by describeBackendContract).
+// A run tree's keys (SPEC §14), on memory, Redis and a Redis Cluster (run by
+// describeBackendContract): they go with their runs (prune, delete and deleteSession remove a
+// run's link and its places below its parent and its root), and a waiting parent keeps no
+// start mark for the call whose child it waits for.
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { RunBackend, RunLink } from "../../src/backend.js";
-import { Agent, type AgentRuntime, type Provider } from "../../src/index.js";
+import {
+  Agent,
+  type AgentRuntime,
+  PermissionManager,
+  type Provider,
+  tool,
+} from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { storedRun } from "../support/run-records.js";
 import type { BackendFactory } from "./backend-contract.js";
@@ -68,7 +76,7 @@ const threeLevels = () => {
 const listedIds = async (runtime: AgentRuntime, options: Parameters<AgentRuntime["list"]>[0]) =>
   (await runtime.list(options)).runs.map((each) => each.runId).sort();
 
-export function describeTreeDeletionContract(name: string, factory: BackendFactory): void {
+export function describeTreeKeysContract(name: string, factory: BackendFactory): void {
   /** The stored keys naming a run of `ids` or the tree, as far as the storage lists keys. */
   const keysOf = async (ids: readonly string[]): Promise<string[]> => {
     const keys = (await factory.storedKeys?.()) ?? [];
@@ -186,6 +194,42 @@ export function describeTreeDeletionContract(name: string, factory: BackendFacto
       expect(await runtime.deleteSession(sessionId)).toMatchObject({ runs: 5 });
       expect(await listedIds(runtime, { rootRunId })).toEqual([]);
       expect(await keysOf(runIds).then(runStoreKeys)).toEqual([]);
+    });
+
+    it("keep no start mark on a waiting parent's call: its child's id makes a second start harmless", async () => {
+      const asking = agent("asking", {
+        provider: callsThen("ask", ["x"]),
+        tools: [
+          tool({
+            name: "ask",
+            description: "Asks a person first",
+            input: z.object({ input: z.string() }),
+            handler: () => "ok",
+          }),
+        ],
+        permissions: new PermissionManager({ rules: [{ tool: "ask", decision: "ask" }] }),
+      });
+      const parent = agent("parent", {
+        provider: callsThen("asking", ["y"]),
+        tools: [asking.asTool({ description: "Asks" })],
+      });
+      const backend = factory.create();
+      const runtime = await runtimes.start([parent, asking], backend);
+      const handle = await runtime.submit("parent", "go");
+      // Its child parks: the parent waits for it.
+      for (let tries = 0; tries < 200; tries += 1) {
+        const page = await runtime.list({ parentRunId: handle.runId, status: "awaiting_approval" });
+        if (page.runs.length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(await listedIds(runtime, { parentRunId: handle.runId })).toEqual([
+        `${handle.runId}.c0`,
+      ]);
+      expect((await runtime.get(`${handle.runId}.c0`)).status).toBe("awaiting_approval");
+      // The first start mark of the parent's call is the one taken now: none was kept before.
+      const opened = await backend.openToolCall(handle.runId, 1, "c0", "c0");
+      expect(opened.started).toBe(true);
+      expect(opened.committed).toBe(false);
     });
   });
 }
