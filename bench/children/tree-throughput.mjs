@@ -15,6 +15,7 @@ import {
   uniquePrefix,
 } from "../lib/redis.mjs";
 import { median, now, round } from "../lib/stats.mjs";
+import { bullmqScripts } from "../runtime/common.mjs";
 import { LEAF_AGENT, ROOT_AGENT, TREE_RUNS, treeAgents, WIDTHS } from "./tree-agents.mjs";
 
 const log = (line) => process.stderr.write(`[bench:children] ${line}\n`);
@@ -28,6 +29,42 @@ async function cpuNow(workers, redis) {
     redisServer: (await cpuSeconds(redis)) * 1e6,
     submitter: user + system,
   };
+}
+
+/** Redis commands the worker processes sent so far, summed over them, by command. */
+async function commandsSent(workers) {
+  const replies = await Promise.all(workers.map((worker) => worker.request("commands")));
+  const sum = { total: 0, byName: {} };
+  for (const { commands } of replies) {
+    sum.total += commands.total;
+    for (const [name, count] of Object.entries(commands.byName)) {
+      sum.byName[name] = (sum.byName[name] ?? 0) + count;
+    }
+  }
+  return sum;
+}
+
+/** BullMQ's scripts by the first 8 characters of their SHA; the others are harnessx's. */
+const bullmqNames = new Map(
+  [...(await bullmqScripts())].map(([sha, name]) => [sha.slice(0, 8), name]),
+);
+const scriptName = (name) => {
+  if (!name.startsWith("evalsha:")) return name;
+  const sha = name.slice("evalsha:".length);
+  return bullmqNames.get(sha) ?? `harnessx script ${sha}`;
+};
+
+/** Commands a run between two `commandsSent` readings: total, and the ten most sent. */
+function commandsPerRun(before, after, runs) {
+  const byName = Object.entries(after.byName)
+    .map(([name, count]) => [
+      scriptName(name),
+      round((count - (before.byName[name] ?? 0)) / runs, 2),
+    ])
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10);
+  return { total: round((after.total - before.total) / runs, 2), top: Object.fromEntries(byName) };
 }
 
 /** CPU ms per run between two `cpuNow` readings. */
@@ -67,15 +104,18 @@ export async function treeThroughput({ processes, rounds, warmupRounds, concurre
   });
   const measure = async (work) => {
     const [before, jobsBefore] = [await cpuNow(workers, redis), await jobsAdded()];
+    const commandsBefore = await commandsSent(workers);
     const started = now();
     await work();
     const ms = now() - started;
     const [after, jobsAfter] = [await cpuNow(workers, redis), await jobsAdded()];
+    const commandsAfter = await commandsSent(workers);
     const per = (key) => round((jobsAfter[key] - jobsBefore[key]) / TREE_RUNS, 2);
     return {
       ms,
       cpu: cpuMsPerRun(before, after, TREE_RUNS),
       jobs: { steps: per("steps"), tools: per("tools") },
+      commands: commandsPerRun(commandsBefore, commandsAfter, TREE_RUNS),
     };
   };
   try {
@@ -115,6 +155,7 @@ export async function treeThroughput({ processes, rounds, warmupRounds, concurre
           submitter: cpu((each) => each.cpu.submitter),
         },
         jobsPerRun: list.at(-1).jobs,
+        workerCommandsPerRun: list.at(-1).commands,
         roundsMs: list.map((each) => round(each.ms)),
       };
     };

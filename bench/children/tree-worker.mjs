@@ -3,7 +3,9 @@
 //
 //   node bench/children/tree-worker.mjs <prefix> <concurrency>
 //
-// IPC: answers "cpu" (process.cpuUsage()) and "close"; sends "ready" once its workers are up.
+// IPC: answers "cpu" (process.cpuUsage()), "commands" (Redis commands sent so far: total, and
+// scripts by SHA's first 8 characters) and "close"; sends "ready" once its workers are up.
+import { Redis } from "ioredis";
 import { pino } from "pino";
 import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { serve } from "../lib/children.mjs";
@@ -11,6 +13,17 @@ import { REDIS_URL } from "../lib/redis.mjs";
 import { treeAgents } from "./tree-agents.mjs";
 
 const [prefix, concurrency] = process.argv.slice(2);
+
+// Counts every command this process's ioredis clients send (the run store's and BullMQ's).
+const commands = { total: 0, byName: {} };
+const send = Redis.prototype.sendCommand;
+Redis.prototype.sendCommand = function counted(command, stream) {
+  commands.total++;
+  const name =
+    command.name === "evalsha" ? `evalsha:${String(command.args[0]).slice(0, 8)}` : command.name;
+  commands.byName[name] = (commands.byName[name] ?? 0) + 1;
+  return send.call(this, command, stream);
+};
 const logger = pino({ level: process.env.HARNESSX_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const runtime = new AgentRuntime({
   agents: treeAgents(),
@@ -21,6 +34,7 @@ const runtime = new AgentRuntime({
 await runtime.start();
 serve({
   cpu: () => ({ cpu: process.cpuUsage() }),
+  commands: () => ({ commands: structuredClone(commands) }),
   close: async () => {
     await runtime.close({ timeoutMs: 10_000 });
     setImmediate(() => process.exit(0));
