@@ -1,27 +1,31 @@
-// bench:children — runs of runs (SPEC §14), side by side in one run, median of 5 rounds:
-//  1. fan-out: one parent whose first turn calls an agent tool 100 times (zero-latency model),
+// bench:children — runs of runs (SPEC §14), side by side in one run, median of --rounds:
+//  1. fanout: one parent whose first turn calls an agent tool 100 times (zero-latency model),
 //     time to the parent's result, next to 100 independent runs of the child agent submitted
-//     with submitMany (target ≤ 1.3×), on memory and on Redis;
-//  2. a waiting parent's Redis bytes (its child stuck) next to a parked run's (target ≤).
-// CPU of this process (the only one: the runtime's workers run in it) per part.
-// Options: --children 100 --rounds 5.
-import { setTimeout as sleep } from "node:timers/promises";
+//     with submitMany (target ≤ 1.3×), on memory and on Redis; CPU of this process (the only
+//     one: the runtime's workers run in it);
+//  2. waiting: a waiting parent's Redis bytes and heap next to a parked run's (target ≤;
+//     children/waiting-parent.mjs);
+//  3. tree: a tree of 1,011 runs (1 → 10 → 10 → 9) on Redis with --processes worker processes,
+//     runs/s next to as many flat runs on the same processes (target ≤ 1.3×), CPU per run of
+//     each process (children/tree-throughput.mjs).
+// Options: --children 100 --rounds 5 --heap-runs 200 --processes 2 --concurrency 64 --tree-warmup 3
+// --parts fanout,waiting,tree (all unless given).
 import { pino } from "pino";
-import { z } from "zod";
-import {
-  Agent,
-  AgentRuntime,
-  memoryBackend,
-  PermissionManager,
-  redisBackend,
-  tool,
-} from "../dist/index.js";
+import { Agent, AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../dist/testing.js";
-import { connect, deletePrefix, memoryByKind, REDIS_URL, uniquePrefix } from "./lib/redis.mjs";
+import { treeThroughput } from "./children/tree-throughput.mjs";
+import { waitingParent } from "./children/waiting-parent.mjs";
+import { connect, deletePrefix, REDIS_URL, uniquePrefix } from "./lib/redis.mjs";
 import { median, now, option, round } from "./lib/stats.mjs";
 
 const CHILDREN = option("children", 100);
 const ROUNDS = option("rounds", 5);
+const HEAP_RUNS = option("heap-runs", 200);
+const PROCESSES = option("processes", 2);
+const CONCURRENCY = option("concurrency", 64);
+const TREE_WARMUP = option("tree-warmup", 3);
+const ALL_PARTS = ["fanout", "waiting", "tree"];
+const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
 
 function agents(children) {
@@ -42,6 +46,20 @@ function agents(children) {
     logger,
   });
   return [lead, researcher];
+}
+
+/** `--parts a,b`: the parts to run (all unless given). */
+function partsOption() {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((each) => each === "--parts" || each.startsWith("--parts="));
+  if (at === -1) return undefined;
+  const raw = args[at].includes("=") ? args[at].slice("--parts=".length) : args[at + 1];
+  const parts = (raw ?? "").split(",").filter(Boolean);
+  const unknown = parts.filter((each) => !ALL_PARTS.includes(each));
+  if (parts.length === 0 || unknown.length > 0) {
+    throw new Error(`--parts: a comma-separated list of ${ALL_PARTS.join(", ")} (got ${raw}).`);
+  }
+  return parts;
 }
 
 async function timed(work) {
@@ -95,105 +113,28 @@ async function fanOut(backendOf) {
   };
 }
 
-/** Redis bytes of one waiting parent (its one child stuck) and of one parked run. */
-async function waitingBytes() {
-  const stuck = {
-    name: "stuck",
-    complete: (_request, options) =>
-      new Promise((_resolve, reject) =>
-        options?.signal?.addEventListener("abort", () => reject(options.signal.reason)),
-      ),
-  };
-  const child = new Agent({ provider: stuck, config: { name: "child" }, logger });
-  const parent = new Agent({
-    provider: new ScriptedProvider([toolCallResponse([{ name: "child", input: { input: "x" } }])]),
-    config: { name: "parent" },
-    tools: [child.asTool({ description: "Child" })],
-    logger,
-  });
-  const parked = new Agent({
-    provider: new ScriptedProvider([toolCallResponse([{ name: "child", input: { input: "x" } }])]),
-    config: { name: "parked" },
-    // The same call as the parent's, of a plain tool that asks a person first.
-    tools: [
-      tool({
-        name: "child",
-        description: "Child",
-        input: z.object({ input: z.string() }),
-        handler: () => "x",
-      }),
-    ],
-    permissions: new PermissionManager({ rules: [{ tool: "child", decision: "ask" }] }),
-    logger,
-  });
-  const redis = connect();
-  const measure = async (agentList, name, ready) => {
-    const prefix = uniquePrefix(`children-${name}`);
-    const runtime = new AgentRuntime({
-      agents: agentList,
-      backend: redisBackend({ url: REDIS_URL, prefix }),
-      logger,
-    });
-    await runtime.start();
-    try {
-      const handle = await runtime.submit(agentList[0].name, "go");
-      await ready(runtime, handle);
-      const runKeys = await memoryByKind(redis, prefix);
-      // Only the run's own keys (not the queues' or the child's): by kind, for this run id.
-      const own = {};
-      let bytes = 0;
-      for (const key of await redis.keys(`${prefix}:*`)) {
-        if (!key.includes(handle.runId) || key.includes(`${handle.runId}.`)) continue;
-        const used = Number(await redis.memory("USAGE", key, "SAMPLES", "0"));
-        own[key.slice(prefix.length + 1).replace(handle.runId, "<run>")] = used;
-        bytes += used;
-      }
-      return { runBytes: bytes, byKey: own, allKeysBytes: runKeys.bytes };
-    } finally {
-      await runtime.close({ timeoutMs: 2000 });
-      await deletePrefix(redis, prefix);
-    }
-  };
-  const waiting = await measure([parent, child], "waiting", async (runtime, handle) => {
-    for (let tries = 0; tries < 200; tries++) {
-      const page = await runtime.list({ parentRunId: handle.runId, status: "running" });
-      if (page.runs.length === 1) return;
-      await sleep(20);
-    }
-    throw new Error("the child never ran");
-  });
-  const parkedRun = await measure([parked], "parked", async (_runtime, handle) => {
-    const result = await handle.result();
-    if (result.status !== "awaiting_approval") throw new Error(`parked run ended ${result.status}`);
-  });
-  redis.disconnect();
-  return {
-    waitingParentBytes: waiting.runBytes,
-    parkedRunBytes: parkedRun.runBytes,
-    ratio: round(waiting.runBytes / parkedRun.runBytes),
-    target: "≤ 1",
-    waitingByKey: waiting.byKey,
-    parkedByKey: parkedRun.byKey,
-  };
-}
-
 const redisCleanup = connect();
 const prefixes = [];
-const output = {
-  benchmark: "children",
-  children: CHILDREN,
-  rounds: ROUNDS,
-  fanOut: {
+const output = { benchmark: "children", children: CHILDREN, rounds: ROUNDS };
+if (PARTS.has("fanout")) {
+  output.fanOut = {
     memory: await fanOut(() => memoryBackend()),
     redis: await fanOut(() => {
       const prefix = uniquePrefix("children-fanout");
       prefixes.push(prefix);
       return redisBackend({ url: REDIS_URL, prefix });
     }),
-  },
-  waitingParent: await waitingBytes(),
-  notMeasured: "a 3-level tree of 1,000 runs on Redis with 2 worker processes (not built yet)",
-};
+  };
+}
+if (PARTS.has("waiting")) output.waitingParent = await waitingParent({ heapRuns: HEAP_RUNS });
+if (PARTS.has("tree")) {
+  output.tree = await treeThroughput({
+    processes: PROCESSES,
+    rounds: ROUNDS,
+    warmupRounds: TREE_WARMUP,
+    concurrency: CONCURRENCY,
+  });
+}
 for (const prefix of prefixes) await deletePrefix(redisCleanup, prefix);
 redisCleanup.disconnect();
 console.log(JSON.stringify(output, null, 2));

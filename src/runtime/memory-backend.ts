@@ -55,6 +55,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     publish: (runId, event) => events.append(runId, event),
   });
   const jobs = new MemoryJobQueue({ createRun: (record) => store.createRun(record) });
+  const tree = new MemoryRunTree();
   const retention = new Retention(retentionMs, (runId, iterations) => {
     leases.forget(runId);
     ledger.forget(runId, iterations);
@@ -66,6 +67,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     enqueueTool: (job) => jobs.enqueueTool(job),
     expireLater: (runId, iterations) => retention.expireLater(runId, iterations),
     forgetExpiry: (runId) => retention.cancel(runId),
+    forgetInTree: (runId) => tree.forget(runId),
   });
   let closed = false;
   const lifecycle: BackendLifecycle = {
@@ -92,7 +94,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     ledger,
     events,
     jobs,
-    tree: new MemoryRunTree(),
+    tree,
   });
 }
 

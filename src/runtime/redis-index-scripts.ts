@@ -1,4 +1,3 @@
-import { finishedLua } from "./redis-index-lua.js";
 import { READ_OVERVIEW_LUA } from "./redis-overview-lua.js";
 import { LuaScript } from "./redis-scripts.js";
 
@@ -101,24 +100,6 @@ if redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2]) == 1 then
   return 1
 end
 return redis.call("HGET", KEYS[1], ARGV[1])
-`);
-
-/**
- * KEYS: run, finished set, then ARGV[2] index keys, then the run's other keys.
- * ARGV: run id, how many index keys. Deletes a finished run (0 when it is not finished, or
- * gone): drops it from the indexes and the finished set, and deletes its keys.
- */
-export const PRUNE_RUN = new LuaScript(`
-local status = redis.call("HGET", KEYS[1], "status")
-if not ${finishedLua("status")} then
-  redis.call("ZREM", KEYS[2], ARGV[1])
-  return 0
-end
-local indexes = tonumber(ARGV[2])
-for at = 2, 2 + indexes do redis.call("ZREM", KEYS[at], ARGV[1]) end
-for at = 3 + indexes, #KEYS do redis.call("DEL", KEYS[at]) end
-redis.call("DEL", KEYS[1])
-return 1
 `);
 
 /** Reads the overview's buckets and waiting runs in one round trip (see `READ_OVERVIEW_LUA`). */

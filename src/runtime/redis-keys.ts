@@ -37,6 +37,8 @@ export function redisKeys(prefix: string) {
     wake: (runId: string) => `${prefix}:wake:${runId}`,
     cancel: (runId: string) => `${prefix}:cancel:${runId}`,
     raw: (runId: string, iteration: number) => `${prefix}:raw:${runId}:${iteration}`,
+    /** What `raw` puts before the iteration (the run hash's `raw` field holds the iteration). */
+    rawOfRun: (runId: string) => `${prefix}:raw:${runId}:`,
     decisions: (runId: string, iteration: number) => `${prefix}:decisions:${runId}:${iteration}`,
     /** Approvals counted on the round's quorum calls (named with a `d`, as the run's data scan finds it). */
     quorum: (runId: string, iteration: number) => `${prefix}:dquorum:${runId}:${iteration}`,
@@ -50,6 +52,14 @@ export function redisKeys(prefix: string) {
     messages: (runId: string) => `${prefix}:msgs:${runId}`,
     /** The run's timeline: one `StoredCheckpoint` JSON per save, appended by SAVE_RUN. */
     checkpoints: (runId: string) => `${prefix}:ckpt:${runId}`,
+    /** A child run's `RunLink` JSON (SPEC §14); a root has none. */
+    treeLink: (runId: string) => `${prefix}:tree:link:${runId}`,
+    /**
+     * The runs below a run, a hash by run id: its children ("1" while one runs, "0" once it
+     * finished) and, on a root, every deeper run ("d"); the field "" counts its running children
+     * (absent at 0). Never holds a run id "" (`RunLink.runId` is never empty).
+     */
+    treeBelow: (runId: string) => `${prefix}:tree:below:${runId}`,
     /** The store marker (`StoreMarker`): names this store, so a store that lost it is noticed. */
     store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */

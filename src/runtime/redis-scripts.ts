@@ -204,7 +204,7 @@ const FINISHED = `(status == "completed" or status == "failed" or status == "can
 
 /**
  * KEYS: lease, wake, run, cancel, messages. ARGV: ttlMs, index key prefix, runId, the
- * run-change channel.
+ * run-change channel, the run's raw-results keys before their iteration (`rawOfRun`).
  * Free: a new fencing token (the run hash's `fence` counter, HINCRBY) holds the lease; a run
  * with no hash (unknown, or pruned) gets token 0, which no save accepts, and no hash is made.
  * A `queued` run turns `running` here (its summary, status field and status indexes, announced
@@ -214,8 +214,9 @@ const FINISHED = `(status == "completed" or status == "failed" or status == "can
  * Returns {1, token, cancel flag (1/0), record document ("" when none), raw results, the
  * conversation's messages, the summary ("" when none)} or {0, remaining ms}: the holder's opening reads come with the
  * lease, in one round trip. The raw
- * results (flat field/value list) are those of the hash the run's `raw` field names: the
- * iteration it stands at `dispatch` in (set by SAVE_RUN).
+ * results (flat field/value list) are those of the iteration the run's `raw` field names: the
+ * one it stands at `dispatch` in (set by SAVE_RUN; the field holds the iteration alone, not a
+ * copy of the key).
  */
 export const ACQUIRE_LEASE = new LuaScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then
@@ -229,7 +230,12 @@ redis.call("DEL", KEYS[2])
 local stored = redis.call("HMGET", KEYS[3], "record", "raw", "summary", "status", "agent")
 ${startRunningLua("KEYS[3]", "ARGV[2]", "ARGV[3]", "ARGV[4]", "stored")}
 local raw = {}
-if stored[2] then raw = redis.call("HGETALL", stored[2]) end
+if stored[2] then
+  -- The iteration (a whole key, as earlier versions stored it, holds a ":").
+  local rawKey = stored[2]
+  if not string.find(rawKey, ":", 1, true) then rawKey = ARGV[5] .. rawKey end
+  raw = redis.call("HGETALL", rawKey)
+end
 local messages = {}
 if stored[1] then messages = redis.call("LRANGE", KEYS[5], 0, -1) end
 return {1, token, redis.call("EXISTS", KEYS[4]), stored[1] or "", raw, messages, stored[3] or ""}
@@ -261,8 +267,8 @@ return 0
  * the run finished.
  * ARGV: token, record document, new status, summary JSON, ttlMs, index key prefix,
  * retentionMs ("" while the run is not finished), the event list's length bound, the
- * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: recorded in
- * the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
+ * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: its iteration,
+ * the key's last part, is recorded in the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
  * the conversation anew), the run-change channel, "1" to give the lease up with the save (""
  * to extend it), the number n of messages that follow, the save's checkpoint JSON ("" for
  * none), the run id's JSON (for the announcement), the summary's index fields (`indexFields`:
@@ -315,7 +321,7 @@ ${countOverviewLua({
 local raw = {}
 if ARGV[9] ~= "" then
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],
-    "agent", ARGV[17], "raw", ARGV[9])
+    "agent", ARGV[17], "raw", string.match(ARGV[9], "[^:]*$"))
   raw = redis.call("HGETALL", ARGV[9])
 else
   redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],

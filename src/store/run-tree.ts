@@ -48,3 +48,7 @@ export interface RunTree {
   /** The ids of the children of `parentRunId` still running. */
   runningChildren(parentRunId: string): Promise<string[]>;
 }
+
+/** Links oldest first: by creation, then by run id (stored sets keep no order of their own). */
+export const oldestFirst = (a: RunLink, b: RunLink): number =>
+  a.createdAt - b.createdAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);

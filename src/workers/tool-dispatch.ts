@@ -46,11 +46,13 @@ export async function dispatchTool(
   // One read: the run without its conversation, the call's commit and the cancel flag; and
   // the mark of this attempt's start, taken unless the run has no use for the job.
   const attemptKey = callKey({ call: { id: toolCallId }, interruptions: job.attempt });
+  // A child run's start takes no mark (its id is derived from the call: a job delivered again
+  // starts nothing twice), so a waiting parent keeps none while its child runs.
   const { run, committed, cancelRequested, started } = await backend.openToolCall(
     runId,
     iteration,
     toolCallId,
-    attemptKey,
+    namesAgentTool(deps, job) ? undefined : attemptKey,
   );
   if (run === undefined || isTerminal(run.status)) return run;
   const priority = priorityOf(run);
@@ -74,6 +76,12 @@ export async function dispatchTool(
     await backend.enqueueStep(runId, { ...priority, agent: run.agent });
     return run;
   }
+  // Not marked when opened (the job named an agent tool) yet a plain tool's call (another
+  // agent's tool of that name, after a handoff): its handler's start is marked now.
+  const startedHere = (): Promise<boolean> =>
+    started === undefined
+      ? backend.markCallStarted(runId, iteration, attemptKey)
+      : Promise.resolve(started);
   const context: CallContext = { runId: run.context.runId, iteration: run.context.iteration };
   const opened = { ...run, context: run.context };
   // The agent the run is under now: after a handoff, the tools are the target's.
@@ -90,7 +98,7 @@ export async function dispatchTool(
       limits: deps.limits,
     });
     const outcome = await withExtractedContext(run.trace, () =>
-      runPermitted(deps, context, state, env, started === true, opened),
+      runPermitted(deps, context, state, env, startedHere, opened),
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
@@ -146,6 +154,13 @@ export async function dispatchTool(
   return run;
 }
 
+/** True when the job's tool is an agent tool (`agent.asTool`) of the job's agent. */
+function namesAgentTool(deps: WorkerDeps, job: ToolJob): boolean {
+  if (job.agent === undefined || job.tool === undefined) return false;
+  const tool = deps.agents.get(job.agent)?.tools.get(job.tool);
+  return tool !== undefined && isAgentTool(tool);
+}
+
 /** The commit's outcome once `then` (issued right after it, not after its reply) is done too. */
 async function committedThen(
   commit: Promise<boolean>,
@@ -193,7 +208,7 @@ async function runPermitted(
   context: CallContext,
   state: CallState,
   env: RunEnv,
-  startedHere: boolean,
+  startedHere: () => Promise<boolean>,
   run: Parameters<typeof startChildRun>[1],
 ): Promise<Outcome> {
   const rechecked = await recheckPermissions({ ...context, calls: [state] }, env, {
@@ -224,7 +239,7 @@ async function runPermitted(
     }
     return { childRunning: true };
   }
-  if (!startedHere) {
+  if (!(await startedHere())) {
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";
     deps.logger.warn(
       { runId, iteration, toolCallId: checked.call.id, tool: checked.call.name, recovery: policy },

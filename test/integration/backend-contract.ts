@@ -47,12 +47,18 @@ import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSchedulingContract } from "./scheduling-contract.js";
 import { describeTimelineContract } from "./timeline-contract.js";
 import { describeTimeoutsContract } from "./timeouts-contract.js";
+import { describeTreeKeysContract } from "./tree-keys-contract.js";
 
 export interface BackendFactory {
   /** A started-fresh backend on storage no other test uses. */
   create(): RunBackend;
   /** Deletes what the test's backends stored. */
   cleanup(): Promise<void>;
+  /**
+   * Every key stored under the last backend created's prefix: only storage with keys has it (a
+   * test that its data is all gone asks it).
+   */
+  storedKeys?(): Promise<string[]>;
   /** False where a run's appends and saves take connections of their own (a cluster). */
   publishesInOrder?: boolean;
   /**
@@ -77,6 +83,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
   describeChildrenContract(name, factory);
+  describeTreeKeysContract(name, factory);
   describeDecisionsContract(name, factory);
   describeHandoffOutputContract(name, factory);
   describe(`AgentRuntime on ${name}`, () => {

@@ -3,7 +3,7 @@ import { beforeAll } from "vitest";
 import type { RunBackend } from "../../src/backend.js";
 import { redisBackend } from "../../src/index.js";
 import { describeBackendContract } from "./backend-contract.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { deletePrefix, keysUnder, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 const prefixes: string[] = [];
 
@@ -25,6 +25,7 @@ describeBackendContract("redisBackend()", {
   cleanup: async () => {
     await Promise.all(prefixes.splice(0).map((prefix) => deletePrefix(prefix)));
   },
+  storedKeys: () => keysUnder(prefixes.at(-1) ?? ""),
   editStored: async (runId, field, edit) => {
     const redis = new Redis(redisUrl());
     try {

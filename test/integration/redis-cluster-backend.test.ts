@@ -48,6 +48,14 @@ describeBackendContract("redisBackend() on a Redis Cluster", {
   create: () => backendOn(freshPrefix()),
   cleanup,
   publishesInOrder: false,
+  storedKeys: async () => {
+    const client = await clusterClient();
+    try {
+      return await clusterKeys(client, prefixes.at(-1) ?? "");
+    } finally {
+      client.disconnect();
+    }
+  },
   editStored: async (runId, field, edit) => {
     const client = await clusterClient();
     try {

@@ -43,6 +43,23 @@ export async function requireRedis(url = redisUrl()): Promise<void> {
 /** A key prefix no other test uses (BullMQ prefixes must not contain ":"). */
 export const uniquePrefix = (): string => `hxtest-${randomUUID()}`;
 
+/** Every key under `prefix`. */
+export async function keysUnder(prefix: string, url = redisUrl()): Promise<string[]> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  const found: string[] = [];
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== "0");
+  } finally {
+    client.disconnect();
+  }
+  return found;
+}
+
 /** Deletes every key under `prefix`. */
 export async function deletePrefix(prefix: string, url = redisUrl()): Promise<void> {
   const client = new Redis(url, { maxRetriesPerRequest: 1 });

@@ -41,6 +41,8 @@ export interface MemoryStoreParts {
   expireLater: (runId: string, iterations: number) => void;
   /** Cancels that expiry (the run is pruned). */
   forgetExpiry: (runId: string) => void;
+  /** Drops the run's link and its places in its tree (the run is pruned). */
+  forgetInTree: (runId: string) => void;
 }
 
 /** The run store in memory: records kept as JSON (no caller shares objects with it), indexes. */
@@ -127,6 +129,7 @@ export class MemoryRunStore implements RunStore {
     parts.ledger.forget(runId, iterations);
     parts.ledger.forgetAudit(runId);
     parts.events.forget(runId);
+    parts.forgetInTree(runId);
     this.#records.delete(runId);
     this.#runIndex.remove(runId);
   }

@@ -1,21 +1,31 @@
-import type { RunLink, RunTree } from "../../store/run-tree.js";
+import { oldestFirst, type RunLink, type RunTree } from "../../store/run-tree.js";
 
-/** The run tree in memory: links by child, children by parent and by root, running children. */
+/** A run in the runs below another: its child, running or finished, or (on a root) deeper. */
+type Below = "running" | "finished" | "descendant";
+
+/** The runs below one run, and how many of its children run. */
+interface RunsBelow {
+  runs: Map<string, Below>;
+  running: number;
+}
+
+/**
+ * The run tree in memory: links by child, and per run with children the runs below it (as the
+ * Redis tree's `treeBelow` hashes). `forget` drops a run as the store prunes or deletes it.
+ */
 export class MemoryRunTree implements RunTree {
   readonly #links = new Map<string, RunLink>();
-  readonly #children = new Map<string, RunLink[]>();
-  readonly #byRoot = new Map<string, RunLink[]>();
-  readonly #running = new Map<string, Set<string>>();
+  readonly #below = new Map<string, RunsBelow>();
 
   async linkChild(link: RunLink): Promise<boolean> {
     if (this.#links.has(link.runId)) return false;
-    const stored = structuredClone(link);
-    this.#links.set(link.runId, stored);
-    append(this.#children, link.parentRunId, stored);
-    append(this.#byRoot, link.rootRunId, stored);
-    const running = this.#running.get(link.parentRunId) ?? new Set<string>();
-    running.add(link.runId);
-    this.#running.set(link.parentRunId, running);
+    this.#links.set(link.runId, structuredClone(link));
+    const parent = this.#belowOf(link.parentRunId);
+    parent.runs.set(link.runId, "running");
+    parent.running += 1;
+    if (link.rootRunId !== link.parentRunId) {
+      this.#belowOf(link.rootRunId).runs.set(link.runId, "descendant");
+    }
     return true;
   }
 
@@ -25,26 +35,65 @@ export class MemoryRunTree implements RunTree {
   }
 
   async childrenOf(parentRunId: string): Promise<RunLink[]> {
-    return structuredClone(this.#children.get(parentRunId) ?? []);
+    return this.#linksBelow(parentRunId, (state) => state !== "descendant");
   }
 
   async descendantsOf(rootRunId: string): Promise<RunLink[]> {
-    return structuredClone(this.#byRoot.get(rootRunId) ?? []);
+    return this.#linksBelow(rootRunId, () => true);
   }
 
   async childFinished(link: RunLink): Promise<boolean> {
-    const running = this.#running.get(link.parentRunId);
-    running?.delete(link.runId);
-    return running === undefined || running.size === 0;
+    const parent = this.#below.get(link.parentRunId);
+    if (parent === undefined) return true;
+    if (parent.runs.get(link.runId) === "running") {
+      parent.runs.set(link.runId, "finished");
+      parent.running -= 1;
+    }
+    return parent.running === 0;
   }
 
   async runningChildren(parentRunId: string): Promise<string[]> {
-    return [...(this.#running.get(parentRunId) ?? [])];
+    const runs = this.#below.get(parentRunId)?.runs ?? new Map<string, Below>();
+    return [...runs].flatMap(([runId, state]) => (state === "running" ? [runId] : []));
   }
-}
 
-function append(map: Map<string, RunLink[]>, key: string, link: RunLink): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [link]);
-  else list.push(link);
+  /**
+   * Drops `runId`'s link and its places below its parent and its root (the run is pruned or
+   * deleted); the runs below it keep their places until they go too.
+   */
+  forget(runId: string): void {
+    const link = this.#links.get(runId);
+    if (link === undefined) return;
+    this.#links.delete(runId);
+    this.#unlinkFrom(link.parentRunId, runId);
+    if (link.rootRunId !== link.parentRunId) this.#unlinkFrom(link.rootRunId, runId);
+  }
+
+  #unlinkFrom(holderRunId: string, runId: string): void {
+    const holder = this.#below.get(holderRunId);
+    const state = holder?.runs.get(runId);
+    if (holder === undefined || state === undefined) return;
+    holder.runs.delete(runId);
+    if (state === "running") holder.running -= 1;
+    if (holder.runs.size === 0) this.#below.delete(holderRunId);
+  }
+
+  #belowOf(runId: string): RunsBelow {
+    let below = this.#below.get(runId);
+    if (below === undefined) {
+      below = { runs: new Map(), running: 0 };
+      this.#below.set(runId, below);
+    }
+    return below;
+  }
+
+  #linksBelow(runId: string, take: (state: Below) => boolean): RunLink[] {
+    const runs = this.#below.get(runId)?.runs ?? new Map<string, Below>();
+    return [...runs]
+      .flatMap(([id, state]) => {
+        const link = take(state) ? this.#links.get(id) : undefined;
+        return link === undefined ? [] : [structuredClone(link)];
+      })
+      .sort(oldestFirst);
+  }
 }

@@ -31,7 +31,7 @@ export class RedisLeases implements Leases {
           keys.cancel(runId),
           keys.messages(runId),
         ],
-        [this.lockDurationMs, keys.indexPrefix, runId, keys.runsChannel],
+        [this.lockDurationMs, keys.indexPrefix, runId, keys.runsChannel, keys.rawOfRun(runId)],
       ),
     );
     if (reply[0] === 0) return { acquired: false, remainingMs: Math.max(0, reply[1]) };

@@ -41,9 +41,9 @@ import {
 } from "../../store/schemas.js";
 import { corruptSummary, type RunSummary, summarize } from "../../store/summary.js";
 import { mastersOf, type RedisClient, subscriberOf } from "../redis-connection.js";
-import { DELETE_RUN } from "../redis-delete-scripts.js";
+import { DELETE_RUN, PRUNE_RUN } from "../redis-delete-scripts.js";
 import { indexFields } from "../redis-index-lua.js";
-import { LIST_RUNS, PRUNE_RUN } from "../redis-index-scripts.js";
+import { LIST_RUNS } from "../redis-index-scripts.js";
 import { type RedisKeys, retainedKeys } from "../redis-keys.js";
 import { redisExtensionStateStore } from "../redis-run-extras.js";
 import { SAVE_RUN } from "../redis-scripts.js";
@@ -52,6 +52,7 @@ import { SummaryFeed } from "../summary-feed.js";
 import type { RedisContext } from "./context.js";
 import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
+import { treePlaceOf } from "./tree-place.js";
 
 const Replies = lazySchema(() => z.array(z.string()));
 /** Runs pruned per round trip. */
@@ -219,15 +220,18 @@ export class RedisRunStore implements RunStore {
       summary === undefined
         ? []
         : [...runIndexes(summary), ...legacyIndexes(summary)].map(keys.index);
+    const tree = await treePlaceOf(redis, keys, runId);
     const reply = await PRUNE_RUN.run(
       redis,
       [
         keys.run(runId),
         keys.finished,
         ...indexes,
+        ...tree.holders,
+        tree.link,
         ...runKeys(keys, runId, summary?.iterations ?? 0),
       ],
-      [runId, indexes.length],
+      [runId, indexes.length, tree.holders.length],
     );
     return reply === 1;
   }
@@ -256,7 +260,8 @@ export class RedisRunStore implements RunStore {
       return (await this.#pruneRun(runId, summary)) ? "deleted" : "unfinished";
     }
     // Unreadable: every index it may be in, by the fields that can still be read.
-    const sessionId = sessionIdIn(summaryJson) ?? sessionIdIn(document);
+    // A summary that reads well names it (its JSON says `s`, not `sessionId`).
+    const sessionId = summary?.sessionId ?? sessionIdIn(summaryJson) ?? sessionIdIn(document);
     const indexes = [
       ...RUN_RECORD_STATUSES.flatMap((each) => [
         keys.index({ kind: "status", status: each }),
@@ -269,11 +274,22 @@ export class RedisRunStore implements RunStore {
       ...(agent === null ? [] : [keys.index({ kind: "agent", agent })]),
       ...(sessionId === undefined ? [] : [keys.index({ kind: "session", sessionId })]),
     ];
-    const perIteration = await this.#iterationKeys(runId);
+    const [perIteration, tree] = await Promise.all([
+      this.#iterationKeys(runId),
+      treePlaceOf(redis, keys, runId),
+    ]);
     await DELETE_RUN.run(
       redis,
-      [keys.run(runId), keys.finished, ...indexes, ...runKeys(keys, runId, 0), ...perIteration],
-      [runId, indexes.length],
+      [
+        keys.run(runId),
+        keys.finished,
+        ...indexes,
+        ...tree.holders,
+        tree.link,
+        ...runKeys(keys, runId, 0),
+        ...perIteration,
+      ],
+      [runId, indexes.length, tree.holders.length],
     );
     return "deleted";
   }
