@@ -561,7 +561,10 @@ describe("runMachine", () => {
         const copied = JSON.parse(JSON.stringify(persisted)) as PersistedRun;
         expect(copied).toEqual(persisted);
 
-        const restored = runMachine().resolveState({ value: copied.value, context: copied.context });
+        const restored = runMachine().resolveState({
+          value: copied.value,
+          context: copied.context,
+        });
         expect(restored.value).toEqual(snapshot.value);
         expect(restored.context).toEqual(snapshot.context);
       });
