@@ -1,11 +1,12 @@
 // Loading an optional or heavy package on first use, so that `import "harnessx"` loads only what
 // the core needs (SPEC §15). Each seam names its package once (`load-*.ts` next to its feature).
-import { createRequire } from "node:module";
+
 import {
   DependencyMissingError,
   isMissingPackage,
   type OptionalPackage,
 } from "./dependency-missing.js";
+import { createRequire } from "./node-builtins.js";
 
 /** A package loaded on first use, and what to say when it is not installed. */
 export interface LazyPackage {
