@@ -30,6 +30,7 @@ export async function coalesceCore({ outdir, entry, metafile }) {
   const replaced = new Set([...chunks, basename(entry)]);
   checkUniqueExports(
     outputs,
+    entry,
     [...folded].filter((path) => path !== entry),
   );
 
@@ -82,15 +83,28 @@ export async function coalesceCore({ outdir, entry, metafile }) {
   return outputs[entry].exports;
 }
 
-/** Two chunks exporting one name would make `export *` drop it: refuse rather than guess. */
-function checkUniqueExports(outputs, paths) {
+/**
+ * Two chunks exporting one name would make `export *` drop it, and a name the entry exports
+ * would hide a chunk's unless it is that chunk's, re-exported: refuse rather than guess.
+ */
+function checkUniqueExports(outputs, entry, chunks) {
   const owner = new Map();
-  for (const path of paths) {
+  for (const path of chunks) {
     for (const name of outputs[path].exports) {
       if (owner.has(name)) {
         throw new Error(`coalesce-core: ${name} is exported by ${owner.get(name)} and ${path}.`);
       }
       owner.set(name, path);
+    }
+  }
+  const entryText = readFileSync(entry, "utf8");
+  for (const name of outputs[entry].exports.filter((each) => owner.has(each))) {
+    const from = basename(owner.get(name));
+    const reexported = new RegExp(
+      `import\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from\\s*"\\./${from}"`,
+    );
+    if (!reexported.test(entryText)) {
+      throw new Error(`coalesce-core: ${entry} exports a ${name} that is not ${from}'s.`);
     }
   }
 }
