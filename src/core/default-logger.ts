@@ -1,5 +1,5 @@
-import { createRequire } from "node:module";
 import type { Logger } from "pino";
+import { createRequire } from "./node-builtins.js";
 import { REDACTED, SECRET_KEYS } from "./secret-keys.js";
 
 // pino loads when the first logger is made, not at `import "harnessx"` (SPEC §15): a program

@@ -1,11 +1,12 @@
 // Loading an optional or heavy package on first use, so that `import "harnessx"` loads only what
 // the core needs (SPEC §15). Each seam names its package once (`load-*.ts` next to its feature).
-import { createRequire } from "node:module";
+
 import {
   DependencyMissingError,
   isMissingPackage,
   type OptionalPackage,
 } from "./dependency-missing.js";
+import { createRequire } from "./node-builtins.js";
 
 /** A package loaded on first use, and what to say when it is not installed. */
 export interface LazyPackage {
@@ -62,12 +63,17 @@ export function lazyValue<T extends object>(load: () => T): T {
   };
   // A `function` target: only a callable, constructible target lets the proxy be both.
   const target = function standIn() {};
-  return new Proxy(target, {
+  const standIn: object = new Proxy(target, {
     apply: (_target, self, args) =>
       Reflect.apply(real() as (...args: unknown[]) => unknown, self, args),
-    construct: (_target, args) =>
-      Reflect.construct(real() as new (...args: unknown[]) => object, args) as object,
+    // `new` on a subclass of the stand-in reaches here through `super()` with the subclass as
+    // `newTarget`: the instance must be the subclass's, not the real class's.
+    construct: (_target, args, newTarget) => {
+      const Real = real() as new (...args: unknown[]) => object;
+      return Reflect.construct(Real, args, newTarget === standIn ? Real : newTarget) as object;
+    },
     get: (_target, key) => Reflect.get(real(), key),
     has: (_target, key) => Reflect.has(real(), key),
-  }) as unknown as T;
+  });
+  return standIn as T;
 }

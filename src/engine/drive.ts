@@ -119,5 +119,5 @@ export function restoreRunActor(persisted: unknown): RunActor {
   const options = { snapshot: persisted as Snapshot<unknown> } as Parameters<
     typeof createActor<RunMachine>
   >[1];
-  return createActor(runMachine, options).start();
+  return createActor(runMachine(), options).start();
 }

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorage } from "../core/node-builtins.js";
 
 /**
  * Where a direct run sits in a tree of runs (`agent.asTool` runs a child inline, inside its

@@ -28,7 +28,7 @@ export interface RunStart {
 export async function startRun(env: RunEnv, start: RunStart): Promise<RunActor> {
   const { runId, sessionId, input, messages, maxIterations, agent } = start;
   await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
-  const actor = createActor(runMachine, {
+  const actor = createActor(runMachine(), {
     input: { runId, sessionId, messageCount: messages.length, maxIterations, agent },
   }).start();
   if (env.provider === undefined) {

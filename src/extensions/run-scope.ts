@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorage } from "../core/node-builtins.js";
 
 /** The run whose code is executing: how saved state finds its session without being told. */
 export interface RunScope {

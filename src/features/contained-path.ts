@@ -1,7 +1,5 @@
-import { realpathSync, statSync } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
-import path from "node:path";
 import { ConfigError } from "../core/errors.js";
+import { fsPromises, path, realpathSync, statSync } from "../core/node-builtins.js";
 
 /** A file found inside a root folder, or why it was refused. */
 export type ContainedFile =
@@ -27,12 +25,12 @@ export async function resolveContained(root: string, relative: string): Promise<
   if (relative.split(/[\\/]/).includes("..")) return { ok: false, reason: "outside" };
   let real: string;
   try {
-    real = await realpath(path.join(root, relative));
+    real = await fsPromises.realpath(path.join(root, relative));
   } catch {
     return { ok: false, reason: "missing" };
   }
   if (!isInside(root, real)) return { ok: false, reason: "outside" };
-  const info = await stat(real);
+  const info = await fsPromises.stat(real);
   return info.isFile() ? { ok: true, file: real } : { ok: false, reason: "not_a_file" };
 }
 

@@ -200,251 +200,269 @@ export const idleStageContext = () =>
     error: null,
   }) satisfies Partial<RunContext>;
 
-export const runMachine = setup({
-  types: {
-    context: {} as RunContext,
-    events: {} as RunMachineEvent,
-    input: {} as RunInput,
-  },
-  guards: {
-    hasToolCalls: ({ event }) =>
-      event.type === "RESPONSE_PROCESSED" && event.response.toolCalls.length > 0,
-    hasPendingApprovals: ({ event }) =>
-      (event.type === "PERMISSIONS_RESOLVED" || event.type === "RECHECKED") &&
-      event.calls.some(waitsForPerson),
-    stillAwaiting: ({ context, event }) =>
-      event.type === "DECIDED" && decided(context.calls, event.decisions).some(waitsForPerson),
-    underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
-    retriesOutput: ({ context, event }) =>
-      event.type === "OUTPUT_REJECTED" && event.retry && context.iteration < context.maxIterations,
-    interruptsACall: ({ context, event }) =>
-      event.type === "INTERRUPTED" &&
-      event.calls.some((interrupted) =>
-        context.calls.some((each) => each.call.id === interrupted.toolCallId && runsHandler(each)),
-      ),
-  },
-  actions: {
-    fail: assign({
-      error: ({ event }) => (event.type === "FAIL" || event.type === "CANCEL" ? event.error : null),
-      request: null,
-      response: null,
+// Built on first use, not at import: creating it is most of what XState costs at `import
+// "harnessx"` (SPEC §15), and a process that never runs an agent never pays it.
+const buildRunMachine = () =>
+  setup({
+    types: {
+      context: {} as RunContext,
+      events: {} as RunMachineEvent,
+      input: {} as RunInput,
+    },
+    guards: {
+      hasToolCalls: ({ event }) =>
+        event.type === "RESPONSE_PROCESSED" && event.response.toolCalls.length > 0,
+      hasPendingApprovals: ({ event }) =>
+        (event.type === "PERMISSIONS_RESOLVED" || event.type === "RECHECKED") &&
+        event.calls.some(waitsForPerson),
+      stillAwaiting: ({ context, event }) =>
+        event.type === "DECIDED" && decided(context.calls, event.decisions).some(waitsForPerson),
+      underMaxIterations: ({ context }) => context.iteration < context.maxIterations,
+      retriesOutput: ({ context, event }) =>
+        event.type === "OUTPUT_REJECTED" &&
+        event.retry &&
+        context.iteration < context.maxIterations,
+      interruptsACall: ({ context, event }) =>
+        event.type === "INTERRUPTED" &&
+        event.calls.some((interrupted) =>
+          context.calls.some(
+            (each) => each.call.id === interrupted.toolCallId && runsHandler(each),
+          ),
+        ),
+    },
+    actions: {
+      fail: assign({
+        error: ({ event }) =>
+          event.type === "FAIL" || event.type === "CANCEL" ? event.error : null,
+        request: null,
+        response: null,
+      }),
+    },
+  }).createMachine({
+    id: "run",
+    context: ({ input }) => ({
+      runId: input.runId,
+      sessionId: input.sessionId,
+      maxIterations: input.maxIterations,
+      iteration: 0,
+      messageCount: input.messageCount,
+      usage: emptyUsage(),
+      stopReason: null,
+      ...(input.agent === undefined ? {} : { agent: input.agent }),
+      ...idleStageContext(),
     }),
-  },
-}).createMachine({
-  id: "run",
-  context: ({ input }) => ({
-    runId: input.runId,
-    sessionId: input.sessionId,
-    maxIterations: input.maxIterations,
-    iteration: 0,
-    messageCount: input.messageCount,
-    usage: emptyUsage(),
-    stopReason: null,
-    ...(input.agent === undefined ? {} : { agent: input.agent }),
-    ...idleStageContext(),
-  }),
-  initial: "compose",
-  on: {
-    // Final states keep their outcome: a late FAIL or CANCEL (pure `transition`) changes nothing.
-    FAIL: { guard: not(finished), target: ".failed", actions: "fail" },
-    CANCEL: { guard: not(finished), target: ".cancelled", actions: "fail" },
-  },
-  states: {
-    compose: {
-      on: {
-        COMPOSED: {
-          target: "beforeLlm",
-          actions: assign({
-            request: ({ event }) => event.request,
-            iteration: ({ context }) => context.iteration + 1,
-          }),
-        },
-      },
+    initial: "compose",
+    on: {
+      // Final states keep their outcome: a late FAIL or CANCEL (pure `transition`) changes nothing.
+      FAIL: { guard: not(finished), target: ".failed", actions: "fail" },
+      CANCEL: { guard: not(finished), target: ".cancelled", actions: "fail" },
     },
-    beforeLlm: {
-      on: {
-        LLM_PREPARED: {
-          target: "provider",
-          actions: assign({
-            request: ({ context, event }) =>
-              context.request && {
-                ...context.request,
-                messages: event.messages,
-                tools: event.tools,
-                prefixKey: event.prefixKey,
-              },
-          }),
-        },
-      },
-    },
-    provider: {
-      on: {
-        PROVIDER_RESPONDED: {
-          target: "afterLlm",
-          // The request is spent: nothing after the provider reads it, and a durable run's
-          // save after the response then holds no second copy of the conversation.
-          actions: assign({
-            response: ({ event }) => event.response,
-            responseMs: ({ event }) => event.durationMs,
-            stopReason: ({ event }) => event.response.stopReason,
-            request: null,
-          }),
-        },
-      },
-    },
-    afterLlm: {
-      on: {
-        RESPONSE_PROCESSED: [
-          {
-            guard: "hasToolCalls",
-            target: "toolValidate",
+    states: {
+      compose: {
+        on: {
+          COMPOSED: {
+            target: "beforeLlm",
             actions: assign({
-              messageCount: ({ context }) => context.messageCount + 1,
-              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+              request: ({ event }) => event.request,
+              iteration: ({ context }) => context.iteration + 1,
+            }),
+          },
+        },
+      },
+      beforeLlm: {
+        on: {
+          LLM_PREPARED: {
+            target: "provider",
+            actions: assign({
+              request: ({ context, event }) =>
+                context.request && {
+                  ...context.request,
+                  messages: event.messages,
+                  tools: event.tools,
+                  prefixKey: event.prefixKey,
+                },
+            }),
+          },
+        },
+      },
+      provider: {
+        on: {
+          PROVIDER_RESPONDED: {
+            target: "afterLlm",
+            // The request is spent: nothing after the provider reads it, and a durable run's
+            // save after the response then holds no second copy of the conversation.
+            actions: assign({
               response: ({ event }) => event.response,
+              responseMs: ({ event }) => event.durationMs,
+              stopReason: ({ event }) => event.response.stopReason,
               request: null,
             }),
           },
-          {
-            target: "done",
-            actions: assign({
-              messageCount: ({ context }) => context.messageCount + 1,
-              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
-              output: ({ event }) => event.output ?? textOf(event.response.content),
-              response: null,
-              request: null,
-            }),
-          },
-        ],
-        OUTPUT_REJECTED: [
-          {
-            guard: "retriesOutput",
-            target: "compose",
-            actions: assign({
-              // The answer and the feedback (messagesAddedBy).
-              messageCount: ({ context }) => context.messageCount + 2,
-              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
-              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
-              response: null,
-              request: null,
-            }),
-          },
-          {
-            target: "failed",
-            actions: assign({
-              messageCount: ({ context }) => context.messageCount + 1,
-              usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
-              outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
-              error: ({ event }) => event.error,
-              response: null,
-              request: null,
-            }),
-          },
-        ],
-      },
-    },
-    toolValidate: {
-      on: {
-        CALLS_PREPARED: {
-          target: "permission",
-          actions: assign({ calls: ({ event }) => event.calls, response: null }),
         },
       },
-    },
-    permission: {
-      on: {
-        PERMISSIONS_RESOLVED: [
-          {
-            guard: "hasPendingApprovals",
-            target: "awaitingApproval",
-            actions: assign({ calls: ({ event }) => event.calls }),
-          },
-          { target: "permissionRecheck", actions: assign({ calls: ({ event }) => event.calls }) },
-        ],
-      },
-    },
-    awaitingApproval: {
-      on: {
-        DECIDED: [
-          {
-            guard: "stillAwaiting",
-            actions: assign({
-              calls: ({ context, event }) => decided(context.calls, event.decisions),
-            }),
-          },
-          {
-            target: "permissionRecheck",
-            actions: assign({
-              calls: ({ context, event }) => decided(context.calls, event.decisions),
-            }),
-          },
-        ],
-      },
-    },
-    permissionRecheck: {
-      on: {
-        RECHECKED: [
-          {
-            guard: "hasPendingApprovals",
-            target: "awaitingApproval",
-            actions: assign({ calls: ({ event }) => event.calls }),
-          },
-          { target: "dispatch", actions: assign({ calls: ({ event }) => event.calls }) },
-        ],
-      },
-    },
-    dispatch: {
-      on: {
-        TOOLS_DISPATCHED: {
-          target: "afterTool",
-          actions: assign({ raw: ({ context, event }) => ({ ...context.raw, ...event.raw }) }),
+      afterLlm: {
+        on: {
+          RESPONSE_PROCESSED: [
+            {
+              guard: "hasToolCalls",
+              target: "toolValidate",
+              actions: assign({
+                messageCount: ({ context }) => context.messageCount + 1,
+                usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+                response: ({ event }) => event.response,
+                request: null,
+              }),
+            },
+            {
+              target: "done",
+              actions: assign({
+                messageCount: ({ context }) => context.messageCount + 1,
+                usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+                output: ({ event }) => event.output ?? textOf(event.response.content),
+                response: null,
+                request: null,
+              }),
+            },
+          ],
+          OUTPUT_REJECTED: [
+            {
+              guard: "retriesOutput",
+              target: "compose",
+              actions: assign({
+                // The answer and the feedback (messagesAddedBy).
+                messageCount: ({ context }) => context.messageCount + 2,
+                usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+                outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+                response: null,
+                request: null,
+              }),
+            },
+            {
+              target: "failed",
+              actions: assign({
+                messageCount: ({ context }) => context.messageCount + 1,
+                usage: ({ context, event }) => addUsage(context.usage, event.response.usage),
+                outputFailures: ({ context }) => (context.outputFailures ?? 0) + 1,
+                error: ({ event }) => event.error,
+                response: null,
+                request: null,
+              }),
+            },
+          ],
         },
-        // Durable runs: a crash interrupted handlers whose tools' recovery is `ask`.
-        INTERRUPTED: {
-          guard: "interruptsACall",
-          target: "awaitingApproval",
-          actions: assign({
-            calls: ({ context, event }) =>
-              context.calls.map((each) =>
-                interrupt(
-                  each,
-                  event.calls.find((interrupted) => interrupted.toolCallId === each.call.id),
+      },
+      toolValidate: {
+        on: {
+          CALLS_PREPARED: {
+            target: "permission",
+            actions: assign({ calls: ({ event }) => event.calls, response: null }),
+          },
+        },
+      },
+      permission: {
+        on: {
+          PERMISSIONS_RESOLVED: [
+            {
+              guard: "hasPendingApprovals",
+              target: "awaitingApproval",
+              actions: assign({ calls: ({ event }) => event.calls }),
+            },
+            { target: "permissionRecheck", actions: assign({ calls: ({ event }) => event.calls }) },
+          ],
+        },
+      },
+      awaitingApproval: {
+        on: {
+          DECIDED: [
+            {
+              guard: "stillAwaiting",
+              actions: assign({
+                calls: ({ context, event }) => decided(context.calls, event.decisions),
+              }),
+            },
+            {
+              target: "permissionRecheck",
+              actions: assign({
+                calls: ({ context, event }) => decided(context.calls, event.decisions),
+              }),
+            },
+          ],
+        },
+      },
+      permissionRecheck: {
+        on: {
+          RECHECKED: [
+            {
+              guard: "hasPendingApprovals",
+              target: "awaitingApproval",
+              actions: assign({ calls: ({ event }) => event.calls }),
+            },
+            { target: "dispatch", actions: assign({ calls: ({ event }) => event.calls }) },
+          ],
+        },
+      },
+      dispatch: {
+        on: {
+          TOOLS_DISPATCHED: {
+            target: "afterTool",
+            actions: assign({ raw: ({ context, event }) => ({ ...context.raw, ...event.raw }) }),
+          },
+          // Durable runs: a crash interrupted handlers whose tools' recovery is `ask`.
+          INTERRUPTED: {
+            guard: "interruptsACall",
+            target: "awaitingApproval",
+            actions: assign({
+              calls: ({ context, event }) =>
+                context.calls.map((each) =>
+                  interrupt(
+                    each,
+                    event.calls.find((interrupted) => interrupted.toolCallId === each.call.id),
+                  ),
                 ),
-              ),
-          }),
+            }),
+          },
         },
       },
-    },
-    afterTool: {
-      on: {
-        RESULTS_PROCESSED: [
-          {
-            guard: "underMaxIterations",
-            target: "compose",
-            actions: assign({
-              messageCount: ({ context }) => context.messageCount + 1,
-              calls: [],
-              raw: {},
-              agent: ({ context, event }) => event.handoff ?? context.agent,
-            }),
-          },
-          {
-            target: "failed",
-            actions: assign({
-              messageCount: ({ context }) => context.messageCount + 1,
-              calls: [],
-              raw: {},
-              error: ({ context }) => maxIterationsError(context.maxIterations),
-            }),
-          },
-        ],
+      afterTool: {
+        on: {
+          RESULTS_PROCESSED: [
+            {
+              guard: "underMaxIterations",
+              target: "compose",
+              actions: assign({
+                messageCount: ({ context }) => context.messageCount + 1,
+                calls: [],
+                raw: {},
+                agent: ({ context, event }) => event.handoff ?? context.agent,
+              }),
+            },
+            {
+              target: "failed",
+              actions: assign({
+                messageCount: ({ context }) => context.messageCount + 1,
+                calls: [],
+                raw: {},
+                error: ({ context }) => maxIterationsError(context.maxIterations),
+              }),
+            },
+          ],
+        },
       },
+      done: { type: "final" },
+      failed: { type: "final" },
+      cancelled: { type: "final" },
     },
-    done: { type: "final" },
-    failed: { type: "final" },
-    cancelled: { type: "final" },
-  },
-});
+  });
+
+export type RunMachine = ReturnType<typeof buildRunMachine>;
+
+let built: RunMachine | undefined;
+
+/** The run machine, built once, on the first call. */
+export const runMachine = (): RunMachine => {
+  built ??= buildRunMachine();
+  return built;
+};
 
 /**
  * The messages an event may add to the conversation, in order: the model's answer, the
@@ -476,8 +494,6 @@ const toolMessage = (results: readonly ToolResult[]): Message => ({
     isError: result.isError,
   })),
 });
-
-export type RunMachine = typeof runMachine;
 
 /** A snapshot of the run machine, as an actor of it or `transition` gives it. */
 export type RunSnapshot = SnapshotFrom<RunMachine>;

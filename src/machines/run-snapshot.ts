@@ -12,7 +12,7 @@ export interface PersistedRunSnapshot {
 }
 
 /**
- * `runMachine.getPersistedSnapshot(snapshot)`, for this machine, which spawns no actors and has
+ * `runMachine().getPersistedSnapshot(snapshot)`, for this machine, which spawns no actors and has
  * no history states: without that method's walk of the whole context (the conversation
  * included) in search of actor references, at every save. The context is shared, not copied:
  * XState replaces it on a change and never mutates it.

@@ -1,5 +1,5 @@
-import { createRequire } from "node:module";
 import type * as Api from "@opentelemetry/api";
+import { createRequire } from "../core/node-builtins.js";
 import { lazyValue } from "../core/optional-dependency.js";
 
 // @opentelemetry/api loads on the first span, metric or propagated context, not at

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { createRequire } from "../core/node-builtins.js";
 import { createHash, createHmac } from "../core/node-crypto.js";
 import type { ToolCall } from "../core/values.js";
 

@@ -61,6 +61,20 @@ const packageOf = (file: string): string | undefined =>
  * in a fresh node; `snapshot()` in it marks a point. Returns the packages loaded at each mark.
  */
 async function packagesLoaded(source: string, name: string): Promise<Set<string>[]> {
+  const snapshots = await filesLoaded(source, name);
+  return snapshots.map((files) => new Set(files.flatMap((file) => packageOf(file) ?? [])));
+}
+
+/** The files of harnessx's bundle (dist/lib/) among `files`, by name. */
+const bundleFiles = (files: string[] | undefined): string[] =>
+  [
+    ...new Set(
+      (files ?? []).flatMap((file) => /[\\/]dist[\\/]lib[\\/]([^\\/]+\.js)$/.exec(file)?.[1] ?? []),
+    ),
+  ].sort();
+
+/** As `packagesLoaded`, the files (paths or file: URLs) loaded at each mark. */
+async function filesLoaded(source: string, name: string): Promise<string[][]> {
   const log = join(scratch, `${name}.log`);
   await writeFile(log, "");
   const program = `
@@ -78,8 +92,7 @@ async function packagesLoaded(source: string, name: string): Promise<Set<string>
     ["--import", join(scratch, "register.mjs"), "--input-type=module", "-e", program],
     { cwd: root, timeout: 20_000, env: { ...process.env, HARNESSX_LOAD_LOG: log } },
   );
-  const snapshots = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as string[][];
-  return snapshots.map((files) => new Set(files.flatMap((file) => packageOf(file) ?? [])));
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as string[][];
 }
 
 describe('import "harnessx"', () => {
@@ -113,6 +126,35 @@ describe('import "harnessx"', () => {
     expect(made?.has("pino")).toBe(true);
     expect(made?.has("@opentelemetry/api")).toBe(false);
     expect(ran?.has("@opentelemetry/api")).toBe(true);
+  });
+
+  it("loads the core as one file, and the runtime half on the first use of one of its exports", async () => {
+    const [imported, used] = await filesLoaded(
+      `
+      const hx = await import("harnessx");
+      snapshot();
+      const { ScriptedProvider, textResponse } = await import("harnessx/testing");
+      // A stand-in acts as the real class: options checked when made, subclasses, instanceof,
+      // one instance of every module shared with the core (its errors, its Agent).
+      let refused;
+      try { new hx.AgentRuntime({ agents: "none" }); } catch (error) { refused = error; }
+      if (!(refused instanceof hx.ConfigError)) throw new Error("bad options were not a ConfigError: " + refused);
+      class Runtime extends hx.AgentRuntime { kind() { return "mine"; } }
+      const agent = new hx.Agent({ config: { name: "a" }, provider: new ScriptedProvider([textResponse("done")]) });
+      const runtime = new Runtime({ agents: [agent], backend: hx.memoryBackend() });
+      if (!(runtime instanceof hx.AgentRuntime) || runtime.kind() !== "mine") throw new Error("not a subclass");
+      await runtime.start();
+      const handle = await runtime.submit("a", "go");
+      if (!(handle instanceof hx.RunHandle)) throw new Error("the handle is not a RunHandle");
+      const result = await handle.result();
+      if (result.output !== "done") throw new Error("the run did not complete: " + result.status);
+      await runtime.close();
+      snapshot();
+      `,
+      "deferred",
+    );
+    expect(bundleFiles(imported)).toEqual(["core.js"]);
+    expect(bundleFiles(used)).toContain("deferred.js");
   });
 
   it("loads each package when its feature is first used", async () => {

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { fsPromises } from "../../core/node-builtins.js";
 import { describeRefusal, resolveContained } from "../contained-path.js";
 import { isDocumentPath, listDocuments } from "./list-documents.js";
 import { type BundleHit, SearchIndex } from "./search-index.js";
@@ -46,7 +46,7 @@ export class KnowledgeBundle {
         message: `${JSON.stringify(relative)} in ${where} is not a .md or .txt document.`,
       };
     }
-    return { ok: true, body: await readFile(found.file, "utf8") };
+    return { ok: true, body: await fsPromises.readFile(found.file, "utf8") };
   }
 }
 
@@ -60,7 +60,10 @@ async function buildIndex(root: string): Promise<SearchIndex> {
     const batch = files.slice(at, at + READ_BATCH);
     documents.push(
       ...(await Promise.all(
-        batch.map(async (each) => ({ path: each.path, text: await readFile(each.file, "utf8") })),
+        batch.map(async (each) => ({
+          path: each.path,
+          text: await fsPromises.readFile(each.file, "utf8"),
+        })),
       )),
     );
   }

@@ -1,5 +1,5 @@
-import { type Dirent, promises as fs } from "node:fs";
-import path from "node:path";
+import type { Dirent } from "node:fs";
+import { fsPromises as fs, path } from "../../core/node-builtins.js";
 import { isInside } from "../contained-path.js";
 
 /** File kinds a bundle holds. */

@@ -1,7 +1,7 @@
-import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../../core/errors.js";
 import { lazySchema } from "../../core/lazy-schema.js";
+import { path } from "../../core/node-builtins.js";
 import { describeIssues } from "../../tools/validate.js";
 
 /** Where a sandbox runs programs: limits only, or Linux namespaces through `bwrap`. */
@@ -46,5 +46,5 @@ export function parseSandboxConfig(config: unknown): ResolvedSandboxConfig {
   if (!parsed.success) {
     throw new ConfigError(`Invalid sandbox config: ${describeIssues(parsed.error.issues)}`);
   }
-  return { ...parsed.data, cwd: resolve(parsed.data.cwd) };
+  return { ...parsed.data, cwd: path.resolve(parsed.data.cwd) };
 }

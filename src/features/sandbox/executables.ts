@@ -1,5 +1,6 @@
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { accessSync, constants, path, statSync } from "../../core/node-builtins.js";
+
+const { delimiter, isAbsolute, join } = path;
 
 /** True when `path` is a file this process may execute. */
 export function isExecutable(path: string): boolean {

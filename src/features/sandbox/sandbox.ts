@@ -1,8 +1,7 @@
-import { stat } from "node:fs/promises";
-import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { defaultLogger } from "../../core/default-logger.js";
 import { ConfigError } from "../../core/errors.js";
+import { fsPromises } from "../../core/node-builtins.js";
 import { HookEvent } from "../../hooks/events.js";
 import type { SandboxExecData } from "../../hooks/payloads.js";
 import { emitHook, type HookRegistry } from "../../hooks/registry.js";
@@ -239,7 +238,7 @@ export class Sandbox implements ToolSandbox {
   }
 
   async #checkWorkFolder(): Promise<void> {
-    const folder = await stat(this.config.cwd).catch(() => undefined);
+    const folder = await fsPromises.stat(this.config.cwd).catch(() => undefined);
     if (folder?.isDirectory() !== true) {
       throw new SandboxError(`The sandbox work folder "${this.config.cwd}" is not a folder.`);
     }

@@ -1,5 +1,10 @@
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import path from "node:path";
+import {
+  path,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from "../../core/node-builtins.js";
 import { requireFolder } from "../contained-path.js";
 import { SkillDefinitionError } from "./errors.js";
 import { parseSkillFile } from "./skill-file.js";

@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { fsPromises } from "../../core/node-builtins.js";
 import { HookEvent } from "../../hooks/events.js";
 import { type Tool, tool } from "../../tools/tool.js";
 import { describeRefusal, resolveContained } from "../contained-path.js";
@@ -49,7 +49,7 @@ export function skillReadTool(skills: ReadonlyMap<string, Skill>): Tool<unknown>
       if (!found.ok) {
         throw new Error(describeRefusal(found.reason, path, `the folder of skill "${name}"`));
       }
-      return readFile(found.file, "utf8");
+      return fsPromises.readFile(found.file, "utf8");
     },
   });
 }

@@ -147,6 +147,26 @@ describe("loading on first use", () => {
     expect(loads).toBe(1);
   });
 
+  it("lazyValue can be subclassed: the subclass's instances keep the subclass's methods", () => {
+    class Real {
+      constructor(readonly value: number) {}
+      double(): number {
+        return this.value * 2;
+      }
+    }
+    const StandIn: typeof Real = lazyValue(() => Real);
+    class Sub extends StandIn {
+      triple(): number {
+        return this.value * 3;
+      }
+    }
+    const made = new Sub(7);
+    expect(made).toBeInstanceOf(Sub);
+    expect(made).toBeInstanceOf(Real);
+    expect(made.triple()).toBe(21);
+    expect(made.double()).toBe(14);
+  });
+
   it("lazyValue calls a function through, and fails on first use when the package is missing", () => {
     const join: (...parts: string[]) => string = lazyValue(
       () =>

@@ -7,6 +7,7 @@ import {
   PHASES,
   type PreparedRequest,
   type RunInput,
+  type RunMachine,
   type RunMachineEvent,
   runMachine,
   STAGE_OF_PHASE,
@@ -14,7 +15,7 @@ import {
 import { persistedRunSnapshot } from "../../../src/machines/run-snapshot.js";
 import { textResponse, toolCallResponse } from "../../../src/testing.js";
 
-type RunSnapshot = ReturnType<typeof initialTransition<typeof runMachine>>[0];
+type RunSnapshot = ReturnType<typeof initialTransition<RunMachine>>[0];
 type PersistedRun = Pick<RunSnapshot, "value" | "context" | "status">;
 
 const input = (overrides: Partial<RunInput> = {}): RunInput => ({
@@ -28,10 +29,10 @@ const input = (overrides: Partial<RunInput> = {}): RunInput => ({
 const hello: Message = { role: "user", content: [{ type: "text", text: "hello" }] };
 
 const start = (overrides: Partial<RunInput> = {}): RunSnapshot =>
-  initialTransition(runMachine, input(overrides))[0];
+  initialTransition(runMachine(), input(overrides))[0];
 
 const send = (snapshot: RunSnapshot, ...events: RunMachineEvent[]): RunSnapshot =>
-  events.reduce((current, event) => transition(runMachine, current, event)[0], snapshot);
+  events.reduce((current, event) => transition(runMachine(), current, event)[0], snapshot);
 
 const request = (_snapshot: RunSnapshot): PreparedRequest => ({
   system: "be brief",
@@ -556,11 +557,14 @@ describe("runMachine", () => {
     for (const [name, make] of Object.entries(snapshots)) {
       it(`round-trips through JSON and resolveState (${name})`, () => {
         const snapshot = make();
-        const persisted = runMachine.getPersistedSnapshot(snapshot);
+        const persisted = runMachine().getPersistedSnapshot(snapshot);
         const copied = JSON.parse(JSON.stringify(persisted)) as PersistedRun;
         expect(copied).toEqual(persisted);
 
-        const restored = runMachine.resolveState({ value: copied.value, context: copied.context });
+        const restored = runMachine().resolveState({
+          value: copied.value,
+          context: copied.context,
+        });
         expect(restored.value).toEqual(snapshot.value);
         expect(restored.context).toEqual(snapshot.context);
       });
@@ -592,7 +596,7 @@ describe("runMachine", () => {
 
       for (const snapshot of seen) {
         expect(persistedRunSnapshot(snapshot)).toStrictEqual(
-          runMachine.getPersistedSnapshot(snapshot),
+          runMachine().getPersistedSnapshot(snapshot),
         );
       }
     });
@@ -600,9 +604,9 @@ describe("runMachine", () => {
     it("continues from a restored awaitingApproval snapshot", () => {
       const parked = parkedWithOneAsk();
       const copied = JSON.parse(
-        JSON.stringify(runMachine.getPersistedSnapshot(parked)),
+        JSON.stringify(runMachine().getPersistedSnapshot(parked)),
       ) as PersistedRun;
-      const restored = runMachine.resolveState({ value: copied.value, context: copied.context });
+      const restored = runMachine().resolveState({ value: copied.value, context: copied.context });
       const decided = send(restored, {
         type: "DECIDED",
         decisions: { call_b: { decision: "allow" } },

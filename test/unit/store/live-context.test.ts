@@ -35,7 +35,7 @@ const request = { system: "", messages: [], tools: [], prefixKey: null };
  * step marks it.
  */
 function savedAt(events: RunMachineEvent[]): RunRecord {
-  const actor = createActor(runMachine, {
+  const actor = createActor(runMachine(), {
     input: {
       runId: base.runId,
       sessionId: base.sessionId,
