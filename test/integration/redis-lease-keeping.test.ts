@@ -23,8 +23,10 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-const RUNS = 64;
-const LOCK_DURATION_MS = 1000;
+const RUNS = 48;
+// Long enough that a loaded host's event-loop lag stays under half of it (BullMQ's own job locks
+// lapse past that), short enough that the runs are held for several of it.
+const LOCK_DURATION_MS = 2000;
 // The keeper renews four times per lease duration: this many renewals outlast two durations.
 const RENEWALS_PAST_TWO_DURATIONS = 9;
 
