@@ -60,13 +60,24 @@ function check(result, toolIterations, implementation) {
   }
 }
 
-/** Microseconds for `runs` sequential runs. */
+const cpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+/**
+ * Microseconds for `runs` sequential runs: wall clock, and the process's CPU time (on a host
+ * shared with other work the wall clock counts the time others ran; CPU time counts this
+ * process's work, its GC threads' included).
+ */
 async function time(instance, runs, toolIterations, implementation) {
+  const cpuBegin = cpuMicros();
   const begin = process.hrtime.bigint();
   for (let index = 0; index < runs; index++) {
     check(await instance.run(), toolIterations, implementation);
   }
-  return Number(process.hrtime.bigint() - begin) / 1000;
+  const wall = Number(process.hrtime.bigint() - begin) / 1000;
+  return { wall, cpu: cpuMicros() - cpuBegin };
 }
 
 /**
@@ -77,13 +88,20 @@ async function measure({ name, short, long }) {
   collect();
   let shortUs = 0;
   let longUs = 0;
+  let shortCpuUs = 0;
+  let longCpuUs = 0;
   for (let done = 0; done < RUNS; done += CHUNK) {
     const runs = Math.min(CHUNK, RUNS - done);
-    longUs += await time(long, runs, LONG, name);
-    shortUs += await time(short, runs, SHORT, name);
+    const longTimes = await time(long, runs, LONG, name);
+    const shortTimes = await time(short, runs, SHORT, name);
+    longUs += longTimes.wall;
+    shortUs += shortTimes.wall;
+    longCpuUs += longTimes.cpu;
+    shortCpuUs += shortTimes.cpu;
   }
   return {
     perIteration: (longUs - shortUs) / RUNS / (LONG - SHORT),
+    cpuPerIteration: (longCpuUs - shortCpuUs) / RUNS / (LONG - SHORT),
     perShortRun: shortUs / RUNS,
     perLongRun: longUs / RUNS,
   };
@@ -148,7 +166,7 @@ for (let repetition = 1; repetition <= REPETITIONS; repetition++) {
     const sample = await measure(instance);
     samples.get(name).push(sample);
     log(
-      `repetition ${repetition}/${REPETITIONS} ${name}: ${sample.perIteration.toFixed(1)} µs/iteration (run of ${SHORT}: ${sample.perShortRun.toFixed(1)} µs, run of ${LONG}: ${sample.perLongRun.toFixed(1)} µs)`,
+      `repetition ${repetition}/${REPETITIONS} ${name}: ${sample.perIteration.toFixed(1)} µs/iteration, ${sample.cpuPerIteration.toFixed(1)} µs CPU (run of ${SHORT}: ${sample.perShortRun.toFixed(1)} µs, run of ${LONG}: ${sample.perLongRun.toFixed(1)} µs)`,
     );
   }
 }
@@ -178,6 +196,8 @@ for (const { name } of instances) {
   results[name] = {
     usPerIteration: round(median(list.map((each) => each.perIteration))),
     usPerIterationRepetitions: list.map((each) => round(each.perIteration)),
+    cpuUsPerIteration: round(median(list.map((each) => each.cpuPerIteration))),
+    cpuUsPerIterationRepetitions: list.map((each) => round(each.cpuPerIteration)),
     usPerRun: {
       [`run${SHORT}`]: round(median(list.map((each) => each.perShortRun))),
       [`run${LONG}`]: round(median(list.map((each) => each.perLongRun))),
@@ -211,12 +231,16 @@ process.stdout.write(
         hooks: `${HOOK_EVENTS.join(", ")}: no-op observers (not in xstate-bare)`,
         runs: `run${SHORT} = ${SHORT} tool iteration + final answer; run${LONG} = ${LONG} tool iterations + final answer`,
         usPerIteration: `(time(run${LONG}) - time(run${SHORT})) / ${LONG - SHORT}, median of ${REPETITIONS} interleaved repetitions of ${RUNS} runs of each size (alternating in chunks of ${CHUNK})`,
+        cpuUsPerIteration: "the same, in the process's CPU time (process.cpuUsage, GC threads included)",
         heapBytesPerRun: `heapUsed delta after forced GC / ${HEAP_RUNS} retained RunResults, median of ${HEAP_ROUNDS}`,
       },
       results,
       ratios: {
         harnessxOverHandwritten: round(harnessx / results.handwritten.usPerIteration),
         harnessxOverXstateBare: round(harnessx / results["xstate-bare"].usPerIteration),
+        harnessxOverXstateBareCpu: round(
+          results.harnessx.cpuUsPerIteration / results["xstate-bare"].cpuUsPerIteration,
+        ),
       },
       target: {
         harnessxUsPerIteration: TARGET_US,

@@ -18,6 +18,6 @@ export type {
   JobQueue,
   QueueConcurrency,
 } from "./store/job-queue.js";
-export type { LeaseOutcome, Leases, OpenedRun } from "./store/leases.js";
+export type { HeldToken, LeaseOutcome, Leases, OpenedRun } from "./store/leases.js";
 export type { RunStore, SaveOptions, SaveOutcome } from "./store/run-store.js";
 export type { RunLink, RunTree } from "./store/run-tree.js";

@@ -13,16 +13,18 @@ export async function afterLlm(context: RunContext, env: RunEnv): Promise<RunMac
   // Buffered deltas: the processed text is emitted once, after processing.
   if (env.emit && env.pipeline.afterLlmCall.length > 0)
     emitContentAsDeltas(response.content, env.emit);
-  await notify(env, HookEvent.LLM_RESPONSE, () => ({
+  const hookedLlmResponse = notify(env, HookEvent.LLM_RESPONSE, () => ({
     runId: context.runId,
     response,
     durationMs: context.responseMs,
   }));
+  if (hookedLlmResponse !== undefined) await hookedLlmResponse;
   if (response.toolCalls.length === 0) {
-    await notify(env, HookEvent.LOOP_ITERATION_END, () => ({
+    const hookedLoopIterationEnd = notify(env, HookEvent.LOOP_ITERATION_END, () => ({
       runId: context.runId,
       iteration: context.iteration,
     }));
+    if (hookedLoopIterationEnd !== undefined) await hookedLoopIterationEnd;
   }
   const schema = env.config.output;
   if (schema !== undefined && response.toolCalls.length === 0) {

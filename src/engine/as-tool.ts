@@ -3,7 +3,7 @@ import { ChildRunError, DepthExceededError } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
 import type { RunResult } from "../core/values.js";
 import { type Tool, type ToolContext, tool } from "../tools/tool.js";
-import { currentRunFrame } from "./run-frame.js";
+import { currentRunFrame, readRunFrames } from "./run-frame.js";
 
 /** What `agent.asTool()` takes. */
 export interface AsToolOptions<Schema extends z.ZodType = z.ZodType> {
@@ -78,6 +78,7 @@ export function agentAsTool<Schema extends z.ZodType>(
   agent: ChildAgent,
   options: AsToolOptions<Schema>,
 ): AgentTool<z.output<Schema>> {
+  readRunFrames();
   const defaultInput = options.input === undefined;
   const input = (options.input ?? ChildInput) as Schema;
   const handler = async (value: z.output<Schema>, context: ToolContext): Promise<string> => {

@@ -53,7 +53,7 @@ export async function callProvider(
     if (deferral !== undefined) return { type: "PROVIDER_DEFERRED", deferral };
   }
   if (env.recorder !== undefined) await record(env, context, { type: "llm_request", request });
-  await notify(env, HookEvent.LLM_REQUEST, () => ({
+  const hookedLlmRequest = notify(env, HookEvent.LLM_REQUEST, () => ({
     runId: context.runId,
     system: request.system,
     model: request.model,
@@ -64,6 +64,7 @@ export async function callProvider(
     toolCount: request.tools.length,
     prefixKey: request.prefixKey,
   }));
+  if (hookedLlmRequest !== undefined) await hookedLlmRequest;
 
   const started = env.clock.now();
   // With afterLlmCall middleware, deltas wait for the processed response (see afterLlm).

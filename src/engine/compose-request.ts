@@ -3,7 +3,7 @@ import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { composeSystemPrompt } from "./compose-prompt.js";
 import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
-import { trimContext } from "./trim-context.js";
+import { conversationTokens, trimContext } from "./trim-context.js";
 
 /** Phase `compose`: the system prompt and the trimmed conversation for the next provider call. */
 export async function composeRequest(context: RunContext, env: RunEnv): Promise<RunMachineEvent> {
@@ -12,10 +12,11 @@ export async function composeRequest(context: RunContext, env: RunEnv): Promise<
     const input = env.conversation.slice(0, context.messageCount);
     await record(env, context, { type: "run_start", sessionId, agent: env.config.name, input });
   }
-  await notify(env, HookEvent.LOOP_ITERATION_START, () => ({
+  const hookedLoopIterationStart = notify(env, HookEvent.LOOP_ITERATION_START, () => ({
     runId: context.runId,
     iteration: context.iteration + 1,
   }));
+  if (hookedLoopIterationStart !== undefined) await hookedLoopIterationStart;
   const system =
     env.promptProviders.length === 0
       ? env.config.systemPrompt
@@ -28,6 +29,7 @@ export async function composeRequest(context: RunContext, env: RunEnv): Promise<
       messages: trimContext(
         env.conversation.slice(0, context.messageCount),
         env.config.contextWindow,
+        conversationTokens(env.conversation, context.messageCount),
       ),
       tools: env.tools.schemas(),
       prefixKey: null,

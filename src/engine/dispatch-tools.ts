@@ -58,7 +58,11 @@ export async function runPrepared(
   env: RunEnv,
 ): Promise<ToolResult> {
   const { call, tool: found, input } = prepared;
-  await notify(env, HookEvent.TOOL_CALL_START, () => ({ runId: context.runId, toolCall: call }));
+  const hookedToolCallStart = notify(env, HookEvent.TOOL_CALL_START, () => ({
+    runId: context.runId,
+    toolCall: call,
+  }));
+  if (hookedToolCallStart !== undefined) await hookedToolCallStart;
   env.emit?.({ type: "tool_start", toolCall: call });
   const {
     result: whole,
@@ -90,11 +94,12 @@ export async function runPrepared(
       { err: loggableError(thrown ?? error), tool: call.name, toolCallId: call.id },
       error.code === "tool_timeout" ? "tool handler timed out" : "tool handler threw",
     );
-    await notify(env, HookEvent.ERROR, () => ({
+    const hookedError = notify(env, HookEvent.ERROR, () => ({
       runId: context.runId,
       error: toRunError(error),
       phase: "dispatch",
     }));
+    if (hookedError !== undefined) await hookedError;
   }
   return result;
 }

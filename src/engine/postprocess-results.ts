@@ -38,23 +38,26 @@ export async function postprocessResults(
     const refused = handoff?.refused.get(state.call.id);
     if (refused !== undefined) result = refusedHandoffResult(state.call.id, refused);
     results.push(result);
-    await notify(env, HookEvent.TOOL_CALL_END, () => ({
+    const hookedToolCallEnd = notify(env, HookEvent.TOOL_CALL_END, () => ({
       runId: context.runId,
       toolCall: state.call,
       result,
     }));
+    if (hookedToolCallEnd !== undefined) await hookedToolCallEnd;
     env.emit?.({ type: "tool_end", toolCall: state.call, result });
   }
-  await notify(env, HookEvent.LOOP_ITERATION_END, () => ({
+  const hookedLoopIterationEnd = notify(env, HookEvent.LOOP_ITERATION_END, () => ({
     runId: context.runId,
     iteration: context.iteration,
   }));
+  if (hookedLoopIterationEnd !== undefined) await hookedLoopIterationEnd;
   const to = handoff?.to;
   if (to === undefined) return { type: "RESULTS_PROCESSED", results };
-  await notify(env, HookEvent.HANDOFF, () => ({
+  const hookedHandoff = notify(env, HookEvent.HANDOFF, () => ({
     runId: context.runId,
     from: env.config.name,
     to,
   }));
+  if (hookedHandoff !== undefined) await hookedHandoff;
   return { type: "RESULTS_PROCESSED", results, handoff: to };
 }

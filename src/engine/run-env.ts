@@ -67,7 +67,9 @@ export interface RunEnv {
 
 /**
  * Emits a hook event, skipping all work when nobody observes it: then it returns nothing to
- * wait for rather than a promise (stages emit several events an iteration, most unobserved).
+ * wait for rather than a promise (stages emit several events an iteration, most unobserved),
+ * and a stage awaits only what it returns (`if (hooked !== undefined) await hooked`): an
+ * `await` of nothing still costs a turn of the microtask queue.
  */
 export function notify<E extends HookEvent>(
   env: RunEnv,

@@ -35,5 +35,17 @@ export function nextRunFrame(run: {
   };
 }
 
+// Frames are entered once this process has an agent tool, the only reader of a frame: on
+// Node 20 an AsyncLocalStorage in use costs every promise of the process a hook call, and a
+// direct run makes dozens a step. (An agent tool first made inside a running tool handler
+// finds no frame of that run: its child runs as a top run of the parent's depth + 1.)
+let framesRead = false;
+
+/** Called by `agentAsTool`: from now on runs enter their frames. */
+export const readRunFrames = (): void => {
+  framesRead = true;
+};
+
 /** Runs `work` with `frame` as the current run's frame. */
-export const withinRunFrame = <T>(frame: RunFrame, work: () => T): T => frames.run(frame, work);
+export const withinRunFrame = <T>(frame: RunFrame, work: () => T): T =>
+  framesRead ? frames.run(frame, work) : work();

@@ -28,6 +28,24 @@ export const estimateTokens = (message: Message): number => {
   return tokens;
 };
 
+// A run's log is append-only: the estimate of its first `count` messages grows by the new
+// messages' alone, instead of being summed over the whole conversation at every compose.
+const logged = new WeakMap<readonly Message[], { count: number; tokens: number }>();
+
+/** The token estimate of the first `count` messages of a run's append-only conversation. */
+export function conversationTokens(conversation: readonly Message[], count: number): number {
+  let known = logged.get(conversation);
+  if (known === undefined || known.count > count) {
+    known = { count: 0, tokens: 0 };
+    logged.set(conversation, known);
+  }
+  for (let index = known.count; index < count; index++) {
+    known.tokens += estimateTokens(conversation[index] as Message);
+  }
+  known.count = count;
+  return known.tokens;
+}
+
 /** Splits messages into units that must stay together: an assistant tool request and its results. */
 function units(messages: readonly Message[]): Message[][] {
   const grouped: Message[][] = [];
@@ -42,11 +60,14 @@ function units(messages: readonly Message[]): Message[][] {
 /**
  * The conversation as sent to the model: the first message (the task) and as many of the most
  * recent units as fit in `budget` tokens. A tool request is never separated from its results.
- * The most recent unit is always kept, even over budget.
+ * The most recent unit is always kept, even over budget. `total`: the messages' estimate, where
+ * the caller keeps it.
  */
-export function trimContext(messages: Message[], budget: number): Message[] {
-  let total = 0;
-  for (const message of messages) total += estimateTokens(message);
+export function trimContext(
+  messages: Message[],
+  budget: number,
+  total = messages.reduce((sum, message) => sum + estimateTokens(message), 0),
+): Message[] {
   if (total <= budget || messages.length <= 2) return messages;
 
   const [first, ...rest] = units(messages);

@@ -73,7 +73,9 @@ export async function emitHook<E extends HookEvent, A>(
 ): Promise<void> {
   for (const observer of registry.observers(context.event)) {
     try {
-      await observer(context as HookContext<HookEvent, A>);
+      // A sync observer's return value is not awaited: no microtask per observer per event.
+      const returned = observer(context as HookContext<HookEvent, A>);
+      if (isThenable(returned)) await returned;
     } catch (error) {
       // Name, message and stack only: a thrown SDK error may carry request headers.
       logger.warn(
@@ -83,3 +85,6 @@ export async function emitHook<E extends HookEvent, A>(
     }
   }
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as { then?: unknown } | null | undefined)?.then === "function";

@@ -15,6 +15,7 @@ export const trace: typeof Api.trace = lazyValue(() => api().trace);
 export const context: typeof Api.context = lazyValue(() => api().context);
 export const propagation: typeof Api.propagation = lazyValue(() => api().propagation);
 export const metrics: typeof Api.metrics = lazyValue(() => api().metrics);
+export const createNoopMeter: typeof Api.createNoopMeter = lazyValue(() => api().createNoopMeter);
 export const ROOT_CONTEXT: typeof Api.ROOT_CONTEXT = lazyValue(() => api().ROOT_CONTEXT);
 export const ProxyTracerProvider: typeof Api.ProxyTracerProvider = lazyValue(
   () => api().ProxyTracerProvider,

@@ -1,6 +1,6 @@
 import type { Attributes, Histogram } from "@opentelemetry/api";
 import type { Usage } from "../core/values.js";
-import { metrics } from "./load-otel.js";
+import { createNoopMeter, metrics } from "./load-otel.js";
 
 // The GenAI client metrics (OpenTelemetry semantic conventions), through @opentelemetry/api
 // alone: without a registered meter provider they cost a no-op call.
@@ -15,11 +15,11 @@ interface Instruments {
 
 // Created against the meter provider registered now; a provider registered later is seen on
 // the next call (the API's global meter provider is a proxy only until one is set).
-let cached: { provider: unknown; instruments: Instruments } | undefined;
+let cached: { provider: unknown; instruments: Instruments; recorded: boolean } | undefined;
 
-function instruments(): Instruments {
+function instruments(): { instruments: Instruments; recorded: boolean } {
   const provider = metrics.getMeterProvider();
-  if (cached?.provider === provider) return cached.instruments;
+  if (cached?.provider === provider) return cached;
   const meter = provider.getMeter(METER_NAME);
   const created = {
     tokens: meter.createHistogram("gen_ai.client.token.usage", {
@@ -41,9 +41,13 @@ function instruments(): Instruments {
       },
     }),
   };
-  cached = { provider, instruments: created };
-  return created;
+  // The API's no-op meter (no meter provider registered) records nothing.
+  cached = { provider, instruments: created, recorded: meter !== createNoopMeter() };
+  return cached;
 }
+
+/** False while no meter provider is registered: a `chat` call's metrics would go nowhere. */
+export const chatMetricsRecorded = (): boolean => instruments().recorded;
 
 /** Records one `chat` call: its duration, and (when it answered) its input and output tokens. */
 export function recordChatMetrics(
@@ -52,7 +56,7 @@ export function recordChatMetrics(
   usage: Usage | undefined,
   errorType: string | undefined,
 ): void {
-  const { tokens, duration } = instruments();
+  const { tokens, duration } = instruments().instruments;
   duration.record(durationMs / 1000, {
     ...attributes,
     ...(errorType === undefined ? {} : { "error.type": errorType }),

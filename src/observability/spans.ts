@@ -1,7 +1,7 @@
 import type { Attributes, Span, Tracer } from "@opentelemetry/api";
 import type { ProviderResponse, RunError, ToolCall, ToolResult, Usage } from "../core/values.js";
 import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from "./load-otel.js";
-import { recordChatMetrics } from "./metrics.js";
+import { chatMetricsRecorded, recordChatMetrics } from "./metrics.js";
 
 // Spans follow the OpenTelemetry GenAI semantic conventions. They carry names, ids, models and
 // token counts only: never prompts, tool inputs, tool results or error messages (any of which
@@ -120,6 +120,8 @@ export async function traceChat<T>(
   body: () => Promise<T>,
   responseOf: (value: T) => { response: ProviderResponse; id?: string | undefined } | undefined,
 ): Promise<T> {
+  // Neither a tracer nor a meter provider registered: no span, no metric, nothing to build.
+  if (!chatMetricsRecorded() && activeTracer() === undefined) return body();
   const metricAttributes: Attributes = {
     "gen_ai.operation.name": "chat",
     ...modelAttribute(info.model),

@@ -4,6 +4,7 @@ import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { BackendRoles, RunBackend } from "../store/backend.js";
 import type { QuorumApproval } from "../store/call-ledger.js";
 import type { EnqueueStepOptions, NoticeRetry } from "../store/job-queue.js";
+import type { HeldToken } from "../store/leases.js";
 import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
 import type { SaveOptions } from "../store/run-store.js";
@@ -86,6 +87,9 @@ export class ComposedBackend implements RunBackend {
   }
   renewLease(runId: string, token: number) {
     return this.#roles.leases.renewLease(runId, token);
+  }
+  renewLeases(leases: readonly HeldToken[]) {
+    return this.#roles.leases.renewLeases(leases);
   }
   releaseLease(runId: string, token: number) {
     return this.#roles.leases.releaseLease(runId, token);

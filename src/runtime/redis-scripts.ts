@@ -251,6 +251,23 @@ return 0
 `);
 
 /**
+ * KEYS: leases. ARGV: ttlMs, then the token of each lease. RENEW_LEASE of each: 1 for a lease
+ * still ours (extended), 0 for one lost, in KEYS order.
+ */
+export const RENEW_LEASES = new LuaScript(`
+local renewed = {}
+for index, key in ipairs(KEYS) do
+  if redis.call("GET", key) == ARGV[index + 1] then
+    redis.call("PEXPIRE", key, ARGV[1])
+    renewed[index] = 1
+  else
+    renewed[index] = 0
+  end
+end
+return renewed
+`);
+
+/**
  * KEYS: lease, wake. ARGV: token.
  * Drops the lease if still ours; returns 1 when a wake-up was left meanwhile (and takes it).
  */

@@ -16,7 +16,7 @@ export {
   type QueueConcurrency,
   queueConcurrency,
 } from "./job-queue.js";
-export type { LeaseOutcome, Leases, OpenedRun } from "./leases.js";
+export type { HeldToken, LeaseOutcome, Leases, OpenedRun } from "./leases.js";
 export type { RunStore, SaveOptions, SaveOutcome } from "./run-store.js";
 export type { RunLink, RunTree } from "./run-tree.js";
 

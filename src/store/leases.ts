@@ -9,6 +9,12 @@ export interface OpenedRun {
   raw?: { iteration: number; results: Record<string, ToolResult> };
 }
 
+/** A lease a process holds: its run and fencing token. */
+export interface HeldToken {
+  runId: string;
+  token: number;
+}
+
 /** The outcome of asking for a run's lease. */
 export type LeaseOutcome =
   | {
@@ -35,6 +41,12 @@ export interface Leases {
   acquireLease(runId: string): Promise<LeaseOutcome>;
   /** Extends the lease while `token` still holds it; false when it was lost. */
   renewLease(runId: string, token: number): Promise<boolean>;
+  /**
+   * `renewLease` of every lease a process holds, in one round trip where the store can: one
+   * answer per lease, in order. A process renews its leases together, once a tick, rather than
+   * one command (and one timer) per run.
+   */
+  renewLeases(leases: readonly HeldToken[]): Promise<boolean[]>;
   /** Gives the lease up; `wake` is true when another step asked for the run meanwhile. */
   releaseLease(runId: string, token: number): Promise<{ wake: boolean }>;
   /**

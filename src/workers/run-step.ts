@@ -1,9 +1,9 @@
-import { loggableError } from "../core/errors.js";
 import type { JobDelivery } from "../store/backend.js";
 import type { RunRecord, StepJob } from "../store/schemas.js";
 import { type AdvancedRun, advanceRun, failStuckRun } from "./advance-run.js";
 import { expireApprovals } from "./approval-timeout.js";
 import { wakeParent } from "./child-runs.js";
+import { leaseKeeperOf } from "./lease-keeper.js";
 import type { HeldLease } from "./step-saves.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -32,22 +32,11 @@ export async function runStep(
     }
     return undefined;
   }
-  const heartbeat = setInterval(
-    () => {
-      // After the shutdown deadline the lease runs out, so another worker can take the run.
-      if (deps.active.stopped) return;
-      backend.renewLease(job.runId, lease.token).then(
-        (held) => {
-          if (!held) deps.logger.warn({ runId: job.runId }, "lost the run's lease while stepping");
-        },
-        (error: unknown) =>
-          deps.logger.warn({ err: loggableError(error), runId: job.runId }, "lease renewal failed"),
-      );
-    },
-    Math.max(1, Math.floor(backend.lockDurationMs / 3)),
-  );
-  heartbeat.unref();
-  const held: HeldLease = { onRelease: () => clearInterval(heartbeat) };
+  // Renewed with every other lease this process holds, until the step gives it up.
+  const kept = leaseKeeperOf(backend, deps.logger).keep(job.runId, lease.token, {
+    stopped: () => deps.active.stopped,
+  });
+  const held: HeldLease = { onRelease: () => kept.stop({ released: true }) };
   let left: AdvancedRun;
   try {
     if (job.approvalTimeout !== undefined) {
@@ -62,7 +51,7 @@ export async function runStep(
       lease: held,
     });
   } finally {
-    clearInterval(heartbeat);
+    kept.stop();
     // The step's last save may have given the lease up already.
     const { wake } = held.released ?? (await backend.releaseLease(job.runId, lease.token));
     if (wake) await backend.enqueueStep(job.runId, { ...priority, agent: job.agent });

@@ -1,4 +1,4 @@
-import type { LeaseOutcome, Leases } from "../../store/leases.js";
+import type { HeldToken, LeaseOutcome, Leases } from "../../store/leases.js";
 
 interface Lease {
   token: number;
@@ -51,6 +51,10 @@ export class MemoryLeases implements Leases {
     if (held?.token !== token) return false;
     held.expiresAt = Date.now() + this.lockDurationMs;
     return true;
+  }
+
+  async renewLeases(leases: readonly HeldToken[]): Promise<boolean[]> {
+    return Promise.all(leases.map(({ runId, token }) => this.renewLease(runId, token)));
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {

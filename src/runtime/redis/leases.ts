@@ -1,9 +1,19 @@
-import type { LeaseOutcome, Leases } from "../../store/leases.js";
+import type { HeldToken, LeaseOutcome, Leases } from "../../store/leases.js";
 import { joinRecord } from "../../store/record/decode.js";
 import { contextView } from "../../store/run-view.js";
-import { ACQUIRE_LEASE, RELEASE_LEASE, RENEW_LEASE, REQUEST_CANCEL } from "../redis-scripts.js";
+import { Cluster } from "../load-ioredis.js";
+import {
+  ACQUIRE_LEASE,
+  RELEASE_LEASE,
+  RENEW_LEASE,
+  RENEW_LEASES,
+  REQUEST_CANCEL,
+} from "../redis-scripts.js";
 import type { RedisContext } from "./context.js";
 import { parseLeaseReply, rawResultsOf, storedSummary } from "./replies.js";
+
+// Leases renewed by one script call: a few thousand keep Redis busy for a millisecond or two.
+const RENEWAL_BATCH = 2000;
 
 /**
  * Leases in Redis: the lease key with its fencing counter in the run hash, a wake-up key for the
@@ -56,6 +66,26 @@ export class RedisLeases implements Leases {
     const { redis, keys } = this.#context;
     const renewed = await RENEW_LEASE.run(redis, [keys.lease(runId)], [token, this.lockDurationMs]);
     return renewed === 1;
+  }
+
+  async renewLeases(leases: readonly HeldToken[]): Promise<boolean[]> {
+    const { redis, keys } = this.#context;
+    // A cluster spreads runs over slots (a prefix without braces): one command per lease,
+    // pipelined by node. On one Redis, one script per batch of leases.
+    if (redis instanceof Cluster) {
+      return Promise.all(leases.map(({ runId, token }) => this.renewLease(runId, token)));
+    }
+    const renewed: boolean[] = [];
+    for (let start = 0; start < leases.length; start += RENEWAL_BATCH) {
+      const batch = leases.slice(start, start + RENEWAL_BATCH);
+      const replies = (await RENEW_LEASES.run(
+        redis,
+        batch.map(({ runId }) => keys.lease(runId)),
+        [this.lockDurationMs, ...batch.map(({ token }) => token)],
+      )) as number[];
+      for (const reply of replies) renewed.push(reply === 1);
+    }
+    return renewed;
   }
 
   async releaseLease(runId: string, token: number): Promise<{ wake: boolean }> {

@@ -40,6 +40,34 @@ export function describeLeasesContract(name: string, factory: BackendFactory): v
       });
     });
 
+    it("renews many leases in one call: each still held is extended, each lost is named", async () => {
+      const backend = await start();
+      const tokens = new Map<string, number>();
+      for (const runId of ["a", "b", "c"]) {
+        await backend.createRun(record(runId, "queued", 1));
+        const lease = await backend.acquireLease(runId);
+        if (!lease.acquired) throw new Error("expected the lease");
+        tokens.set(runId, lease.token);
+      }
+      const held = (runId: string) => ({ runId, token: tokens.get(runId) ?? -1 });
+      // b is given up and taken again: its first token no longer holds it.
+      await backend.releaseLease("b", held("b").token);
+      const retaken = await backend.acquireLease("b");
+      if (!retaken.acquired) throw new Error("expected the lease");
+
+      expect(await backend.renewLeases([held("a"), held("b"), held("c")])).toEqual([
+        true,
+        false,
+        true,
+      ]);
+      expect(await backend.renewLeases([{ runId: "b", token: retaken.token }])).toEqual([true]);
+      expect(await backend.renewLeases([{ runId: "ghost", token: 1 }])).toEqual([false]);
+      expect(await backend.renewLeases([])).toEqual([]);
+      // Renewed leases are still held: another worker is refused them.
+      expect((await backend.acquireLease("a")).acquired).toBe(false);
+      expect((await backend.acquireLease("c")).acquired).toBe(false);
+    });
+
     it("keeps who asked first to cancel a run, and stores nothing for an unknown run", async () => {
       const backend = await start();
       await backend.createRun(record("run", "queued", 1));

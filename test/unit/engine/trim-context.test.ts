@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { estimateTokens, trimContext } from "../../../src/engine/trim-context.js";
+import {
+  conversationTokens,
+  estimateTokens,
+  trimContext,
+} from "../../../src/engine/trim-context.js";
 import type { Message } from "../../../src/index.js";
 
 const text = (role: "user" | "assistant", body: string): Message => ({
@@ -180,5 +184,33 @@ describe("trimContext", () => {
     }
     // The input is never mutated.
     expect(messages).toEqual(before);
+  });
+});
+
+describe("conversationTokens", () => {
+  it("sums the first count messages of a log as it grows, each new message added once", () => {
+    const all = conversation();
+    const log: Message[] = all.slice(0, 2);
+    expect(conversationTokens(log, 2)).toBe(cost(all.slice(0, 2)));
+    log.push(...all.slice(2, 5));
+    expect(conversationTokens(log, 4)).toBe(cost(all.slice(0, 4)));
+    expect(conversationTokens(log, 5)).toBe(cost(all.slice(0, 5)));
+    log.push(...all.slice(5));
+    expect(conversationTokens(log, all.length)).toBe(cost(all));
+  });
+
+  it("counts again from the start when asked for fewer messages than it counted", () => {
+    const log = conversation();
+    expect(conversationTokens(log, log.length)).toBe(cost(log));
+    expect(conversationTokens(log, 3)).toBe(cost(log.slice(0, 3)));
+    expect(conversationTokens(log, 1)).toBe(cost(log.slice(0, 1)));
+  });
+
+  it("keeps the estimate of each log apart", () => {
+    const one = conversation();
+    const other = conversation().slice(0, 3);
+    expect(conversationTokens(one, one.length)).toBe(cost(one));
+    expect(conversationTokens(other, 3)).toBe(cost(other));
+    expect(conversationTokens(one, one.length)).toBe(cost(one));
   });
 });
