@@ -54,7 +54,7 @@ export interface RunSpanOutcome {
    * leave it out, so that summing `invoke_agent` spans never counts a call twice.
    */
   usage: Usage | undefined;
-  /** Provider calls started; unknown for a run span ended before its run (`abandonRunSpans`). */
+  /** Provider calls started; unknown for a run span ended before its run (`RunSpans.abandon`). */
   iterations: number | undefined;
 }
 
@@ -90,9 +90,10 @@ export async function traceRun<T>(
   }
 }
 
-/** Ends an `invoke_agent` span with how its run (or a step of it) ended. */
-export function endRunSpan(span: Span, ended: RunSpanOutcome): void {
+/** Ends an `invoke_agent` span with how its run (or a step of it) ended, and any `more`. */
+export function endRunSpan(span: Span, ended: RunSpanOutcome, more: Attributes = {}): void {
   span.setAttributes({
+    ...more,
     ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
     "harnessx.run.status": ended.status,
     ...(ended.iterations === undefined ? {} : { "harnessx.run.iterations": ended.iterations }),
