@@ -327,7 +327,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     const runId = options.runId ?? this.#deps.generateId();
     const sessionId = options.sessionId ?? this.#deps.generateId();
     if (!this.#started) await this.start();
-    const frame = nextRunFrame({ runId, sessionId, maxDepth: this.config.maxDepth });
+    const frame = nextRunFrame({ runId, sessionId, maxDepth: this.config.maxDepth, emit });
     return withinRunFrame(frame, async () => {
       const env = this.runEnv({
         runId,
@@ -390,6 +390,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         runId: parked.runId,
         sessionId: parked.sessionId,
         maxDepth: this.config.maxDepth,
+        emit,
       });
       return await withinRunFrame(frame, () => this.#advance(actor, env));
     } finally {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ChildRunError, DepthExceededError } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
-import type { RunResult } from "../core/values.js";
+import type { RunResult, RunStatus } from "../core/values.js";
 import { type Tool, type ToolContext, tool } from "../tools/tool.js";
 import { currentRunFrame } from "./run-frame.js";
 
@@ -86,12 +86,22 @@ export function agentAsTool<Schema extends z.ZodType>(
     const maxDepth = parent?.maxDepth ?? agent.config.maxDepth;
     if (depth > maxDepth) throw new DepthExceededError(depth, maxDepth);
     const runId = childRunId(context.runId, context.toolCallId);
-    const result = await agent.run(childInputText(value, defaultInput), {
-      runId,
-      ...(parent === undefined ? {} : { sessionId: parent.sessionId }),
-      signal: context.signal,
-    });
-    return childOutput(runId, agent.name, result);
+    // The parent's stream tells of its child runs as a durable parent's events do (SPEC §14).
+    const announced = { childRunId: runId, agent: agent.name, toolCallId: context.toolCallId };
+    parent?.emit?.({ type: "child_started", ...announced });
+    let status: RunStatus | undefined;
+    try {
+      const result = await agent.run(childInputText(value, defaultInput), {
+        runId,
+        ...(parent === undefined ? {} : { sessionId: parent.sessionId }),
+        signal: context.signal,
+      });
+      status = result.status;
+      return childOutput(runId, agent.name, result);
+    } finally {
+      status ??= context.signal.aborted ? "cancelled" : "failed";
+      parent?.emit?.({ type: "child_finished", ...announced, status });
+    }
   };
   const built = tool({
     name: options.name ?? agent.name,

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { RunEventSink } from "./run-events.js";
 
 /**
  * Where a direct run sits in a tree of runs (`agent.asTool` runs a child inline, inside its
@@ -12,6 +13,8 @@ export interface RunFrame {
   readonly depth: number;
   /** The running agent's `config.maxDepth`. */
   readonly maxDepth: number;
+  /** The run's event stream (`runStream`), where its agent tools announce their child runs. */
+  readonly emit?: RunEventSink | undefined;
 }
 
 // Async context rather than an argument: the child is started from inside a tool handler, which
@@ -26,6 +29,7 @@ export function nextRunFrame(run: {
   runId: string;
   sessionId: string;
   maxDepth: number;
+  emit: RunEventSink | undefined;
 }): RunFrame {
   const outer = frames.getStore();
   return {

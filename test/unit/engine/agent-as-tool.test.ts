@@ -8,6 +8,7 @@ import {
   Middleware,
   PermissionManager,
   type ProviderRequest,
+  type RunEvent,
   type RunResult,
   type ToolCall,
 } from "../../../src/index.js";
@@ -209,5 +210,62 @@ describe("agent.asTool in direct runs", () => {
     });
     const result = await lead.run("go", { signal: controller.signal });
     expect(result.status).toBe("cancelled");
+  });
+
+  it("streams child_started and child_finished on the parent's events, as a durable parent's", async () => {
+    const researcher = makeAgent({
+      provider: new ScriptedProvider([
+        (request) => textResponse(`notes on ${lastUserText(request)}`),
+      ]),
+      config: { name: "researcher" },
+    });
+    const failing = makeAgent({ config: { name: "failing" } }); // no provider
+    const lead = makeAgent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+        toolCallResponse([{ name: "failing", input: { input: "x" }, id: "call_2" }]),
+        textResponse("done"),
+      ]),
+      config: { name: "lead" },
+      tools: [
+        researcher.asTool({ name: "research", description: "Research one topic" }),
+        failing.asTool({ description: "Fails" }),
+      ],
+    });
+    const events: RunEvent[] = [];
+    for await (const event of lead.runStream("go", { runId: "run-1" })) events.push(event);
+    const sequence = events
+      .filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta")
+      .map((event) =>
+        event.type === "tool_start" || event.type === "tool_end" ? event.type : event,
+      );
+    expect(sequence.slice(0, -1)).toEqual([
+      "tool_start",
+      {
+        type: "child_started",
+        childRunId: "run-1.call_1",
+        agent: "researcher",
+        toolCallId: "call_1",
+      },
+      {
+        type: "child_finished",
+        childRunId: "run-1.call_1",
+        agent: "researcher",
+        toolCallId: "call_1",
+        status: "completed",
+      },
+      "tool_end",
+      "tool_start",
+      { type: "child_started", childRunId: "run-1.call_2", agent: "failing", toolCallId: "call_2" },
+      {
+        type: "child_finished",
+        childRunId: "run-1.call_2",
+        agent: "failing",
+        toolCallId: "call_2",
+        status: "failed",
+      },
+      "tool_end",
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "result", result: { status: "completed" } });
   });
 });
