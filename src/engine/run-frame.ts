@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { Provider } from "../core/provider.js";
 import type { RunEventSink } from "./run-events.js";
 
 /**
@@ -15,6 +16,8 @@ export interface RunFrame {
   readonly maxDepth: number;
   /** The run's event stream (`runStream`), where its agent tools announce their child runs. */
   readonly emit?: RunEventSink | undefined;
+  /** The run's provider: a replay's answers agent tools' calls from its recording. */
+  readonly provider?: Provider | undefined;
 }
 
 // Async context rather than an argument: the child is started from inside a tool handler, which
@@ -30,6 +33,7 @@ export function nextRunFrame(run: {
   sessionId: string;
   maxDepth: number;
   emit: RunEventSink | undefined;
+  provider: Provider | undefined;
 }): RunFrame {
   const outer = frames.getStore();
   return {

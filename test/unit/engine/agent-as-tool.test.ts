@@ -4,10 +4,13 @@ import {
   Agent,
   type AgentOptions,
   type ContentBlock,
+  FlightRecorder,
   HookEvent,
   Middleware,
   PermissionManager,
+  type Provider,
   type ProviderRequest,
+  ReplayProvider,
   type RunEvent,
   type RunResult,
   type ToolCall,
@@ -267,5 +270,64 @@ describe("agent.asTool in direct runs", () => {
       "tool_end",
     ]);
     expect(events.at(-1)).toMatchObject({ type: "result", result: { status: "completed" } });
+  });
+
+  it("records each child's result on the parent, so a replay of the parent runs no child", async () => {
+    const recorder = new FlightRecorder();
+    const researcher = makeAgent({
+      provider: new ScriptedProvider([
+        (request) => textResponse(`notes on ${lastUserText(request)}`),
+      ]),
+      config: { name: "researcher" },
+    });
+    const failing = makeAgent({ config: { name: "failing" } }); // no provider
+    const leadTurns = () => [
+      toolCallResponse([
+        { name: "research", input: { input: "otters" }, id: "call_1" },
+        { name: "failing", input: { input: "x" }, id: "call_2" },
+      ]),
+      textResponse("done"),
+    ];
+    const lead = makeAgent({
+      provider: new ScriptedProvider(leadTurns()),
+      config: { name: "lead" },
+      recorder,
+      tools: [
+        researcher.asTool({ name: "research", description: "Research one topic" }),
+        failing.asTool({ description: "Fails" }),
+      ],
+    });
+    const recorded = await lead.run("write about otters", { runId: "run-1" });
+    const raw = (await recorder.entries("run-1")).filter(
+      (entry) => entry.type === "tool_result_raw",
+    );
+    expect(raw.map((entry) => ({ type: "tool_result", ...entry.result }))).toEqual(
+      toolResults(recorded),
+    );
+    expect(toolResults(recorded).map((block) => block.isError)).toEqual([false, true]);
+
+    // The replay's children have models that must not be called: their results come from the recording.
+    const noModel = (): Provider => ({
+      name: "unreachable",
+      complete: async () => {
+        throw new Error("a child ran during the replay");
+      },
+    });
+    const replayedResearcher = makeAgent({ provider: noModel(), config: { name: "researcher" } });
+    const replayedFailing = makeAgent({ provider: noModel(), config: { name: "failing" } });
+    const provider = ReplayProvider.fromRecording(recorder.entries("run-1"));
+    const replay = makeAgent({
+      provider,
+      config: { name: "lead" },
+      tools: [
+        replayedResearcher.asTool({ name: "research", description: "Research one topic" }),
+        replayedFailing.asTool({ description: "Fails" }),
+      ],
+    });
+    const replayed = await replay.run("write about otters", { runId: "run-1" });
+    expect(replayed.status).toBe("completed");
+    expect(replayed.output).toBe("done");
+    expect(toolResults(replayed)).toEqual(toolResults(recorded));
+    await provider.assertComplete();
   });
 });
