@@ -174,18 +174,35 @@ export async function traceTool<T extends { result: ToolResult; thrown?: unknown
   return inSpan(
     () => `execute_tool ${call.name}`,
     SpanKind.INTERNAL,
-    () => ({
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": call.name,
-      "gen_ai.tool.call.id": call.id,
-      "gen_ai.tool.type": "function",
-    }),
+    () => toolAttributes(call),
     body,
     (span, { result, thrown }) => {
       if (result.isError) failSpan(span, thrown === undefined ? "tool_error" : errorType(thrown));
     },
   );
 }
+
+/**
+ * Runs the start of a durable child run (a call of an agent tool) in the call's `execute_tool`
+ * span: the child run's `invoke_agent` span is started inside it, so it is the span's child.
+ * The call's result comes later, from the child; the span covers its start.
+ */
+export async function traceChildStart<T>(call: ToolCall, body: () => Promise<T>): Promise<T> {
+  return inSpan(
+    () => `execute_tool ${call.name}`,
+    SpanKind.INTERNAL,
+    () => toolAttributes(call),
+    body,
+    () => {},
+  );
+}
+
+const toolAttributes = (call: ToolCall): Attributes => ({
+  "gen_ai.operation.name": "execute_tool",
+  "gen_ai.tool.name": call.name,
+  "gen_ai.tool.call.id": call.id,
+  "gen_ai.tool.type": "function",
+});
 
 async function inSpan<T>(
   name: () => string,

@@ -17,7 +17,8 @@ import {
   redisBackend,
   tool,
 } from "../../src/index.js";
-import { useTracing } from "../support/tracing.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { only, useTracing } from "../support/tracing.js";
 import { until } from "../support/until.js";
 import { approvalAgent, makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
@@ -237,6 +238,52 @@ describe("tracing durable runs on redisBackend()", () => {
     // Its worker and the summary both report the end: the span still ends once.
     await runtime.close();
     expect(runSpansOf("support")).toHaveLength(1);
+  });
+
+  it("puts a child run's invoke_agent span under its parent's execute_tool span, each run's span with its own totals", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const search = searchTool();
+    const researcher = makeAgent("researcher", {
+      provider: oneToolModel("search"),
+      tools: [search.tool],
+    });
+    const lead = makeAgent("lead", {
+      provider: new ScriptedProvider(
+        [
+          (request) =>
+            request.messages.at(-1)?.role === "tool"
+              ? textResponse("Report.")
+              : toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+        ],
+        { loop: true },
+      ),
+      tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+    });
+    await runtimes.start([lead, researcher], backendOn(prefix));
+    const submitter = await runtimes.start([lead, researcher], backendOn(prefix), {
+      workers: false,
+    });
+
+    const { request, handle } = await submitTraced(submitter, "lead", "otters");
+    const result = await handle.result();
+    expect(result.status).toBe("completed");
+    await until("both run spans to end", async () => runSpansOf("lead").length === 1);
+    await until("the child's span to end", async () => runSpansOf("researcher").length === 1);
+    const [parent] = runSpansOf("lead");
+    const [child] = runSpansOf("researcher");
+    expect(parent?.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    const call = only(tracing.spans(), "execute_tool research");
+    expect(call.parentSpanContext?.spanId).toBe(parent?.spanContext().spanId);
+    expect(child?.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(child?.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    const childSearch = only(tracing.spans(), "execute_tool search");
+    expect(childSearch.parentSpanContext?.spanId).toBe(child?.spanContext().spanId);
+    // Each run's totals on its own span: the child's are not the parent's.
+    const childResult = await submitter.handle(`${handle.runId}.call_1`).result();
+    expect(child?.attributes["gen_ai.usage.output_tokens"]).toBe(childResult.usage.outputTokens);
+    expect(parent?.attributes["gen_ai.usage.output_tokens"]).toBe(result.usage.outputTokens);
+    expect(parent?.attributes["harnessx.run.status"]).toBe("completed");
   });
 
   it("ends the span of a run still parked when its submitter closes, as closed and not observed", async () => {
