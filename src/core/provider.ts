@@ -1,4 +1,4 @@
-import type { JSONSchema, Message, ProviderResponse, ToolSchema } from "./values.js";
+import type { JSONSchema, Message, ProviderResponse, ToolResult, ToolSchema } from "./values.js";
 
 /** One request to a model, as the engine sends it after `beforeLlmCall`. */
 export interface ProviderRequest {
@@ -51,4 +51,11 @@ export interface Provider {
     request: ProviderRequest,
     options?: ProviderCallOptions,
   ): AsyncIterable<ProviderStreamEvent>;
+  /**
+   * A provider that replays a recording (`ReplayProvider`): the recorded raw result of call
+   * `toolCallId` of the last response it gave, if the recording holds one. A call of an agent
+   * tool (`agent.asTool`) takes it instead of running a child run, so that a replay of a parent
+   * needs no children (SPEC §14). Other providers leave it out.
+   */
+  recordedToolResult?(toolCallId: string): ToolResult | undefined;
 }

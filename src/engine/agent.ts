@@ -327,7 +327,8 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     const runId = options.runId ?? this.#deps.generateId();
     const sessionId = options.sessionId ?? this.#deps.generateId();
     if (!this.#started) await this.start();
-    const frame = nextRunFrame({ runId, sessionId, maxDepth: this.config.maxDepth });
+    const { config, provider } = this;
+    const frame = nextRunFrame({ runId, sessionId, maxDepth: config.maxDepth, emit, provider });
     return withinRunFrame(frame, async () => {
       const env = this.runEnv({
         runId,
@@ -390,6 +391,8 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         runId: parked.runId,
         sessionId: parked.sessionId,
         maxDepth: this.config.maxDepth,
+        emit,
+        provider: this.provider,
       });
       return await withinRunFrame(frame, () => this.#advance(actor, env));
     } finally {

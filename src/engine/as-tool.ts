@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ChildRunError, DepthExceededError } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
-import type { RunResult } from "../core/values.js";
+import type { RunResult, RunStatus, ToolResult } from "../core/values.js";
 import { type Tool, type ToolContext, tool } from "../tools/tool.js";
 import { currentRunFrame, readRunFrames } from "./run-frame.js";
 
@@ -59,6 +59,17 @@ export function childOutput(childRunId: string, agent: string, result: RunResult
   return typeof output === "string" ? output : JSON.stringify(output);
 }
 
+/** A recorded result of an agent tool's call, as its handler gives it again. */
+function replayedOutput(recorded: ToolResult): string {
+  if (recorded.isError) throw new ReplayedToolError(recorded.content);
+  return recorded.content;
+}
+
+/** A recorded error result, thrown again: its message is the result's content as recorded. */
+class ReplayedToolError extends Error {
+  override name = "ReplayedToolError";
+}
+
 /** Marks a tool whose calls start child runs of `childAgent` (read by a durable runtime). */
 export interface AgentTool<Input> extends Tool<Input> {
   readonly childAgent: string;
@@ -87,12 +98,25 @@ export function agentAsTool<Schema extends z.ZodType>(
     const maxDepth = parent?.maxDepth ?? agent.config.maxDepth;
     if (depth > maxDepth) throw new DepthExceededError(depth, maxDepth);
     const runId = childRunId(context.runId, context.toolCallId);
-    const result = await agent.run(childInputText(value, defaultInput), {
-      runId,
-      ...(parent === undefined ? {} : { sessionId: parent.sessionId }),
-      signal: context.signal,
-    });
-    return childOutput(runId, agent.name, result);
+    // A replay of the parent: the child's result is in the recording, the child need not run.
+    const recorded = parent?.provider?.recordedToolResult?.(context.toolCallId);
+    if (recorded !== undefined) return replayedOutput(recorded);
+    // The parent's stream tells of its child runs as a durable parent's events do (SPEC §14).
+    const announced = { childRunId: runId, agent: agent.name, toolCallId: context.toolCallId };
+    parent?.emit?.({ type: "child_started", ...announced });
+    let status: RunStatus | undefined;
+    try {
+      const result = await agent.run(childInputText(value, defaultInput), {
+        runId,
+        ...(parent === undefined ? {} : { sessionId: parent.sessionId }),
+        signal: context.signal,
+      });
+      status = result.status;
+      return childOutput(runId, agent.name, result);
+    } finally {
+      status ??= context.signal.aborted ? "cancelled" : "failed";
+      parent?.emit?.({ type: "child_finished", ...announced, status });
+    }
   };
   const built = tool({
     name: options.name ?? agent.name,

@@ -14,6 +14,7 @@ import { capToolResult, DEFAULT_TOOL_LIMITS } from "../tools/result-limit.js";
 import { errorResult, runHandler } from "../tools/run-handler.js";
 import type { Tool } from "../tools/tool.js";
 import { validateInput } from "../tools/validate.js";
+import { isAgentTool } from "./as-tool.js";
 import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 
@@ -85,7 +86,8 @@ export async function runPrepared(
   );
   // Cut to the limit as it leaves the handler, in direct runs as in durable ones.
   const result = capToolResult(whole, (env.limits ?? DEFAULT_TOOL_LIMITS).maxToolResultBytes);
-  if (env.recorder !== undefined) {
+  // An agent tool's result is recorded as the run takes it in (`postprocessResults`), as on a runtime.
+  if (env.recorder !== undefined && !isAgentTool(found)) {
     await record(env, context, { type: "tool_result_raw", toolCall: call, result });
   }
   if (error !== undefined) {

@@ -1,10 +1,12 @@
 import { HarnessError } from "../core/errors.js";
 import { entryById } from "../core/id-record.js";
-import type { ToolResult } from "../core/values.js";
+import type { ToolCall, ToolResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
 import { runAfterToolExecution } from "../middleware/run-stages.js";
+import { isAgentTool } from "./as-tool.js";
 import { refusedHandoffResult, settleHandoff } from "./handoffs.js";
+import { record } from "./record.js";
 import { notify, type RunEnv } from "./run-env.js";
 
 /**
@@ -33,6 +35,7 @@ export async function postprocessResults(
           },
         );
       }
+      await recordChildResult(context, env, state.call, raw);
       result = await runAfterToolExecution(env.pipeline, raw);
     }
     const refused = handoff?.refused.get(state.call.id);
@@ -60,4 +63,22 @@ export async function postprocessResults(
   }));
   if (hookedHandoff !== undefined) await hookedHandoff;
   return { type: "RESULTS_PROCESSED", results, handoff: to };
+}
+
+/**
+ * Records an agent tool's raw result (its child run's outcome) as the parent takes it in: a
+ * durable child commits it long after the call's tool job ended, so this is where both direct
+ * and durable parents have it. The recording then holds it, and a replay of the parent needs
+ * no children (`ReplayProvider.recordedToolResult`). A step taken again may record it twice.
+ */
+async function recordChildResult(
+  context: RunContext,
+  env: RunEnv,
+  call: ToolCall,
+  raw: ToolResult,
+): Promise<void> {
+  if (env.recorder === undefined) return;
+  const found = env.tools.get(call.name);
+  if (found === undefined || !isAgentTool(found)) return;
+  await record(env, context, { type: "tool_result_raw", toolCall: call, result: raw });
 }

@@ -17,7 +17,7 @@ export type RunEvent<TOutput = JsonValue> =
   | { type: "tool_start"; toolCall: ToolCall }
   | { type: "tool_end"; toolCall: ToolCall; result: ToolResult }
   | { type: "approval_required"; pending: PendingApproval[] }
-  /** A durable run's call of an agent tool started a child run (SPEC §14). */
+  /** A call of an agent tool started a child run (SPEC §14), in a direct run or a durable one. */
   | { type: "child_started"; childRunId: string; agent: string; toolCallId: string }
   /** That child run finished; its outcome is the call's result. */
   | {

@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from "../core/node-builtins.js";
+import type { Provider } from "../core/provider.js";
+import type { RunEventSink } from "./run-events.js";
 
 /**
  * Where a direct run sits in a tree of runs (`agent.asTool` runs a child inline, inside its
@@ -12,6 +14,10 @@ export interface RunFrame {
   readonly depth: number;
   /** The running agent's `config.maxDepth`. */
   readonly maxDepth: number;
+  /** The run's event stream (`runStream`), where its agent tools announce their child runs. */
+  readonly emit?: RunEventSink | undefined;
+  /** The run's provider: a replay's answers agent tools' calls from its recording. */
+  readonly provider?: Provider | undefined;
 }
 
 // Async context rather than an argument: the child is started from inside a tool handler, which
@@ -26,6 +32,8 @@ export function nextRunFrame(run: {
   runId: string;
   sessionId: string;
   maxDepth: number;
+  emit: RunEventSink | undefined;
+  provider: Provider | undefined;
 }): RunFrame {
   const outer = frames.getStore();
   return {

@@ -54,7 +54,7 @@ export interface RunSpanOutcome {
    * leave it out, so that summing `invoke_agent` spans never counts a call twice.
    */
   usage: Usage | undefined;
-  /** Provider calls started; unknown for a run span ended before its run (`abandonRunSpans`). */
+  /** Provider calls started; unknown for a run span ended before its run (`RunSpans.abandon`). */
   iterations: number | undefined;
 }
 
@@ -90,9 +90,10 @@ export async function traceRun<T>(
   }
 }
 
-/** Ends an `invoke_agent` span with how its run (or a step of it) ended. */
-export function endRunSpan(span: Span, ended: RunSpanOutcome): void {
+/** Ends an `invoke_agent` span with how its run (or a step of it) ended, and any `more`. */
+export function endRunSpan(span: Span, ended: RunSpanOutcome, more: Attributes = {}): void {
   span.setAttributes({
+    ...more,
     ...(ended.usage === undefined ? {} : usageAttributes(ended.usage)),
     "harnessx.run.status": ended.status,
     ...(ended.iterations === undefined ? {} : { "harnessx.run.iterations": ended.iterations }),
@@ -175,18 +176,35 @@ export async function traceTool<T extends { result: ToolResult; thrown?: unknown
   return inSpan(
     () => `execute_tool ${call.name}`,
     SpanKind.INTERNAL,
-    () => ({
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": call.name,
-      "gen_ai.tool.call.id": call.id,
-      "gen_ai.tool.type": "function",
-    }),
+    () => toolAttributes(call),
     body,
     (span, { result, thrown }) => {
       if (result.isError) failSpan(span, thrown === undefined ? "tool_error" : errorType(thrown));
     },
   );
 }
+
+/**
+ * Runs the start of a durable child run (a call of an agent tool) in the call's `execute_tool`
+ * span: the child run's `invoke_agent` span is started inside it, so it is the span's child.
+ * The call's result comes later, from the child; the span covers its start.
+ */
+export async function traceChildStart<T>(call: ToolCall, body: () => Promise<T>): Promise<T> {
+  return inSpan(
+    () => `execute_tool ${call.name}`,
+    SpanKind.INTERNAL,
+    () => toolAttributes(call),
+    body,
+    () => {},
+  );
+}
+
+const toolAttributes = (call: ToolCall): Attributes => ({
+  "gen_ai.operation.name": "execute_tool",
+  "gen_ai.tool.name": call.name,
+  "gen_ai.tool.call.id": call.id,
+  "gen_ai.tool.type": "function",
+});
 
 async function inSpan<T>(
   name: () => string,

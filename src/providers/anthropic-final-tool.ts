@@ -1,4 +1,4 @@
-import type { OutputFormat, ProviderStreamEvent } from "../core/provider.js";
+import type { OutputFormat } from "../core/provider.js";
 import type { JSONSchema, ProviderResponse } from "../core/values.js";
 
 // Structured output on Anthropic's Messages API, which has no response format: the answer is
@@ -68,16 +68,4 @@ export function answerFromFinalTool(
         ? "end_turn"
         : response.stopReason,
   };
-}
-
-/** A stream whose last event's response is `answerFromFinalTool`'s. */
-export async function* withAnswerFromFinalTool(
-  events: AsyncIterable<ProviderStreamEvent>,
-  output: OutputFormat | undefined,
-): AsyncIterable<ProviderStreamEvent> {
-  for await (const event of events) {
-    yield event.type === "response"
-      ? { type: "response", response: answerFromFinalTool(event.response, output) }
-      : event;
-  }
 }

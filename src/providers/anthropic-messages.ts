@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
+import type { OutputFormat, ProviderRequest, ProviderStreamEvent } from "../core/provider.js";
 import type {
   ContentBlock,
   JsonValue,
@@ -7,7 +7,7 @@ import type {
   StopReason,
   Usage,
 } from "../core/values.js";
-import { finalToolParams } from "./anthropic-final-tool.js";
+import { answerFromFinalTool, finalToolParams } from "./anthropic-final-tool.js";
 import { parseToolInput, responseOf, temperatureOf, usageOf } from "./response-parts.js";
 import { requestOptionsOf, type CallContext as SdkCallContext } from "./sdk-client.js";
 import { streamCutError, toProviderError } from "./sdk-errors.js";
@@ -256,12 +256,16 @@ function finished(blocks: ReadonlyMap<number, OpenBlock>, truncated: boolean): C
 
 /**
  * Streams a message: text and thinking deltas as they come, tool inputs assembled from their
- * `input_json_delta` fragments, usage from `message_start` updated by `message_delta`.
+ * `input_json_delta` fragments, usage from `message_start` updated by `message_delta`; the last
+ * event's response has the final tool's call of `output` turned into the answer. `prepare`
+ * builds the request and its client when the stream is first read. One generator between the
+ * SDK's stream and the engine: each layer more costs every delta a turn of the microtask queue.
  */
 export async function* streamMessages(
-  params: Params,
-  context: CallContext,
+  prepare: () => Promise<{ params: Params; context: CallContext }>,
+  output: OutputFormat | undefined,
 ): AsyncGenerator<ProviderStreamEvent> {
+  const { params, context } = await prepare();
   const blocks = new Map<number, OpenBlock>();
   let message: ApiMessage | undefined;
   let stopReason: string | null = null;
@@ -308,16 +312,14 @@ export async function* streamMessages(
     }
     context.signal?.throwIfAborted();
     if (message === undefined || !stopped) throw streamCutError(PROVIDER);
-    yield {
-      type: "response",
-      response: responseOf(
-        finished(blocks, stopOf(stopReason) === "max_tokens"),
-        stopOf(stopReason),
-        usageFrom(message.usage),
-        message.model,
-        message.id,
-      ),
-    };
+    const response = responseOf(
+      finished(blocks, stopOf(stopReason) === "max_tokens"),
+      stopOf(stopReason),
+      usageFrom(message.usage),
+      message.model,
+      message.id,
+    );
+    yield { type: "response", response: answerFromFinalTool(response, output) };
   } catch (error) {
     throw toProviderError(error, {
       provider: PROVIDER,

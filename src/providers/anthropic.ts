@@ -8,7 +8,7 @@ import type {
   ProviderStreamEvent,
 } from "../core/provider.js";
 import type { ProviderResponse } from "../core/values.js";
-import { answerFromFinalTool, withAnswerFromFinalTool } from "./anthropic-final-tool.js";
+import { answerFromFinalTool } from "./anthropic-final-tool.js";
 import { completeMessages, messagesParams, streamMessages } from "./anthropic-messages.js";
 import { loadAnthropic } from "./load-anthropic.js";
 import { hostOf } from "./openai-wire.js";
@@ -100,16 +100,15 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         request.output,
       );
     },
-    async *stream(
+    stream(
       request: ProviderRequest,
       call: ProviderCallOptions = {},
     ): AsyncIterable<ProviderStreamEvent> {
-      const params = messagesParams(
-        request,
-        chooseModel(request.model, parsed.model),
-        parsed.extraBody,
-      );
-      yield* withAnswerFromFinalTool(streamMessages(params, await context(call)), request.output);
+      const prepare = async () => ({
+        params: messagesParams(request, chooseModel(request.model, parsed.model), parsed.extraBody),
+        context: await context(call),
+      });
+      return streamMessages(prepare, request.output);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { ConfigError, HarnessError } from "../core/errors.js";
 import type { Provider, ProviderRequest } from "../core/provider.js";
-import type { ProviderResponse, ToolSchema } from "../core/values.js";
+import type { ProviderResponse, ToolResult, ToolSchema } from "../core/values.js";
 import { RecorderEntry } from "../features/recorder/entry.js";
 import { describeIssues } from "../tools/validate.js";
 
@@ -19,6 +19,27 @@ export class ReplayDivergenceError extends HarnessError {
 interface RecordedTurn {
   request: ProviderRequest | undefined;
   response: ProviderResponse;
+}
+
+/** What a recording gives a replay: its model turns and its raw tool results. */
+interface Recorded {
+  turns: RecordedTurn[];
+  /** The first raw result of each call, by `resultKey`. */
+  results: Map<string, ToolResult>;
+}
+
+/** A raw result's key: the provider call whose response asked for it, and the call's id. */
+const resultKey = (iteration: number, toolCallId: string): string => `${iteration}:${toolCallId}`;
+
+function recordedOf(entries: readonly RecorderEntry[]): Recorded {
+  const results = new Map<string, ToolResult>();
+  for (const entry of entries) {
+    if (entry.type !== "tool_result_raw") continue;
+    const key = resultKey(entry.iteration, entry.toolCall.id);
+    // A step delivered again may have recorded a call twice: the first is the one used.
+    if (!results.has(key)) results.set(key, entry.result);
+  }
+  return { turns: turnsOf(entries), results };
 }
 
 /** Each raw response, with the request recorded just before it. */
@@ -59,20 +80,23 @@ function toolDifference(
  * Replays the model side of a flight recording: its raw responses, in order. A run that makes
  * more provider calls than were recorded, or sends a different tool list, fails with a
  * `ReplayDivergenceError` naming the first divergence. Replay with other middleware to debug a
- * production run offline.
+ * production run offline. Tools run their handlers again, except agent tools (`agent.asTool`):
+ * their calls take the child's result the recording holds, so no child runs.
  * @example
  * const provider = ReplayProvider.fromRecording(await recorder.entries(runId));
  * const result = await new Agent({ provider, tools }).run(input);
  */
 export class ReplayProvider implements Provider {
   readonly name = "replay";
-  readonly #turns: Promise<RecordedTurn[]>;
+  readonly #recorded: Promise<Recorded>;
+  /** The raw tool results, once the first call has read the recording. */
+  #results = new Map<string, ToolResult>();
   #next = 0;
 
   private constructor(entries: Promise<readonly RecorderEntry[]>) {
-    this.#turns = entries.then(turnsOf);
+    this.#recorded = entries.then(recordedOf);
     // Rejections surface on the first call; do not report them as unhandled before it.
-    this.#turns.catch(() => {});
+    this.#recorded.catch(() => {});
   }
 
   /** From recorder entries (or the promise `recorder.entries(runId)` returns). */
@@ -97,7 +121,8 @@ export class ReplayProvider implements Provider {
     options: { signal?: AbortSignal } = {},
   ): Promise<ProviderResponse> {
     options.signal?.throwIfAborted();
-    const turns = await this.#turns;
+    const { turns, results } = await this.#recorded;
+    this.#results = results;
     const call = ++this.#next;
     const turn = turns[call - 1];
     if (turn === undefined) {
@@ -116,9 +141,15 @@ export class ReplayProvider implements Provider {
     return structuredClone(turn.response);
   }
 
+  /** The recorded raw result of call `toolCallId` of the last response given, if any. */
+  recordedToolResult(toolCallId: string): ToolResult | undefined {
+    const result = this.#results.get(resultKey(this.#next, toolCallId));
+    return result === undefined ? undefined : structuredClone(result);
+  }
+
   /** Throws unless every recorded response was replayed. */
   async assertComplete(): Promise<void> {
-    const turns = await this.#turns;
+    const { turns } = await this.#recorded;
     if (this.#next < turns.length) {
       throw new ReplayDivergenceError(
         this.#next + 1,

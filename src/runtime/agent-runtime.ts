@@ -6,7 +6,6 @@ import { randomUUID } from "../core/node-crypto.js";
 import type { Message } from "../core/values.js";
 import type { Agent } from "../engine/agent.js";
 import type { RecorderEntry } from "../features/recorder/entry.js";
-import { abandonRunSpans } from "../observability/run-span.js";
 import { ActiveRuns } from "../store/active-runs.js";
 import type { QueueConcurrency, RunBackend } from "../store/backend.js";
 import {
@@ -43,7 +42,7 @@ import { memoryBackend } from "./memory-backend.js";
 import { newRunRecord, type RunRecordSource } from "./new-run-record.js";
 import { withGivenApprovals } from "./quorum-view.js";
 import { RunHandle } from "./run-handle.js";
-import { dropRunTrace } from "./run-trace.js";
+import { RunTraces } from "./run-trace.js";
 import { asksForTree, cancelDescendants, listTree, treeDetail } from "./run-trees.js";
 import {
   type AgentRuntimeOptions,
@@ -92,6 +91,7 @@ export class AgentRuntime implements AsyncDisposable {
   readonly #limits: Required<RuntimeLimits>;
   readonly #active = new ActiveRuns();
   readonly #notifications: ApprovalNotifications;
+  readonly #traces: RunTraces;
   #state: "created" | "starting" | "started" | "closed" = "created";
   #stopLagWatch: (() => void) | undefined;
 
@@ -110,6 +110,7 @@ export class AgentRuntime implements AsyncDisposable {
       clock: options.deps?.clock ?? { now: () => Date.now() },
       generateId: options.deps?.generateId ?? randomUUID,
     };
+    this.#traces = new RunTraces(this.backend, this.#deps.clock, this.logger);
   }
 
   /** Connects the backend and, unless `workers: false`, starts this process's workers. */
@@ -175,15 +176,16 @@ export class AgentRuntime implements AsyncDisposable {
     const runId = parsed.runId ?? this.#deps.generateId();
     let record: RunRecord | undefined;
     try {
+      await this.#traces.ready();
       record = newRunRecord(this.#records(), agentName, input, parsed, runId);
       const step = { ...stepOptions(parsed), agent: agentName };
       if (!(await this.backend.submitRun(record, step))) {
-        dropRunTrace(record);
+        this.#traces.drop([record]);
         await wakeExisting(this.backend, runId, agentName, step);
       }
       return new RunHandle(runId, this.backend);
     } catch (error) {
-      if (record !== undefined) dropRunTrace(record);
+      if (record !== undefined) this.#traces.drop([record]);
       throw withRunId(error, runId);
     }
   }
@@ -208,16 +210,17 @@ export class AgentRuntime implements AsyncDisposable {
       throw new ConfigError("submitMany() takes no runId: each run gets its own id.");
     }
     const source = this.#records();
+    await this.#traces.ready();
     const records = inputs.map((input) => newRunRecord(source, agentName, input, parsed));
     const existing = await this.backend
       .submitRuns(records, { ...stepOptions(parsed), agent: agentName })
       .catch((error: unknown) => {
-        for (const record of records) dropRunTrace(record);
+        this.#traces.drop(records);
         throw error;
       });
     if (existing.length > 0) {
       const refused = new Set(existing);
-      for (const record of records) if (refused.has(record.runId)) dropRunTrace(record);
+      this.#traces.drop(records.filter((record) => refused.has(record.runId)));
       throw new BackendError(
         `Runs ${existing.map((id) => `"${id}"`).join(", ")} exist already: run ids must be unique.`,
       );
@@ -232,7 +235,7 @@ export class AgentRuntime implements AsyncDisposable {
       backend: this.backend,
       deps: this.#deps,
       maxInputBytes: this.#limits.maxInputBytes,
-      owner: this,
+      traces: this.#traces,
     };
   }
 
@@ -461,8 +464,7 @@ export class AgentRuntime implements AsyncDisposable {
       timeoutMs: options.timeoutMs ?? 10_000,
       onDeadline: () => this.#active.shutDown(),
     });
-    // Runs this process would have finished are gone with it (memory backend).
-    abandonRunSpans(this, "closed");
+    this.#traces.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

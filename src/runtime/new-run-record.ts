@@ -7,7 +7,7 @@ import type { RunBackend } from "../store/backend.js";
 import { UnknownAgentError } from "../store/errors.js";
 import { RUN_RECORD_VERSION, type RunRecord } from "../store/schemas.js";
 import { checkInputSize } from "./limits.js";
-import { runTraceOf } from "./run-trace.js";
+import { type RunTraces, runTraceOf } from "./run-trace.js";
 import type { SubmitOptions } from "./runtime-options.js";
 
 /** What a runtime lends to build the records of the runs it submits. */
@@ -16,8 +16,8 @@ export interface RunRecordSource {
   backend: RunBackend;
   deps: RuntimeDeps;
   maxInputBytes: number;
-  /** The runtime: its runs' spans are abandoned with it. */
-  owner: object;
+  /** The runtime's run spans: each new run's starts here. */
+  traces: RunTraces;
 }
 
 /** The record of a new, `queued` run of `agentName`, with its run span started. */
@@ -40,7 +40,7 @@ export function newRunRecord(
   const trace = runTraceOf(
     agent,
     { agent: agentName, runId, sessionId },
-    { backend: source.backend, owner: source.owner, parent: parentTrace },
+    { spans: source.traces.spans, parent: parentTrace },
   );
   return {
     schemaVersion: RUN_RECORD_VERSION,

@@ -27,6 +27,7 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
   const { backend, deps } = records;
   return {
     submitChild: async (link, input, { trace, ...options }) => {
+      await records.traces.ready();
       // The child's own run span, under its parent's.
       const record: RunRecord = {
         ...newRunRecord(records, link.agent, input, options, link.runId, trace),
@@ -36,9 +37,11 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
       };
       const step = { ...priorityOf(record), agent: link.agent };
       if (!(await backend.submitRun(record, step))) {
+        records.traces.drop([record]);
         await wakeExisting(backend, link.runId, link.agent, step);
       }
     },
+    runSpans: records.traces.spans,
     backend,
     agents: records.agents,
     logger: parts.logger,

@@ -17,7 +17,7 @@ import {
 } from "../machines/run-machine.js";
 import { persistedRunSnapshot } from "../machines/run-snapshot.js";
 import { withExtractedContext } from "../observability/propagation.js";
-import { finishRunSpan, isRunSpan } from "../observability/run-span.js";
+import { isRunSpan } from "../observability/run-span.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { abortedByShutdown } from "../store/active-runs.js";
@@ -120,7 +120,7 @@ export async function advanceRun(
       // The step's spans are children of the run's `invoke_agent` span, started at submit.
       deferral = await withExtractedContext(trace, () => proceed(step));
       const outcome = spanOutcome(step);
-      if (outcome.usage !== undefined) finishRunSpan(trace, outcome);
+      if (outcome.usage !== undefined) deps.runSpans?.finish(runId, outcome, trace);
       return;
     }
     // Submitted where no tracer was registered: each step is an `invoke_agent` span.
@@ -157,7 +157,7 @@ export async function failStuckRun(
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
     await persist(step, "finished");
-    finishRunSpan(step.saves.record.trace, spanOutcome(step));
+    deps.runSpans?.finish(options.runId, spanOutcome(step), step.saves.record.trace ?? {});
     failed = true;
   });
   return failed;

@@ -3,6 +3,7 @@ import type { RunStatus, ToolResult } from "../core/values.js";
 import { type AgentTool, childInputText, childOutput, childRunId } from "../engine/as-tool.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { CallState } from "../machines/call-state.js";
+import { injectTraceContext } from "../observability/propagation.js";
 import type { RunLink } from "../store/run-tree.js";
 import type { RunRecord } from "../store/schemas.js";
 import { isTerminal } from "../store/schemas.js";
@@ -54,7 +55,7 @@ export async function startChildRun(
     await deps.submitChild(link, childInputText(call.input, agentTool.defaultInput), {
       sessionId: parent.sessionId,
       ...(parent.priority === undefined ? {} : { priority: parent.priority }),
-      ...(parent.trace === undefined ? {} : { trace: parent.trace }),
+      ...traceOfChild(parent.trace),
     });
   } catch (error) {
     // Refused (say, too big an input): the call fails, not the parent.
@@ -63,6 +64,18 @@ export async function startChildRun(
     return { result };
   }
   return { child: link, linkedNow };
+}
+
+/**
+ * The trace context a child run starts in: the active one, its parent's call's `execute_tool`
+ * span (`traceChildStart`), or else the parent run's stored one.
+ */
+function traceOfChild(parentTrace: Record<string, string> | undefined): {
+  trace?: Record<string, string>;
+} {
+  const active = injectTraceContext();
+  if (Object.keys(active).length > 0) return { trace: active };
+  return parentTrace === undefined ? {} : { trace: parentTrace };
 }
 
 /** What a finished child gives its parent's call: its output, or an error with its code. */

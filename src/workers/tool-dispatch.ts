@@ -6,6 +6,7 @@ import type { RunEnv } from "../engine/run-env.js";
 import { ABORTED, unlessAborted } from "../engine/unless-aborted.js";
 import { type CallState, runsHandler } from "../machines/run-machine.js";
 import { withExtractedContext } from "../observability/propagation.js";
+import { traceChildStart } from "../observability/spans.js";
 import { abortedByShutdown } from "../store/active-runs.js";
 import type { JobDelivery } from "../store/backend.js";
 import { eventPublisher } from "../store/event-publisher.js";
@@ -231,7 +232,9 @@ async function runPermitted(
   const agentTool = "tool" in prepared && isAgentTool(prepared.tool) ? prepared.tool : undefined;
   if (agentTool !== undefined) {
     // Started again on a job delivered again: the child's id is derived, so nothing runs twice.
-    const started = await startChildRun(deps, run, checked, agentTool);
+    const started = await traceChildStart(checked.call, () =>
+      startChildRun(deps, run, checked, agentTool),
+    );
     if ("result" in started) return started;
     if (started.linkedNow) {
       const { runId: childRunId, agent } = started.child;

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../core/deps.js";
 import type { Agent } from "../engine/agent.js";
+import type { RunSpans } from "../observability/run-span.js";
 import type { ActiveRuns } from "../store/active-runs.js";
 import type { ApprovalNoticeJob } from "../store/approval-request.js";
 import type { RunBackend } from "../store/backend.js";
@@ -39,6 +40,8 @@ export interface WorkerDeps {
    * step; without it, calls of agent tools get an error result.
    */
   submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<void>;
+  /** The run spans this process keeps open: a step that finishes a run ends its span here. */
+  runSpans?: RunSpans;
 }
 
 /** What a child run inherits from its parent. */

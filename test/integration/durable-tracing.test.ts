@@ -1,6 +1,7 @@
 // A durable run is one trace with one `invoke_agent` span: started at submit in the submitter's
 // context, stored with the run, and the parent of every step's and tool job's spans, whichever
-// process runs them. On Redis two runtimes on one prefix stand in for a submitting process and a
+// process runs them, and ended once with the run's totals by the process that submitted it. On
+// Redis (and a Cluster) two runtimes on one prefix stand in for a submitting process and a
 // worker process; the run there is split over several steps by an approval.
 import { context, type Span, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
@@ -10,14 +11,18 @@ import type { RunBackend } from "../../src/backend.js";
 import {
   type AgentRuntime,
   memoryBackend,
+  type Provider,
+  ProviderError,
   type RunHandle,
   redisBackend,
   tool,
 } from "../../src/index.js";
-import { useTracing } from "../support/tracing.js";
+import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { only, useTracing } from "../support/tracing.js";
 import { until } from "../support/until.js";
 import { approvalAgent, makeAgent, oneToolModel, Runtimes, searchTool } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { clusterNodes, deleteClusterPrefix, uniqueClusterPrefix } from "./redis-cluster.js";
 
 const tracing = useTracing();
 const runtimes = new Runtimes();
@@ -37,6 +42,14 @@ async function submitTraced(submitter: AgentRuntime, agent: string, input: strin
   request.end();
   return { request, handle };
 }
+
+/** A model whose every call fails for good (not retryable). */
+const failingModel = (): Provider => ({
+  name: "failing",
+  complete: async () => {
+    throw new ProviderError("bad request", { code: "bad_request", retryable: false });
+  },
+});
 
 const runSpansOf = (agent: string) =>
   tracing.spans().filter((span) => span.name === `invoke_agent ${agent}`);
@@ -76,6 +89,36 @@ async function approveWhenAsked(runtime: AgentRuntime, handle: RunHandle) {
   await runtime.approve(handle.runId, pending.toolCallId, { by: "ops-lead" });
   await until("the run to finish", async () => (await handle.result()).status === "completed");
   return handle.result();
+}
+
+/**
+ * A run submitted by a runtime without workers and advanced by another (two span registries:
+ * the worker cannot end the submitter's span; the run's final summary, heard by the
+ * submitter, does): one tree, the run's totals on its span, ended after every step's spans.
+ */
+async function expectSubmitterEndsRunSpan(backend: () => RunBackend): Promise<void> {
+  const { agent } = approvalAgent();
+  await runtimes.start([agent], backend());
+  const submitter = await runtimes.start([agent], backend(), { workers: false });
+
+  const { request, handle } = await submitTraced(submitter, "ops", "/tmp/old.log");
+  const result = await approveWhenAsked(submitter, handle);
+  await until("the run's span to end", async () => runSpansOf("ops").length === 1);
+  const run = expectOneTree(request, "ops", handle.runId);
+  expect(tracing.spans().map((span) => span.name)).toContain("execute_tool delete_file");
+  // The run's totals once, on its one span, as on memory; the chat spans carry each call's own.
+  expect(run.attributes["harnessx.run.status"]).toBe("completed");
+  expect(run.attributes["harnessx.run.iterations"]).toBe(result.iterations);
+  expect(run.attributes["gen_ai.usage.output_tokens"]).toBe(result.usage.outputTokens);
+  expect(run.attributes["harnessx.run.observed"]).toBeUndefined();
+  const chats = tracing.spans().filter((span) => span.name.startsWith("chat"));
+  expect(chats).toHaveLength(2);
+  const perCall = chats.map((span) => Number(span.attributes["gen_ai.usage.output_tokens"]));
+  expect(perCall.reduce((sum, value) => sum + value, 0)).toBe(result.usage.outputTokens);
+  expect(result.usage.outputTokens).toBeGreaterThan(0);
+  const endOf = (span: ReadableSpan) => span.endTime[0] * 1e9 + span.endTime[1];
+  const work = tracing.spans().filter((span) => span !== run && span.name !== "handle request");
+  expect(endOf(run)).toBeGreaterThanOrEqual(Math.max(...work.map(endOf)));
 }
 
 describe("tracing durable runs on memoryBackend()", () => {
@@ -157,28 +200,107 @@ describe("tracing durable runs on redisBackend()", () => {
     return redisBackend({ url: redisUrl(), prefix, lockDurationMs: 2000, stalledIntervalMs: 1000 });
   }
 
-  it("puts every step and tool job of a run split by an approval under its one invoke_agent span", async () => {
+  it("puts every step and tool job of a run split by an approval under its one invoke_agent span, ended by the submitter with the run's totals", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    await expectSubmitterEndsRunSpan(() => backendOn(prefix));
+  });
+
+  it("ends the span of a run that fails on another worker with its error", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const agent = makeAgent("broken", { provider: failingModel() });
+    await runtimes.start([agent], backendOn(prefix));
+    const submitter = await runtimes.start([agent], backendOn(prefix), { workers: false });
+
+    const { handle } = await submitTraced(submitter, "broken", "hello");
+    const result = await handle.result();
+    expect(result.status).toBe("failed");
+    await until("the run's span to end", async () => runSpansOf("broken").length === 1);
+    const [run] = runSpansOf("broken");
+    expect(run?.attributes["harnessx.run.status"]).toBe("failed");
+    expect(run?.attributes["error.type"]).toBe(result.error?.name);
+    expect(run?.attributes["harnessx.run.iterations"]).toBe(result.iterations);
+  });
+
+  it("ends the span of a run submitted and finished in one process once", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const search = searchTool();
+    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const runtime = await runtimes.start([agent], backendOn(prefix));
+
+    const { request, handle } = await submitTraced(runtime, "support", "cats");
+    const result = await handle.result();
+    await until("the run's span to end", async () => runSpansOf("support").length === 1);
+    const run = expectOneTree(request, "support", handle.runId);
+    expect(run.attributes["gen_ai.usage.output_tokens"]).toBe(result.usage.outputTokens);
+    // Its worker and the summary both report the end: the span still ends once.
+    await runtime.close();
+    expect(runSpansOf("support")).toHaveLength(1);
+  });
+
+  it("puts a child run's invoke_agent span under its parent's execute_tool span, each run's span with its own totals", async () => {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const search = searchTool();
+    const researcher = makeAgent("researcher", {
+      provider: oneToolModel("search"),
+      tools: [search.tool],
+    });
+    const lead = makeAgent("lead", {
+      provider: new ScriptedProvider(
+        [
+          (request) =>
+            request.messages.at(-1)?.role === "tool"
+              ? textResponse("Report.")
+              : toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+        ],
+        { loop: true },
+      ),
+      tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+    });
+    await runtimes.start([lead, researcher], backendOn(prefix));
+    const submitter = await runtimes.start([lead, researcher], backendOn(prefix), {
+      workers: false,
+    });
+
+    const { request, handle } = await submitTraced(submitter, "lead", "otters");
+    const result = await handle.result();
+    expect(result.status).toBe("completed");
+    await until("both run spans to end", async () => runSpansOf("lead").length === 1);
+    await until("the child's span to end", async () => runSpansOf("researcher").length === 1);
+    const [parent] = runSpansOf("lead");
+    const [child] = runSpansOf("researcher");
+    expect(parent?.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    const call = only(tracing.spans(), "execute_tool research");
+    expect(call.parentSpanContext?.spanId).toBe(parent?.spanContext().spanId);
+    expect(child?.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(child?.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    const childSearch = only(tracing.spans(), "execute_tool search");
+    expect(childSearch.parentSpanContext?.spanId).toBe(child?.spanContext().spanId);
+    // Each run's totals on its own span: the child's are not the parent's.
+    const childResult = await submitter.handle(`${handle.runId}.call_1`).result();
+    expect(child?.attributes["gen_ai.usage.output_tokens"]).toBe(childResult.usage.outputTokens);
+    expect(parent?.attributes["gen_ai.usage.output_tokens"]).toBe(result.usage.outputTokens);
+    expect(parent?.attributes["harnessx.run.status"]).toBe("completed");
+  });
+
+  it("ends the span of a run still parked when its submitter closes, as closed and not observed", async () => {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
     const { agent } = approvalAgent();
     await runtimes.start([agent], backendOn(prefix));
     const submitter = await runtimes.start([agent], backendOn(prefix), { workers: false });
 
-    const { request, handle } = await submitTraced(submitter, "ops", "/tmp/old.log");
-    const result = await approveWhenAsked(submitter, handle);
-    // The result is published by the last step's save; its chat span ends just after it.
-    await until(
-      "the last chat span to end",
-      async () => tracing.spans().filter((span) => span.name.startsWith("chat")).length >= 2,
-    );
-    const run = expectOneTree(request, "ops", handle.runId);
-    expect(tracing.spans().map((span) => span.name)).toContain("execute_tool delete_file");
-    // Ended at submit in the submitting process: the run's totals are the chat spans' sum.
-    expect(run.attributes["gen_ai.usage.output_tokens"]).toBeUndefined();
-    const chats = tracing.spans().filter((span) => span.name.startsWith("chat"));
-    const perCall = chats.map((span) => Number(span.attributes["gen_ai.usage.output_tokens"]));
-    expect(perCall.reduce((sum, value) => sum + value, 0)).toBe(result.usage.outputTokens);
-    expect(result.usage.outputTokens).toBeGreaterThan(0);
+    const { handle } = await submitTraced(submitter, "ops", "/tmp/kept.log");
+    expect((await handle.result()).status).toBe("awaiting_approval");
+    expect(runSpansOf("ops")).toHaveLength(0);
+    await submitter.close();
+    const [run] = runSpansOf("ops");
+    expect(run?.attributes["harnessx.run.status"]).toBe("closed");
+    expect(run?.attributes["harnessx.run.observed"]).toBe(false);
+    expect(run?.attributes["gen_ai.usage.output_tokens"]).toBeUndefined();
   });
 
   it("starts a trace of the run's own, rooted at its invoke_agent span, when nothing was traced at submit", async () => {
@@ -199,5 +321,26 @@ describe("tracing durable runs on redisBackend()", () => {
     expect(run?.parentSpanContext).toBeUndefined();
     const tool = tracing.spans().find((span) => span.name === "execute_tool search");
     expect(tool?.parentSpanContext?.spanId).toBe(run?.spanContext().spanId);
+  });
+});
+
+describe("tracing durable runs on redisBackend() on a Redis Cluster", () => {
+  const clusterPrefixes: string[] = [];
+  afterEach(async () => {
+    await runtimes.closeAll();
+    await Promise.all(clusterPrefixes.splice(0).map((prefix) => deleteClusterPrefix(prefix)));
+  });
+
+  it("ends a run's one invoke_agent span in the submitter with the run's totals", async () => {
+    const prefix = uniqueClusterPrefix();
+    clusterPrefixes.push(prefix);
+    await expectSubmitterEndsRunSpan(() =>
+      redisBackend({
+        cluster: clusterNodes(),
+        prefix,
+        lockDurationMs: 2000,
+        stalledIntervalMs: 1000,
+      }),
+    );
   });
 });

@@ -4,10 +4,14 @@ import {
   Agent,
   type AgentOptions,
   type ContentBlock,
+  FlightRecorder,
   HookEvent,
   Middleware,
   PermissionManager,
+  type Provider,
   type ProviderRequest,
+  ReplayProvider,
+  type RunEvent,
   type RunResult,
   type ToolCall,
 } from "../../../src/index.js";
@@ -209,5 +213,121 @@ describe("agent.asTool in direct runs", () => {
     });
     const result = await lead.run("go", { signal: controller.signal });
     expect(result.status).toBe("cancelled");
+  });
+
+  it("streams child_started and child_finished on the parent's events, as a durable parent's", async () => {
+    const researcher = makeAgent({
+      provider: new ScriptedProvider([
+        (request) => textResponse(`notes on ${lastUserText(request)}`),
+      ]),
+      config: { name: "researcher" },
+    });
+    const failing = makeAgent({ config: { name: "failing" } }); // no provider
+    const lead = makeAgent({
+      provider: new ScriptedProvider([
+        toolCallResponse([{ name: "research", input: { input: "otters" } }]),
+        toolCallResponse([{ name: "failing", input: { input: "x" }, id: "call_2" }]),
+        textResponse("done"),
+      ]),
+      config: { name: "lead" },
+      tools: [
+        researcher.asTool({ name: "research", description: "Research one topic" }),
+        failing.asTool({ description: "Fails" }),
+      ],
+    });
+    const events: RunEvent[] = [];
+    for await (const event of lead.runStream("go", { runId: "run-1" })) events.push(event);
+    const sequence = events
+      .filter((event) => event.type !== "text_delta" && event.type !== "thinking_delta")
+      .map((event) =>
+        event.type === "tool_start" || event.type === "tool_end" ? event.type : event,
+      );
+    expect(sequence.slice(0, -1)).toEqual([
+      "tool_start",
+      {
+        type: "child_started",
+        childRunId: "run-1.call_1",
+        agent: "researcher",
+        toolCallId: "call_1",
+      },
+      {
+        type: "child_finished",
+        childRunId: "run-1.call_1",
+        agent: "researcher",
+        toolCallId: "call_1",
+        status: "completed",
+      },
+      "tool_end",
+      "tool_start",
+      { type: "child_started", childRunId: "run-1.call_2", agent: "failing", toolCallId: "call_2" },
+      {
+        type: "child_finished",
+        childRunId: "run-1.call_2",
+        agent: "failing",
+        toolCallId: "call_2",
+        status: "failed",
+      },
+      "tool_end",
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "result", result: { status: "completed" } });
+  });
+
+  it("records each child's result on the parent, so a replay of the parent runs no child", async () => {
+    const recorder = new FlightRecorder();
+    const researcher = makeAgent({
+      provider: new ScriptedProvider([
+        (request) => textResponse(`notes on ${lastUserText(request)}`),
+      ]),
+      config: { name: "researcher" },
+    });
+    const failing = makeAgent({ config: { name: "failing" } }); // no provider
+    const leadTurns = () => [
+      toolCallResponse([
+        { name: "research", input: { input: "otters" }, id: "call_1" },
+        { name: "failing", input: { input: "x" }, id: "call_2" },
+      ]),
+      textResponse("done"),
+    ];
+    const lead = makeAgent({
+      provider: new ScriptedProvider(leadTurns()),
+      config: { name: "lead" },
+      recorder,
+      tools: [
+        researcher.asTool({ name: "research", description: "Research one topic" }),
+        failing.asTool({ description: "Fails" }),
+      ],
+    });
+    const recorded = await lead.run("write about otters", { runId: "run-1" });
+    const raw = (await recorder.entries("run-1")).filter(
+      (entry) => entry.type === "tool_result_raw",
+    );
+    expect(raw.map((entry) => ({ type: "tool_result", ...entry.result }))).toEqual(
+      toolResults(recorded),
+    );
+    expect(toolResults(recorded).map((block) => block.isError)).toEqual([false, true]);
+
+    // The replay's children have models that must not be called: their results come from the recording.
+    const noModel = (): Provider => ({
+      name: "unreachable",
+      complete: async () => {
+        throw new Error("a child ran during the replay");
+      },
+    });
+    const replayedResearcher = makeAgent({ provider: noModel(), config: { name: "researcher" } });
+    const replayedFailing = makeAgent({ provider: noModel(), config: { name: "failing" } });
+    const provider = ReplayProvider.fromRecording(recorder.entries("run-1"));
+    const replay = makeAgent({
+      provider,
+      config: { name: "lead" },
+      tools: [
+        replayedResearcher.asTool({ name: "research", description: "Research one topic" }),
+        replayedFailing.asTool({ description: "Fails" }),
+      ],
+    });
+    const replayed = await replay.run("write about otters", { runId: "run-1" });
+    expect(replayed.status).toBe("completed");
+    expect(replayed.output).toBe("done");
+    expect(toolResults(replayed)).toEqual(toolResults(recorded));
+    await provider.assertComplete();
   });
 });
