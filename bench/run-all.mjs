@@ -231,7 +231,8 @@ process.stdout.write(
         hooks: `${HOOK_EVENTS.join(", ")}: no-op observers (not in xstate-bare)`,
         runs: `run${SHORT} = ${SHORT} tool iteration + final answer; run${LONG} = ${LONG} tool iterations + final answer`,
         usPerIteration: `(time(run${LONG}) - time(run${SHORT})) / ${LONG - SHORT}, median of ${REPETITIONS} interleaved repetitions of ${RUNS} runs of each size (alternating in chunks of ${CHUNK})`,
-        cpuUsPerIteration: "the same, in the process's CPU time (process.cpuUsage, GC threads included)",
+        cpuUsPerIteration:
+          "the same, in the process's CPU time (process.cpuUsage, GC threads included)",
         heapBytesPerRun: `heapUsed delta after forced GC / ${HEAP_RUNS} retained RunResults, median of ${HEAP_ROUNDS}`,
       },
       results,
