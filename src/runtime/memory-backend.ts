@@ -92,7 +92,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     ledger,
     events,
     jobs,
-    tree: new MemoryRunTree(),
+    tree: new MemoryRunTree({ fences: (runId, token) => leases.fences(runId, token) }),
   });
 }
 

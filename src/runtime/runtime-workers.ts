@@ -35,9 +35,9 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
         rootRunId: link.rootRunId,
       };
       const step = { ...priorityOf(record), agent: link.agent };
-      if (!(await backend.submitRun(record, step))) {
-        await wakeExisting(backend, link.runId, link.agent, step);
-      }
+      if (await backend.submitRun(record, step)) return true;
+      await wakeExisting(backend, link.runId, link.agent, step);
+      return false;
     },
     backend,
     agents: records.agents,

@@ -7,7 +7,7 @@ import type { StoredCheckpoint } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import type { EventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
-import type { RunRecord, ToolJob } from "../store/schemas.js";
+import { isTerminal, type RunRecord, type ToolJob } from "../store/schemas.js";
 
 /**
  * The effect boundaries at which a step saves the run (SPEC §8). Every save writes, in one
@@ -78,6 +78,16 @@ export const SAVE_BOUNDARIES: Readonly<Record<SaveBoundary, { wait: SaveWait; wh
       "run comes back.",
   },
 };
+
+/** The event a save publishes with the state it reports: a parked or finished run's outcome. */
+export function outcomeEvents(record: RunRecord): RunEvent[] {
+  const { result } = record;
+  if (result === null) return [];
+  if (result.status === "awaiting_approval") {
+    return [{ type: "approval_required", pending: result.pending }];
+  }
+  return isTerminal(record.status) ? [{ type: "result", result }] : [];
+}
 
 /** The boundary a run stands at as the machine enters `entered` from `left`, if any. */
 export function boundaryOf(entered: Phase | FinalPhase, left: Phase): SaveBoundary | undefined {

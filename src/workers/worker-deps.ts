@@ -36,9 +36,9 @@ export interface WorkerDeps {
   ) => Promise<void>;
   /**
    * Stores the child run `link` names (idempotent: nothing when it exists) and queues its first
-   * step; without it, calls of agent tools get an error result.
+   * step; true when this stored it. Without it, calls of agent tools get an error result.
    */
-  submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<void>;
+  submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<boolean>;
 }
 
 /** What a child run inherits from its parent. */
