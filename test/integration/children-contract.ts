@@ -12,6 +12,8 @@ import {
   type ProviderRequest,
   type RunResult,
 } from "../../src/index.js";
+import type { RunBackend } from "../../src/store/backend.js";
+import { isTerminal } from "../../src/store/schemas.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import type { BackendFactory } from "./backend-contract.js";
 import { Runtimes, silent } from "./fixtures.js";
@@ -63,6 +65,60 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("timed out waiting");
+}
+
+/** Polls `read` until `done` (a generous bound: the host may be loaded; nothing is timed). */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let tries = 0; tries < 1200; tries += 1) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error("timed out waiting");
+}
+
+/**
+ * `backend`, counting the steps queued for `parentRunId` (its wake-ups) and holding the tool job
+ * of its call `heldCall` until the runs `finishFirst` finished: what a busy tool queue does to
+ * the last call of a turn. `whileHeld` runs as the hold ends.
+ */
+function holdingLastCall(
+  backend: RunBackend,
+  hold: {
+    parentRunId: string;
+    heldCall: string;
+    finishFirst: readonly string[];
+    whileHeld: () => Promise<void>;
+  },
+): { backend: RunBackend; wakeUps: () => number } {
+  let wakeUps = 0;
+  let held = false;
+  const watched = new Proxy(backend, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (property === "enqueueStep") {
+        return (...args: Parameters<RunBackend["enqueueStep"]>) => {
+          if (args[0] === hold.parentRunId) wakeUps += 1;
+          return target.enqueueStep(...args);
+        };
+      }
+      if (property !== "openToolCall") return bound;
+      return async (...args: Parameters<RunBackend["openToolCall"]>) => {
+        if (args[0] === hold.parentRunId && args[2] === hold.heldCall && !held) {
+          held = true;
+          await eventually(
+            () => Promise.all(hold.finishFirst.map((id) => target.runStatus(id))),
+            (statuses) => statuses.every((status) => status !== undefined && isTerminal(status)),
+          );
+          await hold.whileHeld();
+        }
+        return target.openToolCall(...args);
+      };
+    },
+  });
+  return { backend: watched, wakeUps: () => wakeUps };
 }
 
 export function describeChildrenContract(name: string, factory: BackendFactory): void {
@@ -138,6 +194,47 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       expect(tree.runs.map((each) => each.runId).sort()).toEqual(
         [handle.runId, ...children].sort(),
       );
+    });
+
+    it("keeps the parent waiting while its children run, and wakes it once, even when children finish before the last one starts", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["a", "b", "c"]),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const parentRunId = "fan-out";
+      const children = ["c0", "c1", "c2"].map((call) => `${parentRunId}.${call}`);
+      let runtime: AgentRuntime | undefined;
+      const seen: { status?: string | undefined; listed?: string[]; waitingCount?: number } = {};
+      const watched = holdingLastCall(factory.create(), {
+        parentRunId,
+        heldCall: "c2",
+        finishFirst: children.slice(0, 2),
+        whileHeld: async () => {
+          // Two children finished; the third has not started: the parent still waits.
+          const reader = runtime as AgentRuntime;
+          seen.status = (await reader.get(parentRunId)).status;
+          seen.listed = (await reader.list({ status: "waiting" })).runs.map((run) => run.runId);
+          seen.waitingCount = (await reader.overview({ window: "1h" })).counts.waiting;
+        },
+      });
+      runtime = await runtimes.start([lead, researcher], watched.backend);
+      const handle = await runtime.submit("lead", "write", { runId: parentRunId });
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      expect(toolResults(result).map((each) => [each.toolCallId, each.content])).toEqual([
+        ["c0", "notes on a"],
+        ["c1", "notes on b"],
+        ["c2", "notes on c"],
+      ]);
+      expect(seen).toEqual({ status: "waiting", listed: [parentRunId], waitingCount: 1 });
+      // One wake-up: the last child's.
+      expect(watched.wakeUps()).toBe(1);
+      const { events } = await runtime.events(parentRunId);
+      expect(events.filter((event) => event.type === "child_started")).toHaveLength(3);
+      expect(events.filter((event) => event.type === "child_finished")).toHaveLength(3);
+      expect((await runtime.list({ status: "waiting" })).runs).toEqual([]);
+      expect((await runtime.overview({ window: "1h" })).counts.waiting).toBe(0);
     });
 
     it("lists a three-level tree by root, and gives a failed child's code to its parent", async () => {
