@@ -198,6 +198,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       const counts = (some: Partial<Record<RunRecordStatus, number>>) => ({
         queued: 0,
         running: 0,
+        waiting: 0,
         awaiting_approval: 0,
         paused: 0,
         completed: 0,
