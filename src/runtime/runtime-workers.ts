@@ -6,7 +6,7 @@ import type { ToolLimits } from "../tools/result-limit.js";
 import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
-import type { WorkerDeps } from "../workers/worker-deps.js";
+import type { ChildSubmit, WorkerDeps } from "../workers/worker-deps.js";
 import type { ApprovalNotifications } from "./approval-notifications.js";
 import { wakeExisting } from "./existing-run.js";
 import { newRunRecord, type RunRecordSource } from "./new-run-record.js";
@@ -25,19 +25,33 @@ export interface RuntimeWorkerParts {
 export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
   const { records, notifications } = parts;
   const { backend, deps } = records;
+  // The child's own run span, under its parent's.
+  const childRecord = ({
+    link,
+    input,
+    options: { trace, ...options },
+  }: ChildSubmit): RunRecord => ({
+    ...newRunRecord(records, link.agent, input, options, link.runId, trace),
+    parentRunId: link.parentRunId,
+    parentToolCallId: link.parentToolCallId,
+    rootRunId: link.rootRunId,
+  });
   return {
-    submitChild: async (link, input, { trace, ...options }) => {
-      // The child's own run span, under its parent's.
-      const record: RunRecord = {
-        ...newRunRecord(records, link.agent, input, options, link.runId, trace),
-        parentRunId: link.parentRunId,
-        parentToolCallId: link.parentToolCallId,
-        rootRunId: link.rootRunId,
-      };
+    submitChild: async (link, input, options) => {
+      const record = childRecord({ link, input, options });
       const step = { ...priorityOf(record), agent: link.agent };
       if (await backend.submitRun(record, step)) return true;
       await wakeExisting(backend, link.runId, link.agent, step);
       return false;
+    },
+    submitChildren: async (children) => {
+      const built = children.map(childRecord);
+      const existing = new Set(await backend.submitRuns(built));
+      // Stored before (a step delivered again): stepped again if still queued.
+      for (const record of built.filter((each) => existing.has(each.runId))) {
+        await wakeExisting(backend, record.runId, record.agent, { ...priorityOf(record) });
+      }
+      return built.filter((each) => !existing.has(each.runId)).map((each) => each.runId);
     },
     backend,
     agents: records.agents,

@@ -43,6 +43,7 @@ import {
   outcomeEvents,
   type SaveBoundary,
   StepSaves,
+  toolJobsFor,
 } from "./step-saves.js";
 import { waitForTurnChildren } from "./turn-children.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
@@ -356,12 +357,13 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
   // behind every save before it); the children they start are recorded before it.
   const calls = release && !isTerminal(status) ? snapshot.context.calls.filter(runsHandler) : [];
   const { iteration } = snapshot.context;
-  const parent = { runId: previous.runId, agent: previous.agent, iteration, token: step.token };
-  const waits =
-    calls.length > 0 && (await waitForTurnChildren(step.deps, parent, calls, step.env.tools));
+  const turn =
+    calls.length > 0
+      ? await waitForTurnChildren(step.deps, { ...step, record: previous, iteration }, calls)
+      : undefined;
   const record: RunRecord = {
     ...previous,
-    status: waits ? "waiting" : status,
+    status: turn !== undefined ? "waiting" : status,
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
     snapshot: persistedRunSnapshot(snapshot) as unknown as PersistedSnapshot,
@@ -383,9 +385,10 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     status,
     checkpoint,
     release,
-    thenTools: toolJobs(step, calls),
+    thenTools: toolJobs(step, turn?.toolCalls ?? calls),
     iteration,
   });
+  await turn?.start();
 }
 
 /** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
@@ -464,18 +467,8 @@ async function collectToolResults(step: Step): Promise<boolean> {
 }
 
 /** The tool jobs that run `calls` of the run's current iteration. */
-function toolJobs(step: Step, calls: readonly CallState[]): ToolJob[] {
-  const { runId, iteration } = step.actor.getSnapshot().context;
-  return calls.map((state) => ({
-    runId,
-    iteration,
-    toolCallId: state.call.id,
-    agent: step.saves.record.agent,
-    tool: state.call.name,
-    ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
-    ...priorityOf(step.saves.record),
-  }));
-}
+const toolJobs = (step: Step, calls: readonly CallState[]): ToolJob[] =>
+  toolJobsFor(step.saves.record, step.actor.getSnapshot().context.iteration, calls);
 
 /** Where a step left the run, for its span. */
 function spanOutcome(step: Step) {

@@ -39,6 +39,18 @@ export interface WorkerDeps {
    * step; true when this stored it. Without it, calls of agent tools get an error result.
    */
   submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<boolean>;
+  /**
+   * `submitChild` for the children of a turn, in one bulk write; resolves with the ids of the
+   * children this stored. Throws, storing none, when a child's record cannot be built.
+   */
+  submitChildren?: (children: readonly ChildSubmit[]) => Promise<string[]>;
+}
+
+/** One child run to submit (`WorkerDeps.submitChildren`). */
+export interface ChildSubmit {
+  link: RunLink;
+  input: string;
+  options: ChildSubmitOptions;
 }
 
 /** What a child run inherits from its parent. */

@@ -78,9 +78,10 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 /**
- * `backend`, counting the steps queued for `parentRunId` (its wake-ups) and holding the tool job
- * of its call `heldCall` until the runs `finishFirst` finished: what a busy tool queue does to
- * the last call of a turn. `whileHeld` runs as the hold ends.
+ * `backend`, counting the steps queued for `parentRunId` (its wake-ups) and holding the start of
+ * its call `heldCall`'s child (the call's tool job, or the child's first step, whichever comes
+ * first) until the runs `finishFirst` finished: what busy queues do to the last call of a turn.
+ * `whileHeld` runs as the hold ends.
  */
 function holdingLastCall(
   backend: RunBackend,
@@ -104,17 +105,25 @@ function holdingLastCall(
           return target.enqueueStep(...args);
         };
       }
-      if (property !== "openToolCall") return bound;
-      return async (...args: Parameters<RunBackend["openToolCall"]>) => {
-        if (args[0] === hold.parentRunId && args[2] === hold.heldCall && !held) {
-          held = true;
-          await eventually(
-            () => Promise.all(hold.finishFirst.map((id) => target.runStatus(id))),
-            (statuses) => statuses.every((status) => status !== undefined && isTerminal(status)),
-          );
-          await hold.whileHeld();
-        }
-        return target.openToolCall(...args);
+      const holdOnce = async () => {
+        if (held) return;
+        held = true;
+        await eventually(
+          () => Promise.all(hold.finishFirst.map((id) => target.runStatus(id))),
+          (statuses) => statuses.every((status) => status !== undefined && isTerminal(status)),
+        );
+        await hold.whileHeld();
+      };
+      if (property === "openToolCall") {
+        return async (...args: Parameters<RunBackend["openToolCall"]>) => {
+          if (args[0] === hold.parentRunId && args[2] === hold.heldCall) await holdOnce();
+          return target.openToolCall(...args);
+        };
+      }
+      if (property !== "acquireLease") return bound;
+      return async (...args: Parameters<RunBackend["acquireLease"]>) => {
+        if (args[0] === `${hold.parentRunId}.${hold.heldCall}`) await holdOnce();
+        return target.acquireLease(...args);
       };
     },
   });
