@@ -246,6 +246,39 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       expect((await runtime.overview({ window: "1h" })).counts.waiting).toBe(0);
     });
 
+    it("starts the other children of a turn when one child's input is refused, and fails only its call", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["otters", "x".repeat(400)]),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const runtime = new AgentRuntime({
+        agents: [lead, researcher],
+        backend: factory.create(),
+        logger: silent,
+        limits: { maxInputBytes: 200 },
+      });
+      await runtime.start();
+      try {
+        const handle = await runtime.submit("lead", "write");
+        const result = await handle.result();
+        expect(result.status).toBe("completed");
+        const [first, second] = toolResults(result);
+        expect([first?.toolCallId, first?.content, first?.isError]).toEqual([
+          "c0",
+          "notes on otters",
+          false,
+        ]);
+        expect([second?.toolCallId, second?.isError]).toEqual(["c1", true]);
+        expect(second?.content).toContain("The child run could not start");
+        expect(
+          (await runtime.list({ parentRunId: handle.runId })).runs.map((run) => run.runId),
+        ).toEqual([`${handle.runId}.c0`]);
+      } finally {
+        await runtime.close({ timeoutMs: 5000 });
+      }
+    });
+
     it("lists a three-level tree by root, and gives a failed child's code to its parent", async () => {
       const failing = agent("failing"); // no provider: fails at once
       const middle = agent("middle", {
