@@ -388,7 +388,8 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     thenTools: toolJobs(step, turn?.toolCalls ?? calls),
     iteration,
   });
-  await turn?.start();
+  // No await otherwise: a run's end hooks follow its final save closely.
+  if (turn !== undefined) await turn.start();
 }
 
 /** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
