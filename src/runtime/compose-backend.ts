@@ -200,6 +200,9 @@ export class ComposedBackend implements RunBackend {
   }
 
   // RunTree
+  waitForChildren(parentRunId: string, token: number, links: readonly RunLink[]) {
+    return this.#roles.tree.waitForChildren(parentRunId, token, links);
+  }
   linkChild(link: RunLink) {
     return this.#roles.tree.linkChild(link);
   }
@@ -214,6 +217,9 @@ export class ComposedBackend implements RunBackend {
   }
   childFinished(link: RunLink) {
     return this.#roles.tree.childFinished(link);
+  }
+  releaseChild(link: Pick<RunLink, "runId" | "parentRunId">) {
+    return this.#roles.tree.releaseChild(link);
   }
   runningChildren(parentRunId: string) {
     return this.#roles.tree.runningChildren(parentRunId);

@@ -49,7 +49,10 @@ export interface RedisDoctorReport {
   storeId: string | null;
   /** Keys under the prefix by kind (the part after the prefix: run, idx, events, steps, …). */
   keys: Record<string, number>;
-  /** Runs queued or running with no lease, unsaved for `strandedAfterMs` (at most 100 listed). */
+  /**
+   * Runs queued or running with no lease, or waiting for children that all finished with no
+   * wake-up, unsaved for `strandedAfterMs` (at most 100 listed).
+   */
   strandedRuns: string[];
   /**
    * Runs awaiting approval with a call decided over `strandedAfterMs` ago and still asked, with
@@ -158,7 +161,7 @@ async function examine(
   ).map((run) => run.runId);
   if (strandedRuns.length > 0) {
     problems.push(
-      `${strandedRuns.length} run(s) are queued or running with no job working on them (the reconciler steps them again when workers run).`,
+      `${strandedRuns.length} run(s) are queued or running with no job working on them, or waiting for children that all finished with no wake-up (the reconciler steps them again when workers run).`,
     );
   }
 

@@ -20,6 +20,8 @@ export function redisKeys(prefix: string) {
   const runPrefix = `${prefix}:run:`;
   const indexPrefix = `${prefix}:idx:`;
   return {
+    /** The prefix itself (the run tree's keys are built from it: redis/run-tree.ts). */
+    prefix,
     /**
      * The run hash: `record`, `status`, `summary` (`RunSummary` JSON), `agent`, `raw`, `etrim`,
      * and `fence`, the counter of its lease's fencing tokens.

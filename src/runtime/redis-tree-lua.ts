@@ -26,15 +26,72 @@ end
 `;
 
 /**
+ * The Lua block placing the child ARGV[at + 1] (link JSON ARGV[at]) at link key `link` unless
+ * stored (the local `linked` is 1 when it stored it), in its root's hash `root` as a deeper run
+ * (when not the parent's `below`), and running in its parent's `below` unless the parent holds
+ * it, or, with `again`, unless it runs there (the local `counted` is 1 when it counted it).
+ */
+const placeChildLua = (link: string, below: string, root: string, at: string, again: boolean) => `
+linked = 0
+counted = 0
+if redis.call("SET", ${link}, ARGV[${at}], "NX") then linked = 1 end
+local state = redis.call("HGET", ${below}, ARGV[${at} + 1])
+if state == false${again ? ` or state == "${CHILD_FINISHED}"` : ""} then
+  redis.call("HSET", ${below}, ARGV[${at} + 1], "${CHILD_RUNNING}")
+  counted = 1
+end
+if ${root} ~= ${below} then redis.call("HSETNX", ${root}, ARGV[${at} + 1], "${DESCENDANT}") end
+`;
+
+/**
  * KEYS: the child's link, its parent's `treeBelow`, its root's (the parent's again for a child
- * of a root). ARGV: the link's JSON, the child's id. Returns 1 when it linked the child, 0 when
- * it was linked before (nothing changes then).
+ * of a root). ARGV: the link's JSON, the child's id. Counts the child running unless its parent
+ * holds it (running or finished). Returns 1 when it stored the link, 0 when it was there.
  */
 export const LINK_CHILD_LUA = `
-if redis.call("SET", KEYS[1], ARGV[1], "NX") == false then return 0 end
-redis.call("HSET", KEYS[2], ARGV[2], "${CHILD_RUNNING}")
-redis.call("HINCRBY", KEYS[2], "${RUNNING_COUNT}", 1)
-if KEYS[3] ~= KEYS[2] then redis.call("HSET", KEYS[3], ARGV[2], "${DESCENDANT}") end
+local linked, counted
+${placeChildLua("KEYS[1]", "KEYS[2]", "KEYS[3]", "1", false)}
+if counted == 1 then redis.call("HINCRBY", KEYS[2], "${RUNNING_COUNT}", 1) end
+return linked
+`;
+
+/**
+ * KEYS: the parent's run hash, its `treeBelow`, its root's, then each child's link. ARGV: the
+ * parent's lease token, then each child's link JSON and id. Refused (-1) unless the token is the
+ * parent's newest (its hash's `fence`, as SAVE_RUN checks it); else what the parent waited for
+ * before stops counting (running children turn finished), and these children are placed and
+ * become exactly the running ones. Returns how many run.
+ */
+export const WAIT_FOR_CHILDREN_LUA = `
+if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
+local below = redis.call("HGETALL", KEYS[2])
+for at = 1, #below, 2 do
+  if below[at] ~= "${RUNNING_COUNT}" and below[at + 1] == "${CHILD_RUNNING}" then
+    redis.call("HSET", KEYS[2], below[at], "${CHILD_FINISHED}")
+  end
+end
+redis.call("HDEL", KEYS[2], "${RUNNING_COUNT}")
+local running = 0
+local linked, counted
+for index = 4, #KEYS do
+  local at = 2 + (index - 4) * 2
+  ${placeChildLua("KEYS[index]", "KEYS[2]", "KEYS[3]", "at", true)}
+  running = running + counted
+end
+if running > 0 then redis.call("HSET", KEYS[2], "${RUNNING_COUNT}", running) end
+return running
+`;
+
+/**
+ * KEYS: the parent's `treeBelow`. ARGV: the child's id. A running child leaves the hash (a
+ * call that did not start its child): it no longer counts, and linking it again counts it.
+ */
+export const RELEASE_CHILD_LUA = `
+if redis.call("HGET", KEYS[1], ARGV[1]) ~= "${CHILD_RUNNING}" then return 0 end
+redis.call("HDEL", KEYS[1], ARGV[1])
+if redis.call("HINCRBY", KEYS[1], "${RUNNING_COUNT}", -1) <= 0 then
+  redis.call("HDEL", KEYS[1], "${RUNNING_COUNT}")
+end
 return 1
 `;
 

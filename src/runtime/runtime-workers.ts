@@ -6,7 +6,7 @@ import type { ToolLimits } from "../tools/result-limit.js";
 import { ProviderGates } from "../workers/provider-gates.js";
 import { giveUpStep, runStep } from "../workers/run-step.js";
 import { dispatchTool } from "../workers/tool-dispatch.js";
-import type { WorkerDeps } from "../workers/worker-deps.js";
+import type { ChildSubmit, WorkerDeps } from "../workers/worker-deps.js";
 import type { ApprovalNotifications } from "./approval-notifications.js";
 import { wakeExisting } from "./existing-run.js";
 import { newRunRecord, type RunRecordSource } from "./new-run-record.js";
@@ -25,21 +25,38 @@ export interface RuntimeWorkerParts {
 export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
   const { records, notifications } = parts;
   const { backend, deps } = records;
+  // The child's own run span, under its parent's.
+  const childRecord = ({
+    link,
+    input,
+    options: { trace, ...options },
+  }: ChildSubmit): RunRecord => ({
+    ...newRunRecord(records, link.agent, input, options, link.runId, trace),
+    parentRunId: link.parentRunId,
+    parentToolCallId: link.parentToolCallId,
+    rootRunId: link.rootRunId,
+  });
   return {
-    submitChild: async (link, input, { trace, ...options }) => {
+    submitChild: async (link, input, options) => {
       await records.traces.ready();
-      // The child's own run span, under its parent's.
-      const record: RunRecord = {
-        ...newRunRecord(records, link.agent, input, options, link.runId, trace),
-        parentRunId: link.parentRunId,
-        parentToolCallId: link.parentToolCallId,
-        rootRunId: link.rootRunId,
-      };
+      const record = childRecord({ link, input, options });
       const step = { ...priorityOf(record), agent: link.agent };
-      if (!(await backend.submitRun(record, step))) {
-        records.traces.drop([record]);
-        await wakeExisting(backend, link.runId, link.agent, step);
+      if (await backend.submitRun(record, step)) return true;
+      records.traces.drop([record]);
+      await wakeExisting(backend, link.runId, link.agent, step);
+      return false;
+    },
+    submitChildren: async (children) => {
+      await records.traces.ready();
+      const built = children.map(childRecord);
+      const existing = new Set(await backend.submitRuns(built));
+      const before = built.filter((each) => existing.has(each.runId));
+      records.traces.drop(before);
+      // Stored before (a step delivered again): stepped again if still queued.
+      for (const record of before) {
+        await wakeExisting(backend, record.runId, record.agent, { ...priorityOf(record) });
       }
+      return built.filter((each) => !existing.has(each.runId)).map((each) => each.runId);
     },
     runSpans: records.traces.spans,
     backend,

@@ -25,11 +25,26 @@ export type RunLink = z.infer<typeof RunLink>;
  * The run tree's role (DESIGN.md "The run store, by role"): parent/child links, and the
  * children each waiting parent still waits for. Every write is idempotent, so that a job
  * delivered again after a crash can repeat it.
+ *
+ * The children a parent waits for are counted per parent: each is running, finished, or not
+ * counted (released, or never linked). A finished child stays finished until the parent's next
+ * turn (`waitForChildren`): linking it again does not count it again.
  */
 export interface RunTree {
   /**
-   * Records `link` under its parent and its root and counts the child as running under its
-   * parent; a link recorded before is left as it is (false).
+   * The children of the turn a parent enters `dispatch` with, recorded before any of them can
+   * start (SPEC §14, "the last child to finish enqueues the parent's next step"): each link is
+   * recorded as `linkChild` records it, and these children become exactly the ones the parent
+   * waits for (what was counted before, a turn a crash cut short, is dropped). Fenced by the
+   * parent's lease `token` as a save is: refused with `LeaseLostError` when a newer token was
+   * issued. One atomic write (Redis: one script on keys under the prefix, so one slot of a
+   * Cluster when the prefix is in braces).
+   */
+  waitForChildren(parentRunId: string, token: number, links: readonly RunLink[]): Promise<void>;
+  /**
+   * Records `link` under its parent and its root (a link recorded before is left as it is:
+   * false), and counts the child as running under its parent unless it is counted already or
+   * finished.
    */
   linkChild(link: RunLink): Promise<boolean>;
   /** The link of `runId`; none for a root or an unknown run. */
@@ -41,10 +56,16 @@ export interface RunTree {
   /**
    * The child of `link` finished: it no longer counts as running under its parent. True when no
    * child of the parent runs any more, which tells the caller to wake the parent. Asked again
-   * (a job delivered again), it answers the same while no child was linked since: one removal
+   * (a job delivered again), it answers the same while no child was linked since: one change
    * is atomic, so two children finishing at once see one "true" between them.
    */
   childFinished(link: RunLink): Promise<boolean>;
+  /**
+   * The call of `link` did not start its child (denied or asked at dispatch, refused): the child
+   * no longer counts under its parent, and linking it again (after an approval) counts it again.
+   * Never tells to wake the parent: the call's own result (or wait) steps it.
+   */
+  releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void>;
   /** The ids of the children of `parentRunId` still running. */
   runningChildren(parentRunId: string): Promise<string[]>;
 }

@@ -13,20 +13,24 @@ import type { RunEvent } from "../engine/run-events.js";
 
 // Everything a backend stores or a queue carries, parsed with these schemas when read back.
 
-/** Where a durable run stands: `queued` (not started), `running`, or a `RunStatus`. */
+/**
+ * Where a durable run stands: `queued` (not started), `running`, `waiting` (at `dispatch` while
+ * child runs it started run: SPEC §14; no worker holds it), or a `RunStatus`.
+ */
 export const RunRecordStatus = lazySchema(() =>
-  z.union([z.enum(["queued", "running"]), RunStatus]),
+  z.union([z.enum(["queued", "running", "waiting"]), RunStatus]),
 );
 export type RunRecordStatus = z.infer<typeof RunRecordStatus>;
 
 /**
- * Every `RunRecordStatus`: `queued`, `running`, then `RunStatus`'s in its order. Written out, not
- * read from `RunStatus.options`, so that importing the package builds no schema (a test keeps
- * the two lists equal).
+ * Every `RunRecordStatus`: `queued`, `running`, `waiting`, then `RunStatus`'s in its order.
+ * Written out, not read from `RunStatus.options`, so that importing the package builds no schema
+ * (a test keeps the two lists equal).
  */
 export const RUN_RECORD_STATUSES: readonly RunRecordStatus[] = [
   "queued",
   "running",
+  "waiting",
   "completed",
   "failed",
   "cancelled",

@@ -73,6 +73,55 @@ export function toolCallRun(
   summary: RunSummary | undefined,
   toolCallId: string,
 ): ToolCallRun {
+  const shape = recentShape(document, summary);
+  const { snapshot: parsedSnapshot, trace, priority, ...own } = shape;
+  const run: ToolCallRun = {
+    ...own,
+    ...(trace === undefined ? {} : { trace }),
+    ...(priority === undefined ? {} : { priority }),
+    ...(summary === undefined ? {} : { summary }),
+  };
+  if (parsedSnapshot === null) return run;
+  const { context } = parsedSnapshot;
+  run.context = {
+    runId: context.runId,
+    sessionId: context.sessionId,
+    iteration: context.iteration,
+    ...(context.agent === undefined ? {} : { agent: context.agent }),
+  };
+  const found = context.calls.find((state) => state.call.id === toolCallId);
+  // Parsed: a field absent from the stored state stays absent, as `CallState` has it. A copy:
+  // the parsed shape is shared by the jobs that read the same document.
+  if (found !== undefined) run.call = structuredClone(found) as CallState;
+  return run;
+}
+
+type Shape = z.infer<typeof ToolCallRunShape>;
+
+/**
+ * The shapes of the documents tool jobs read last: every tool job of a turn reads the same
+ * document (the run is saved again only when the turn's results are in), so a turn of N calls
+ * parses and checks it once, not N times (N² work for a fan-out of child runs). Keyed by the
+ * document itself, with the summary it was completed with; bounded in count and in the size of
+ * what it keeps, the oldest goes first.
+ */
+const recent = new Map<string, { summary: string; shape: Shape }>();
+const RECENT_DOCUMENTS = 64;
+const RECENT_MAX_CHARS = 256 * 1024;
+
+function recentShape(document: string, summary: RunSummary | undefined): Shape {
+  const summaryKey = summary === undefined ? "" : JSON.stringify(summary);
+  const cached = recent.get(document);
+  if (cached !== undefined && cached.summary === summaryKey) return cached.shape;
+  const shape = shapeOf(document, summary);
+  if (document.length > RECENT_MAX_CHARS) return shape;
+  recent.delete(document);
+  recent.set(document, { summary: summaryKey, shape });
+  if (recent.size > RECENT_DOCUMENTS) recent.delete(recent.keys().next().value as string);
+  return shape;
+}
+
+function shapeOf(document: string, summary: RunSummary | undefined): Shape {
   const parsed = parseDocument(document);
   assertReadableVersion(parsed);
   const { stored, sharedIds } = completeDocument(parsed, summary);
@@ -93,23 +142,5 @@ export function toolCallRun(
   if (!shape.success) {
     throw corrupt(`The stored record of run "${runId}"`, describeIssues(shape.error.issues));
   }
-  const { snapshot: parsedSnapshot, trace, priority, ...own } = shape.data;
-  const run: ToolCallRun = {
-    ...own,
-    ...(trace === undefined ? {} : { trace }),
-    ...(priority === undefined ? {} : { priority }),
-    ...(summary === undefined ? {} : { summary }),
-  };
-  if (parsedSnapshot === null) return run;
-  const { context } = parsedSnapshot;
-  run.context = {
-    runId: context.runId,
-    sessionId: context.sessionId,
-    iteration: context.iteration,
-    ...(context.agent === undefined ? {} : { agent: context.agent }),
-  };
-  const found = context.calls.find((state) => state.call.id === toolCallId);
-  // Parsed: a field absent from the stored state stays absent, as `CallState` has it.
-  if (found !== undefined) run.call = found as CallState;
-  return run;
+  return shape.data;
 }

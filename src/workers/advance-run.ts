@@ -4,7 +4,6 @@ import { personResponses } from "../engine/dispatch-tools.js";
 import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
 import type { ProviderDeferral } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
-import type { RunEvent } from "../engine/run-events.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
@@ -38,7 +37,15 @@ import {
 import { appliedDecision } from "./applied-decision.js";
 import { tellApprovalRequests } from "./approval-requests.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
-import { boundaryOf, type HeldLease, type SaveBoundary, StepSaves } from "./step-saves.js";
+import {
+  boundaryOf,
+  type HeldLease,
+  outcomeEvents,
+  type SaveBoundary,
+  StepSaves,
+  toolJobsFor,
+} from "./step-saves.js";
+import { waitForTurnChildren } from "./turn-children.js";
 import { agentFor, type WorkerDeps } from "./worker-deps.js";
 
 /** Tool handlers run on tool-dispatch jobs, so a step hands the run on at `dispatch`. */
@@ -54,6 +61,8 @@ type Arrival = "opened" | "drove";
 /** One step's working parts: the actor advancing the run, and the saves of its boundaries. */
 interface Step {
   readonly deps: WorkerDeps;
+  /** The run's lease token: every save, and the children a turn records, are fenced by it. */
+  readonly token: number;
   readonly actor: RunActor;
   /** The environment of the agent the run is under: a handoff replaces it (`envFor`). */
   env: RunEnv;
@@ -220,6 +229,7 @@ async function withStep(
     });
     const step: Step = {
       deps,
+      token,
       actor,
       env,
       envFor,
@@ -342,9 +352,18 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
   const status = statusOf(phase);
   markLiveContext(snapshot.context);
   const previous = step.saves.record;
+  const release = lastSave(step, phase, status);
+  // Entering dispatch with calls for tool jobs: they are queued right behind the save (and so
+  // behind every save before it); the children they start are recorded before it.
+  const calls = release && !isTerminal(status) ? snapshot.context.calls.filter(runsHandler) : [];
+  const { iteration } = snapshot.context;
+  const turn =
+    calls.length > 0
+      ? await waitForTurnChildren(step.deps, { ...step, record: previous, iteration }, calls)
+      : undefined;
   const record: RunRecord = {
     ...previous,
-    status,
+    status: turn !== undefined ? "waiting" : status,
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
     snapshot: persistedRunSnapshot(snapshot) as unknown as PersistedSnapshot,
@@ -359,10 +378,6 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
   // A process that gave up on this job at its shutdown deadline leaves the run as it stands.
   if (abortedByShutdown(step.controller.signal)) throw step.controller.signal.reason;
   const checkpoint = checkpointOf(record, conversationOf(previous).length, step.saves.takeHanded());
-  const release = lastSave(step, phase, status);
-  // Entering dispatch with calls for tool jobs: they are queued right behind the save (and so
-  // behind every save before it).
-  const calls = release && !isTerminal(status) ? snapshot.context.calls.filter(runsHandler) : [];
   await step.saves.save({
     boundary,
     record,
@@ -370,9 +385,11 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     status,
     checkpoint,
     release,
-    thenTools: toolJobs(step, calls),
-    iteration: snapshot.context.iteration,
+    thenTools: toolJobs(step, turn?.toolCalls ?? calls),
+    iteration,
   });
+  // No await otherwise: a run's end hooks follow its final save closely.
+  if (turn !== undefined) await turn.start();
 }
 
 /** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
@@ -451,28 +468,8 @@ async function collectToolResults(step: Step): Promise<boolean> {
 }
 
 /** The tool jobs that run `calls` of the run's current iteration. */
-function toolJobs(step: Step, calls: readonly CallState[]): ToolJob[] {
-  const { runId, iteration } = step.actor.getSnapshot().context;
-  return calls.map((state) => ({
-    runId,
-    iteration,
-    toolCallId: state.call.id,
-    agent: step.saves.record.agent,
-    tool: state.call.name,
-    ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
-    ...priorityOf(step.saves.record),
-  }));
-}
-
-/** The event a save publishes with the state it reports: a parked or finished run's outcome. */
-function outcomeEvents(record: RunRecord): RunEvent[] {
-  const { result } = record;
-  if (result === null) return [];
-  if (result.status === "awaiting_approval") {
-    return [{ type: "approval_required", pending: result.pending }];
-  }
-  return isTerminal(record.status) ? [{ type: "result", result }] : [];
-}
+const toolJobs = (step: Step, calls: readonly CallState[]): ToolJob[] =>
+  toolJobsFor(step.saves.record, step.actor.getSnapshot().context.iteration, calls);
 
 /** Where a step left the run, for its span. */
 function spanOutcome(step: Step) {

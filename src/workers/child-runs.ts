@@ -1,22 +1,26 @@
 import { DepthExceededError, messageOf } from "../core/errors.js";
 import type { RunStatus, ToolResult } from "../core/values.js";
-import { type AgentTool, childInputText, childOutput, childRunId } from "../engine/as-tool.js";
+import { type AgentTool, childInputText, childOutput } from "../engine/as-tool.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { CallState } from "../machines/call-state.js";
-import { injectTraceContext } from "../observability/propagation.js";
 import type { RunLink } from "../store/run-tree.js";
 import type { RunRecord } from "../store/schemas.js";
 import { isTerminal } from "../store/schemas.js";
 import type { ToolCallRun } from "../store/tool-call-view.js";
 import { errorResult } from "../tools/run-handler.js";
-import { agentFor, type WorkerDeps } from "./worker-deps.js";
+import { childLinkOf, traceOfChild } from "./turn-children.js";
+import type { WorkerDeps } from "./worker-deps.js";
 
-/** What starting a child run from a call came to: running, or an error result at once. */
-export type ChildStart = { child: RunLink; linkedNow: boolean } | { result: ToolResult };
+/**
+ * What starting a child run from a call came to: running (`created` when this call stored it),
+ * or an error result at once.
+ */
+export type ChildStart = { child: RunLink; created: boolean } | { result: ToolResult };
 
 /**
  * Starts the child run a permitted call of an agent tool asks for, or finds it started: its
- * link is recorded first, then its run is submitted under an id derived from the parent's run
+ * link is recorded first (the step that entered dispatch recorded it already, unless the call
+ * runs after an approval), then its run is submitted under an id derived from the parent's run
  * and call (so a tool job delivered again starts nothing twice). The parent's call is
  * committed later, when the child finishes (`wakeParent`); the tool job ends at once, holding
  * nothing while the child runs.
@@ -29,53 +33,38 @@ export async function startChildRun(
 ): Promise<ChildStart> {
   const { backend } = deps;
   const { call } = state;
-  const parentAgent = agentFor(deps, parent.agent, parent.runId);
   const parentLink = await backend.linkOf(parent.runId);
-  const depth = (parentLink?.depth ?? 0) + 1;
-  const maxDepth = parentAgent.config.maxDepth;
-  if (depth > maxDepth) {
+  const link = childLinkOf(
+    deps,
+    { runId: parent.runId, agent: parent.agent, iteration: parent.context.iteration },
+    parentLink,
+    call.id,
+    agentTool,
+  );
+  if (!("runId" in link)) {
+    const { depth, maxDepth } = link;
     return { result: errorResult(call.id, new DepthExceededError(depth, maxDepth).message) };
   }
-  const runId = childRunId(parent.runId, call.id);
-  const link: RunLink = {
-    runId,
-    agent: agentTool.childAgent,
-    parentRunId: parent.runId,
-    parentToolCallId: call.id,
-    parentIteration: parent.context.iteration,
-    rootRunId: parentLink?.rootRunId ?? parent.runId,
-    depth,
-    createdAt: deps.clock.now(),
-  };
   if (deps.submitChild === undefined) {
     return { result: errorResult(call.id, "Child runs need an AgentRuntime's workers.") };
   }
-  const linkedNow = await backend.linkChild(link);
+  await backend.linkChild(link);
   try {
-    await deps.submitChild(link, childInputText(call.input, agentTool.defaultInput), {
-      sessionId: parent.sessionId,
-      ...(parent.priority === undefined ? {} : { priority: parent.priority }),
-      ...traceOfChild(parent.trace),
-    });
+    const created = await deps.submitChild(
+      link,
+      childInputText(call.input, agentTool.defaultInput),
+      {
+        sessionId: parent.sessionId,
+        ...(parent.priority === undefined ? {} : { priority: parent.priority }),
+        ...traceOfChild(parent.trace),
+      },
+    );
+    return { child: link, created };
   } catch (error) {
-    // Refused (say, too big an input): the call fails, not the parent.
-    const result = errorResult(call.id, `The child run could not start: ${messageOf(error)}`);
-    await backend.childFinished(link);
-    return { result };
+    // Refused (say, too big an input): the call fails, not the parent (its tool job releases
+    // the child from the ones the parent waits for).
+    return { result: errorResult(call.id, `The child run could not start: ${messageOf(error)}`) };
   }
-  return { child: link, linkedNow };
-}
-
-/**
- * The trace context a child run starts in: the active one, its parent's call's `execute_tool`
- * span (`traceChildStart`), or else the parent run's stored one.
- */
-function traceOfChild(parentTrace: Record<string, string> | undefined): {
-  trace?: Record<string, string>;
-} {
-  const active = injectTraceContext();
-  if (Object.keys(active).length > 0) return { trace: active };
-  return parentTrace === undefined ? {} : { trace: parentTrace };
 }
 
 /** What a finished child gives its parent's call: its output, or an error with its code. */

@@ -1,13 +1,14 @@
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
 import type { statusOf } from "../engine/run-result.js";
+import type { CallState } from "../machines/call-state.js";
 import type { FinalPhase, Phase } from "../machines/run-machine.js";
 import type { RunBackend } from "../store/backend.js";
 import type { StoredCheckpoint } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import type { EventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
-import type { RunRecord, ToolJob } from "../store/schemas.js";
+import { isTerminal, priorityOf, type RunRecord, type ToolJob } from "../store/schemas.js";
 
 /**
  * The effect boundaries at which a step saves the run (SPEC §8). Every save writes, in one
@@ -78,6 +79,33 @@ export const SAVE_BOUNDARIES: Readonly<Record<SaveBoundary, { wait: SaveWait; wh
       "run comes back.",
   },
 };
+
+/** The tool jobs that run `calls` of `record`'s iteration `iteration`. */
+export function toolJobsFor(
+  record: RunRecord,
+  iteration: number,
+  calls: readonly CallState[],
+): ToolJob[] {
+  return calls.map((state) => ({
+    runId: record.runId,
+    iteration,
+    toolCallId: state.call.id,
+    agent: record.agent,
+    tool: state.call.name,
+    ...(state.interruptions === undefined ? {} : { attempt: state.interruptions }),
+    ...priorityOf(record),
+  }));
+}
+
+/** The event a save publishes with the state it reports: a parked or finished run's outcome. */
+export function outcomeEvents(record: RunRecord): RunEvent[] {
+  const { result } = record;
+  if (result === null) return [];
+  if (result.status === "awaiting_approval") {
+    return [{ type: "approval_required", pending: result.pending }];
+  }
+  return isTerminal(record.status) ? [{ type: "result", result }] : [];
+}
 
 /** The boundary a run stands at as the machine enters `entered` from `left`, if any. */
 export function boundaryOf(entered: Phase | FinalPhase, left: Phase): SaveBoundary | undefined {

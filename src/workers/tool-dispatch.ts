@@ -1,5 +1,5 @@
 import type { ToolResult } from "../core/values.js";
-import { isAgentTool } from "../engine/as-tool.js";
+import { childRunId, isAgentTool } from "../engine/as-tool.js";
 import { type CallContext, prepareCall, runPrepared } from "../engine/dispatch-tools.js";
 import { recheckPermissions } from "../engine/resolve-permissions.js";
 import type { RunEnv } from "../engine/run-env.js";
@@ -103,6 +103,13 @@ export async function dispatchTool(
     );
     // Given up at the process's shutdown deadline: the job is left for another worker.
     if (abortedByShutdown(controller.signal)) throw controller.signal.reason;
+    const tool = env.tools.get(state.call.name);
+    if (!("childRunning" in outcome) && tool !== undefined && isAgentTool(tool)) {
+      // The call starts no child (denied, asked or refused at dispatch): the parent no longer
+      // waits for one, before the outcome that steps it is written (a crash in between
+      // repeats this job, and so the release).
+      await backend.releaseChild({ parentRunId: runId, runId: childRunId(runId, toolCallId) });
+    }
     // The events not sent yet are appended as the outcome is written (a commit carries them in
     // its own write), and the run's next step is queued with them: issued together, they share
     // the round trip (a backend applies a commit before a step queued after it is issued,
@@ -193,6 +200,9 @@ async function giveUp(
     toolCallId,
     `The tool call failed and will not be retried: ${reason}.`,
   );
+  // A call of an agent tool that started no child must not keep its parent waiting for one
+  // (for any other call there is nothing to release).
+  await deps.backend.releaseChild({ parentRunId: runId, runId: childRunId(runId, toolCallId) });
   const won = await deps.backend.commitRaw(runId, iteration, result);
   deps.logger.warn({ runId, iteration, toolCallId, reason, committed: won }, "a tool job gave up");
   await deps.backend.enqueueStep(runId, priority);
@@ -236,7 +246,7 @@ async function runPermitted(
       startChildRun(deps, run, checked, agentTool),
     );
     if ("result" in started) return started;
-    if (started.linkedNow) {
+    if (started.created) {
       const { runId: childRunId, agent } = started.child;
       env.emit?.({ type: "child_started", childRunId, agent, toolCallId: checked.call.id });
     }

@@ -37,11 +37,23 @@ export interface WorkerDeps {
   ) => Promise<void>;
   /**
    * Stores the child run `link` names (idempotent: nothing when it exists) and queues its first
-   * step; without it, calls of agent tools get an error result.
+   * step; true when this stored it. Without it, calls of agent tools get an error result.
    */
-  submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<void>;
+  submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<boolean>;
+  /**
+   * `submitChild` for the children of a turn, in one bulk write; resolves with the ids of the
+   * children this stored. Throws, storing none, when a child's record cannot be built.
+   */
+  submitChildren?: (children: readonly ChildSubmit[]) => Promise<string[]>;
   /** The run spans this process keeps open: a step that finishes a run ends its span here. */
   runSpans?: RunSpans;
+}
+
+/** One child run to submit (`WorkerDeps.submitChildren`). */
+export interface ChildSubmit {
+  link: RunLink;
+  input: string;
+  options: ChildSubmitOptions;
 }
 
 /** What a child run inherits from its parent. */

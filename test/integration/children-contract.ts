@@ -12,6 +12,8 @@ import {
   type ProviderRequest,
   type RunResult,
 } from "../../src/index.js";
+import type { RunBackend } from "../../src/store/backend.js";
+import { isTerminal } from "../../src/store/schemas.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import type { BackendFactory } from "./backend-contract.js";
 import { Runtimes, silent } from "./fixtures.js";
@@ -63,6 +65,69 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("timed out waiting");
+}
+
+/** Polls `read` until `done` (a generous bound: the host may be loaded; nothing is timed). */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let tries = 0; tries < 1200; tries += 1) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error("timed out waiting");
+}
+
+/**
+ * `backend`, counting the steps queued for `parentRunId` (its wake-ups) and holding the start of
+ * its call `heldCall`'s child (the call's tool job, or the child's first step, whichever comes
+ * first) until the runs `finishFirst` finished: what busy queues do to the last call of a turn.
+ * `whileHeld` runs as the hold ends.
+ */
+function holdingLastCall(
+  backend: RunBackend,
+  hold: {
+    parentRunId: string;
+    heldCall: string;
+    finishFirst: readonly string[];
+    whileHeld: () => Promise<void>;
+  },
+): { backend: RunBackend; wakeUps: () => number } {
+  let wakeUps = 0;
+  let held = false;
+  const watched = new Proxy(backend, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (property === "enqueueStep") {
+        return (...args: Parameters<RunBackend["enqueueStep"]>) => {
+          if (args[0] === hold.parentRunId) wakeUps += 1;
+          return target.enqueueStep(...args);
+        };
+      }
+      const holdOnce = async () => {
+        if (held) return;
+        held = true;
+        await eventually(
+          () => Promise.all(hold.finishFirst.map((id) => target.runStatus(id))),
+          (statuses) => statuses.every((status) => status !== undefined && isTerminal(status)),
+        );
+        await hold.whileHeld();
+      };
+      if (property === "openToolCall") {
+        return async (...args: Parameters<RunBackend["openToolCall"]>) => {
+          if (args[0] === hold.parentRunId && args[2] === hold.heldCall) await holdOnce();
+          return target.openToolCall(...args);
+        };
+      }
+      if (property !== "acquireLease") return bound;
+      return async (...args: Parameters<RunBackend["acquireLease"]>) => {
+        if (args[0] === `${hold.parentRunId}.${hold.heldCall}`) await holdOnce();
+        return target.acquireLease(...args);
+      };
+    },
+  });
+  return { backend: watched, wakeUps: () => wakeUps };
 }
 
 export function describeChildrenContract(name: string, factory: BackendFactory): void {
@@ -138,6 +203,80 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
       expect(tree.runs.map((each) => each.runId).sort()).toEqual(
         [handle.runId, ...children].sort(),
       );
+    });
+
+    it("keeps the parent waiting while its children run, and wakes it once, even when children finish before the last one starts", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["a", "b", "c"]),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const parentRunId = "fan-out";
+      const children = ["c0", "c1", "c2"].map((call) => `${parentRunId}.${call}`);
+      let runtime: AgentRuntime | undefined;
+      const seen: { status?: string | undefined; listed?: string[]; waitingCount?: number } = {};
+      const watched = holdingLastCall(factory.create(), {
+        parentRunId,
+        heldCall: "c2",
+        finishFirst: children.slice(0, 2),
+        whileHeld: async () => {
+          // Two children finished; the third has not started: the parent still waits.
+          const reader = runtime as AgentRuntime;
+          seen.status = (await reader.get(parentRunId)).status;
+          seen.listed = (await reader.list({ status: "waiting" })).runs.map((run) => run.runId);
+          seen.waitingCount = (await reader.overview({ window: "1h" })).counts.waiting;
+        },
+      });
+      runtime = await runtimes.start([lead, researcher], watched.backend);
+      const handle = await runtime.submit("lead", "write", { runId: parentRunId });
+      const result = await handle.result();
+      expect(result.status).toBe("completed");
+      expect(toolResults(result).map((each) => [each.toolCallId, each.content])).toEqual([
+        ["c0", "notes on a"],
+        ["c1", "notes on b"],
+        ["c2", "notes on c"],
+      ]);
+      expect(seen).toEqual({ status: "waiting", listed: [parentRunId], waitingCount: 1 });
+      // One wake-up: the last child's.
+      expect(watched.wakeUps()).toBe(1);
+      const { events } = await runtime.events(parentRunId);
+      expect(events.filter((event) => event.type === "child_started")).toHaveLength(3);
+      expect(events.filter((event) => event.type === "child_finished")).toHaveLength(3);
+      expect((await runtime.list({ status: "waiting" })).runs).toEqual([]);
+      expect((await runtime.overview({ window: "1h" })).counts.waiting).toBe(0);
+    });
+
+    it("starts the other children of a turn when one child's input is refused, and fails only its call", async () => {
+      const researcher = agent("researcher", { provider: echoModel() });
+      const lead = agent("lead", {
+        provider: leadModel(["otters", "x".repeat(400)]),
+        tools: [researcher.asTool({ name: "research", description: "Research one topic" })],
+      });
+      const runtime = new AgentRuntime({
+        agents: [lead, researcher],
+        backend: factory.create(),
+        logger: silent,
+        limits: { maxInputBytes: 200 },
+      });
+      await runtime.start();
+      try {
+        const handle = await runtime.submit("lead", "write");
+        const result = await handle.result();
+        expect(result.status).toBe("completed");
+        const [first, second] = toolResults(result);
+        expect([first?.toolCallId, first?.content, first?.isError]).toEqual([
+          "c0",
+          "notes on otters",
+          false,
+        ]);
+        expect([second?.toolCallId, second?.isError]).toEqual(["c1", true]);
+        expect(second?.content).toContain("The child run could not start");
+        expect(
+          (await runtime.list({ parentRunId: handle.runId })).runs.map((run) => run.runId),
+        ).toEqual([`${handle.runId}.c0`]);
+      } finally {
+        await runtime.close({ timeoutMs: 5000 });
+      }
     });
 
     it("lists a three-level tree by root, and gives a failed child's code to its parent", async () => {

@@ -6,6 +6,7 @@ import { $, api, duration, h, timeElement } from "./dom.js";
 const STATUSES = [
   "queued",
   "running",
+  "waiting",
   "awaiting_approval",
   "paused",
   "completed",

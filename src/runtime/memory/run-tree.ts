@@ -1,3 +1,4 @@
+import { LeaseLostError } from "../../store/errors.js";
 import { oldestFirst, type RunLink, type RunTree } from "../../store/run-tree.js";
 
 /** A run in the runs below another: its child, running or finished, or (on a root) deeper. */
@@ -11,22 +12,38 @@ interface RunsBelow {
 
 /**
  * The run tree in memory: links by child, and per run with children the runs below it (as the
- * Redis tree's `treeBelow` hashes). `forget` drops a run as the store prunes or deletes it.
+ * Redis tree's `treeBelow` hashes). A released child leaves its parent's runs; `forget` drops a
+ * run as the store prunes or deletes it.
  */
 export class MemoryRunTree implements RunTree {
   readonly #links = new Map<string, RunLink>();
   readonly #below = new Map<string, RunsBelow>();
+  /** Whether `token` is still the newest lease token of the run (`Leases`). */
+  readonly #fences: (runId: string, token: number) => boolean;
+
+  constructor(options: { fences: (runId: string, token: number) => boolean }) {
+    this.#fences = options.fences;
+  }
+
+  async waitForChildren(
+    parentRunId: string,
+    token: number,
+    links: readonly RunLink[],
+  ): Promise<void> {
+    if (!this.#fences(parentRunId, token)) throw new LeaseLostError(parentRunId, token);
+    // What the parent waited for before stops counting: these are now its running children.
+    const parent = this.#below.get(parentRunId);
+    if (parent !== undefined) {
+      for (const [runId, state] of parent.runs) {
+        if (state === "running") parent.runs.set(runId, "finished");
+      }
+      parent.running = 0;
+    }
+    for (const link of links) this.#place(link, { countAgain: true });
+  }
 
   async linkChild(link: RunLink): Promise<boolean> {
-    if (this.#links.has(link.runId)) return false;
-    this.#links.set(link.runId, structuredClone(link));
-    const parent = this.#belowOf(link.parentRunId);
-    parent.runs.set(link.runId, "running");
-    parent.running += 1;
-    if (link.rootRunId !== link.parentRunId) {
-      this.#belowOf(link.rootRunId).runs.set(link.runId, "descendant");
-    }
-    return true;
+    return this.#place(link, { countAgain: false });
   }
 
   async linkOf(runId: string): Promise<RunLink | undefined> {
@@ -52,6 +69,12 @@ export class MemoryRunTree implements RunTree {
     return parent.running === 0;
   }
 
+  async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
+    const parent = this.#below.get(link.parentRunId);
+    if (parent?.runs.get(link.runId) !== "running") return;
+    this.#unlinkFrom(link.parentRunId, link.runId);
+  }
+
   async runningChildren(parentRunId: string): Promise<string[]> {
     const runs = this.#below.get(parentRunId)?.runs ?? new Map<string, Below>();
     return [...runs].flatMap(([runId, state]) => (state === "running" ? [runId] : []));
@@ -67,6 +90,26 @@ export class MemoryRunTree implements RunTree {
     this.#links.delete(runId);
     this.#unlinkFrom(link.parentRunId, runId);
     if (link.rootRunId !== link.parentRunId) this.#unlinkFrom(link.rootRunId, runId);
+  }
+
+  /**
+   * Stores `link` unless stored (true when this stored it) and counts the child running under
+   * its parent unless its parent holds it already (or, with `countAgain`, unless it runs).
+   */
+  #place(link: RunLink, { countAgain }: { countAgain: boolean }): boolean {
+    const linked = !this.#links.has(link.runId);
+    if (linked) this.#links.set(link.runId, structuredClone(link));
+    const parent = this.#belowOf(link.parentRunId);
+    const state = parent.runs.get(link.runId);
+    if (state === undefined || (countAgain && state === "finished")) {
+      parent.runs.set(link.runId, "running");
+      parent.running += 1;
+    }
+    if (link.rootRunId !== link.parentRunId) {
+      const root = this.#belowOf(link.rootRunId);
+      if (!root.runs.has(link.runId)) root.runs.set(link.runId, "descendant");
+    }
+    return linked;
   }
 
   #unlinkFrom(holderRunId: string, runId: string): void {

@@ -385,9 +385,10 @@ export class RedisJobQueue implements JobQueue {
   }
 
   /**
-   * Steps every stranded run again (`findStrandedRuns`). Idempotent: the job id names the run
-   * and its last save, so reconcilers in several processes, or passes that find the same run
-   * unchanged, queue one step. Then steps each parked run whose decision waits with no step
+   * Steps every stranded run again (`findStrandedRuns`; a waiting parent's finished children
+   * that did not wake it). Idempotent: the job id names the run and the stranded run's last
+   * save, so reconcilers in several processes, or passes that find the same run unchanged,
+   * queue one step. Then steps each parked run whose decision waits with no step
    * (`findDecidedStepless`): one job per pass, as a step that finds the decision applied does
    * nothing more.
    */
@@ -397,10 +398,20 @@ export class RedisJobQueue implements JobQueue {
     const within = { now, idleMs: this.#options.strandedAfterMs, limit: 1000 };
     const stranded = await findStrandedRuns(redis, keys, within);
     for (const run of stranded) {
-      logger.warn({ runId: run.runId, status: run.status }, "stepping a stranded run again");
-      await this.#context.queue("steps").add("step", stepJob(run.runId), {
-        jobId: `step-${jobIdPart(run.runId)}-reconcile-${run.updatedAt}`,
-      });
+      logger.warn(
+        {
+          runId: run.runId,
+          status: run.status,
+          ...(run.wake === undefined ? {} : { wake: run.wake }),
+        },
+        "stepping a stranded run again",
+      );
+      // A waiting parent moves on by the steps of its finished children (each wakes it).
+      for (const runId of run.wake ?? [run.runId]) {
+        await this.#context.queue("steps").add("step", stepJob(runId), {
+          jobId: `step-${jobIdPart(runId)}-reconcile-${run.updatedAt}`,
+        });
+      }
     }
     for (const run of await findDecidedStepless(redis, keys, within)) {
       logger.warn({ runId: run.runId }, "stepping a decided run that waits with no step");

@@ -69,8 +69,9 @@ export interface RedisBackendOptions {
   /**
    * How often the run reconciler looks for stranded runs: runs left `queued` or `running` with
    * no live lease and no save for `strandedAfterMs` (their job was lost, say removed from the
-   * queue by hand). It steps each one again; one reconciler job runs per prefix, on any process
-   * with workers.
+   * queue by hand), and `waiting` parents whose children all finished with no wake-up. It steps
+   * each one again (a waiting parent's finished children); one reconciler job runs per prefix,
+   * on any process with workers.
    * @defaultValue 60000
    */
   reconcileIntervalMs?: number;

@@ -1,4 +1,4 @@
-import { BackendError } from "../../store/errors.js";
+import { BackendError, LeaseLostError } from "../../store/errors.js";
 import { oldestFirst, RunLink, type RunTree } from "../../store/run-tree.js";
 import { LuaScript } from "../redis-scripts.js";
 import {
@@ -6,29 +6,54 @@ import {
   CHILD_RUNNING,
   DESCENDANT,
   LINK_CHILD_LUA,
+  RELEASE_CHILD_LUA,
   RUNNING_COUNT,
+  WAIT_FOR_CHILDREN_LUA,
 } from "../redis-tree-lua.js";
 import type { RedisContext } from "./context.js";
 
 const LINK_CHILD = new LuaScript(LINK_CHILD_LUA);
+const WAIT_FOR_CHILDREN = new LuaScript(WAIT_FOR_CHILDREN_LUA);
 const CHILD_FINISHED = new LuaScript(CHILD_FINISHED_LUA);
+const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
 
 /**
  * The run tree in Redis, under the backend's prefix: a child's link (`treeLink`), and one hash
  * per run with children (`treeBelow`) holding its children, whether each runs, how many run,
  * and on a root every deeper run; one key a waiting parent, not three. On a Cluster every key
- * here shares the prefix's hash slot (`{hx}`), so linking a child is one script. The parent's
- * wake-up does not depend on that: it is decided by one script on one key (the parent's
- * `treeBelow`), and what it wakes the parent for is committed first-write-wins into the
- * parent's raw results, so repeating it after a crash commits nothing twice and at most steps
- * the parent again (a step is a wake-up the run takes in any state). The run store removes a
- * run's link and its places in its parent's and root's hashes as it prunes or deletes the run.
+ * here shares the prefix's hash slot (`{hx}`) with the runs' own, so linking a child, or a
+ * turn's children fenced by the parent's lease, is one script. The parent's wake-up does not
+ * depend on that: it is decided by one script on one key (the parent's `treeBelow`), and what
+ * it wakes the parent for is committed first-write-wins into the parent's raw results, so
+ * repeating it after a crash commits nothing twice and at most steps the parent again (a step
+ * is a wake-up the run takes in any state). The run store removes a run's link and its places
+ * in its parent's and root's hashes as it prunes or deletes the run.
  */
 export class RedisRunTree implements RunTree {
   readonly #context: RedisContext;
 
   constructor(context: RedisContext) {
     this.#context = context;
+  }
+
+  async waitForChildren(
+    parentRunId: string,
+    token: number,
+    links: readonly RunLink[],
+  ): Promise<void> {
+    const { keys } = this.#context;
+    const root = links[0]?.rootRunId ?? parentRunId;
+    const reply = await WAIT_FOR_CHILDREN.run(
+      this.#context.redis,
+      [
+        keys.run(parentRunId),
+        keys.treeBelow(parentRunId),
+        keys.treeBelow(root),
+        ...links.map((link) => keys.treeLink(link.runId)),
+      ],
+      [token, ...links.flatMap((link) => [JSON.stringify(link), link.runId])],
+    );
+    if (reply === -1) throw new LeaseLostError(parentRunId, token);
   }
 
   async linkChild(link: RunLink): Promise<boolean> {
@@ -75,13 +100,24 @@ export class RedisRunTree implements RunTree {
     return none === 1;
   }
 
-  async runningChildren(parentRunId: string): Promise<string[]> {
-    const below = await this.#context.redis.hgetall(this.#context.keys.treeBelow(parentRunId));
-    return Object.entries(below).flatMap(([id, state]) =>
-      id !== RUNNING_COUNT && state === CHILD_RUNNING ? [id] : [],
+  async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
+    await RELEASE_CHILD.run(
+      this.#context.redis,
+      [this.#context.keys.treeBelow(link.parentRunId)],
+      [link.runId],
     );
   }
+
+  async runningChildren(parentRunId: string): Promise<string[]> {
+    return runningIn(await this.#context.redis.hgetall(this.#context.keys.treeBelow(parentRunId)));
+  }
 }
+
+/** The running children in a parent's `treeBelow` hash, as HGETALL reads it. */
+export const runningIn = (below: Record<string, string>): string[] =>
+  Object.entries(below).flatMap(([id, state]) =>
+    id !== RUNNING_COUNT && state === CHILD_RUNNING ? [id] : [],
+  );
 
 /** A stored link, checked. */
 export function parseLink(stored: string): RunLink {

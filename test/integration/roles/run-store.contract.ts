@@ -97,6 +97,35 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       expect(() => parseListOptions({ q: "a", sessionId: "ab" })).toThrow(/q: not with sessionId/);
     });
 
+    it("moves a parent waiting for its children between the status indexes and counts", async () => {
+      const backend = await start();
+      const now = Date.now();
+      await backend.createRun(record("parent", "queued", now));
+      await backend.createRun(record("other", "queued", now));
+      const lease = await backend.acquireLease("parent");
+      if (!lease.acquired) throw new Error("expected the lease");
+      const at = (status: RunRecordStatus, updatedAt: number): RunRecord => ({
+        ...record("parent", status, now),
+        phase: "dispatch",
+        updatedAt,
+      });
+      await backend.saveRun("parent", lease.token, at("waiting", now + 1));
+      expect(await listedIds(backend, { status: "waiting" })).toEqual(["parent"]);
+      expect(await listedIds(backend, { status: "running" })).toEqual([]);
+      expect(await listedIds(backend, { agent: "support", status: "waiting" })).toEqual(["parent"]);
+      const [summary] = (await backend.listRuns({ limit: 1, status: "waiting" })).runs;
+      expect(summary).toMatchObject({ runId: "parent", status: "waiting", phase: "dispatch" });
+      expect(await backend.runStatus("parent")).toBe("waiting");
+      expect((await backend.loadRun("parent"))?.status).toBe("waiting");
+      const counts = async () => (await backend.overview({ window: "1h", now })).counts;
+      expect(await counts()).toMatchObject({ queued: 1, running: 0, waiting: 1 });
+      // Woken: its next save reads running again.
+      await backend.saveRun("parent", lease.token, at("running", now + 2));
+      expect(await listedIds(backend, { status: "waiting" })).toEqual([]);
+      expect(await listedIds(backend, { status: "running" })).toEqual(["parent"]);
+      expect(await counts()).toMatchObject({ queued: 1, running: 1, waiting: 0 });
+    });
+
     it("keeps the overview's counters per time bucket as runs are created and saved", async () => {
       const backend = await start();
       const hour = Date.UTC(2026, 11, 6, 6);
@@ -169,6 +198,7 @@ export function describeRunStoreContract(name: string, factory: BackendFactory):
       const counts = (some: Partial<Record<RunRecordStatus, number>>) => ({
         queued: 0,
         running: 0,
+        waiting: 0,
         awaiting_approval: 0,
         paused: 0,
         completed: 0,

@@ -1,9 +1,10 @@
 // The RunTree role of every backend (child links by parent and by root, the children a parent
 // waits for), run on memory, Redis and a Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
-import type { RunLink } from "../../../src/backend.js";
+import type { RunBackend, RunLink } from "../../../src/backend.js";
+import { LeaseLostError } from "../../../src/store/errors.js";
 import type { BackendFactory } from "../backend-contract.js";
-import { roleHarness } from "./role-harness.js";
+import { record, roleHarness } from "./role-harness.js";
 
 const link = (
   runId: string,
@@ -20,6 +21,16 @@ const link = (
   depth: parentRunId === rootRunId ? 1 : 2,
   createdAt,
 });
+
+/** A stored parent run and its lease token, as the step entering dispatch holds it. */
+async function leasedParent(backend: RunBackend, runId: string): Promise<number> {
+  await backend.createRun(record(runId, "running", 1));
+  const lease = await backend.acquireLease(runId);
+  if (!lease.acquired) throw new Error("expected the lease");
+  return lease.token;
+}
+
+const sorted = async (ids: Promise<string[]>) => (await ids).sort();
 
 export function describeRunTreeContract(name: string, factory: BackendFactory): void {
   describe(`RunTree of ${name}`, () => {
@@ -68,6 +79,73 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.childFinished(first)).toBe(false);
       expect(await backend.childFinished(first)).toBe(false);
       expect(await backend.runningChildren("root")).toEqual(["b"]);
+    });
+
+    it("records a turn's children before any starts: only the last to finish wakes the parent", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "root");
+      const [a, b, c] = ["a", "b", "c"].map((id, at) => link(id, "root", "root", at + 1)) as [
+        RunLink,
+        RunLink,
+        RunLink,
+      ];
+      await backend.waitForChildren("root", token, [a, b, c]);
+      expect(await sorted(backend.runningChildren("root"))).toEqual(["a", "b", "c"]);
+      expect((await backend.childrenOf("root")).map((each) => each.runId)).toEqual(["a", "b", "c"]);
+      expect(await backend.linkOf("b")).toEqual(b);
+      // Two finish before the third's tool job has even linked it: neither is the last.
+      expect(await backend.childFinished(a)).toBe(false);
+      expect(await backend.childFinished(b)).toBe(false);
+      // A late tool job of a finished child links it again: it stays finished.
+      expect(await backend.linkChild(a)).toBe(false);
+      expect(await backend.linkChild(c)).toBe(false);
+      expect(await backend.runningChildren("root")).toEqual(["c"]);
+      expect(await backend.childFinished(c)).toBe(true);
+      expect(await backend.runningChildren("root")).toEqual([]);
+    });
+
+    it("refuses a turn's children under a lease that was taken over, and records none", async () => {
+      const backend = await start();
+      const stale = await leasedParent(backend, "root");
+      await backend.releaseLease("root", stale);
+      const current = await backend.acquireLease("root");
+      expect(current.acquired).toBe(true);
+      await expect(
+        backend.waitForChildren("root", stale, [link("a", "root", "root", 1)]),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await backend.childrenOf("root")).toEqual([]);
+      expect(await backend.runningChildren("root")).toEqual([]);
+    });
+
+    it("waits for exactly the new turn's children: a turn cut short by a crash is dropped", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "root");
+      const lost = link("lost", "root", "root", 1);
+      const kept = link("kept", "root", "root", 2);
+      await backend.waitForChildren("root", token, [lost]);
+      // The step ran again and its model answered with another call.
+      await backend.waitForChildren("root", token, [kept]);
+      expect(await backend.runningChildren("root")).toEqual(["kept"]);
+      expect(await backend.childFinished(lost)).toBe(false);
+      expect(await backend.childFinished(kept)).toBe(true);
+    });
+
+    it("releases a child whose call starts none, and counts it again once it starts", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "root");
+      const asked = link("asked", "root", "root", 1);
+      const other = link("other", "root", "root", 2);
+      await backend.waitForChildren("root", token, [asked, other]);
+      await backend.releaseChild(asked);
+      expect(await backend.runningChildren("root")).toEqual(["other"]);
+      // Approved later: its tool job links it again.
+      expect(await backend.linkChild(asked)).toBe(false);
+      expect(await sorted(backend.runningChildren("root"))).toEqual(["asked", "other"]);
+      expect(await backend.childFinished(other)).toBe(false);
+      expect(await backend.childFinished(asked)).toBe(true);
+      // Released once none runs: nothing left to count.
+      await backend.releaseChild(asked);
+      expect(await backend.runningChildren("root")).toEqual([]);
     });
   });
 }

@@ -45,7 +45,7 @@ describe("lazySchema", () => {
 
 describe("RUN_RECORD_STATUSES", () => {
   // Written out so that importing builds no schema; it must still list every status.
-  it("lists queued, running, then every RunStatus in its order", () => {
-    expect(RUN_RECORD_STATUSES).toEqual(["queued", "running", ...RunStatus.options]);
+  it("lists queued, running, waiting, then every RunStatus in its order", () => {
+    expect(RUN_RECORD_STATUSES).toEqual(["queued", "running", "waiting", ...RunStatus.options]);
   });
 });

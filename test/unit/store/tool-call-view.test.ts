@@ -93,4 +93,21 @@ describe("toolCallRun: a tool job's view of a stored run", () => {
       expect((error as BackendError).code).toBe("record_corrupt");
     }
   });
+
+  it("gives each read of a turn's document its own call state, whatever a reader did to another", () => {
+    const stored = fixture("v4-parked.stored.json");
+    const summary = decodeSummary("id-2", stored.summary ?? "");
+    const first = toolCallRun(stored.document, summary, "call_1");
+    const pristine = structuredClone(first.call);
+    expect(first.call).toBeDefined();
+    (first.call as { status: string }).status = "denied";
+    // The same document again (the next tool job of the turn), and with another summary.
+    expect(toolCallRun(stored.document, summary, "call_1").call).toEqual(pristine);
+    // Read beside another summary, it is read from that one, not from what was read before.
+    const changed: RunSummary = { ...summary, iterations: summary.iterations + 1, updatedAt: 9 };
+    const again = joinRecord(stored.document, stored.messages, changed);
+    expect(toolCallRun(stored.document, changed, "call_1")).toEqual(
+      expectedView(again, "call_1", changed),
+    );
+  });
 });
