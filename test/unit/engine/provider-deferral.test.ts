@@ -3,6 +3,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { ProviderError } from "../../../src/core/errors.js";
+import type { Message } from "../../../src/core/values.js";
 import { Agent } from "../../../src/engine/agent.js";
 import { currentPhase, drive } from "../../../src/engine/drive.js";
 import type { ProviderDeferral, ProviderGate } from "../../../src/engine/provider-gate.js";
@@ -40,13 +41,21 @@ function scriptedGate(answers: {
 
 /** A run of `agent` started under `gate`, as a durable step starts one. */
 async function startedRun(agent: Agent, gate: ProviderGate) {
-  const env = agent.runEnv({ runId: "r1", sessionId: "s1", signal: undefined, emit: undefined });
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "hello" }] }];
+  // The run's log holds its input, as a step's env loads it from the record.
+  const env = agent.runEnv({
+    runId: "r1",
+    sessionId: "s1",
+    signal: undefined,
+    emit: undefined,
+    conversation: [...messages],
+  });
   env.providerGate = gate;
   const actor = await startRun(env, {
     runId: "r1",
     sessionId: "s1",
     input: "hello",
-    messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
+    messages,
     maxIterations: 5,
     agent: agent.name,
   });
