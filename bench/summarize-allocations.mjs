@@ -30,6 +30,11 @@ const categoryOf = ({ url, functionName }) => {
   return `(native) ${functionName}`;
 };
 
+process.stdout.on("error", (error) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 const byCategory = new Map();
 const bySelf = new Map();
 const byFile = new Map();

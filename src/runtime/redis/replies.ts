@@ -1,7 +1,6 @@
-import { z } from "zod";
 import { recordById } from "../../core/id-record.js";
-import { lazySchema } from "../../core/lazy-schema.js";
 import { ToolResult } from "../../core/values.js";
+import { BackendError } from "../../store/errors.js";
 import { decodeStored } from "../../store/record/codec.js";
 import { decodeSummary } from "../../store/record/summary-codec.js";
 import type { RunSummary } from "../../store/summary.js";
@@ -14,41 +13,85 @@ import { callKeyOfField } from "../redis-keys.js";
 export const STARTED = "started";
 export const INTERRUPTED = "interrupted:";
 
-/** `schema.parse`, as a function of the reply; the schema is built on the first reply. */
-const parserOf = <T>(build: () => z.ZodType<T>) => {
-  const schema = lazySchema(build);
-  return (value: unknown): T => schema.parse(value);
-};
+// The replies of the runtime's own scripts are checked by shape, by hand: a zod union of
+// tuples allocated about 10 KB per lease reply (every option tried, issues built for the ones
+// that fail), a tenth of what a worker allocated per run outside its saves.
+
+type Check<T> = (value: unknown) => value is T;
+const isNumber: Check<number> = (value): value is number =>
+  typeof value === "number" && Number.isFinite(value);
+const isString: Check<string> = (value): value is string => typeof value === "string";
+const isStrings: Check<string[]> = (value): value is string[] =>
+  Array.isArray(value) && value.every(isString);
+const is =
+  <T extends number>(literal: T): Check<T> =>
+  (value): value is T =>
+    value === literal;
+
+/** True when `value` is an array of exactly `checks.length` items, each passing its check. */
+function isTuple<T extends readonly unknown[]>(
+  value: unknown,
+  checks: { readonly [K in keyof T]: Check<T[K]> },
+): value is T {
+  return (
+    Array.isArray(value) &&
+    value.length === checks.length &&
+    checks.every((check, at) => check(value[at]))
+  );
+}
+
+/** A reply of one of the runtime's scripts that is none of the shapes it sends. */
+const malformed = (script: string, value: unknown) =>
+  new BackendError(
+    `Redis answered ${script} with an unexpected reply: ${JSON.stringify(value)?.slice(0, 200)}.`,
+  );
+
+/** ACQUIRE_LEASE's reply, taken: the token, cancelled, document, raw results, messages, summary. */
+type LeaseTaken = [1, number, number, string, string[], string[], string];
 
 /** ACQUIRE_LEASE's reply: refused (0, ms left), or taken with the run as it stood. */
-export const parseLeaseReply = parserOf(() =>
-  z.union([
-    z.tuple([z.literal(0), z.number()]),
-    z.tuple([
-      z.literal(1),
-      z.number(),
-      z.number(),
-      z.string(),
-      z.array(z.string()),
-      z.array(z.string()),
-      z.string(),
-    ]),
-  ]),
-);
+export function parseLeaseReply(value: unknown): [0, number] | LeaseTaken {
+  if (
+    isTuple<LeaseTaken>(value, [
+      is(1),
+      isNumber,
+      isNumber,
+      isString,
+      isStrings,
+      isStrings,
+      isString,
+    ])
+  )
+    return value;
+  if (isTuple<[0, number]>(value, [is(0), isNumber])) return value;
+  throw malformed("ACQUIRE_LEASE", value);
+}
 
-/** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled. */
-export const parseOpenToolCallReply = parserOf(() =>
-  z.tuple([z.string(), z.string(), z.number(), z.number(), z.union([z.number(), z.string()])]),
-);
+/** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled, started. */
+export function parseOpenToolCallReply(
+  value: unknown,
+): [string, string, number, number, number | string] {
+  const started = (item: unknown): item is number | string => isNumber(item) || isString(item);
+  if (
+    isTuple<[string, string, number, number, number | string]>(value, [
+      isString,
+      isString,
+      isNumber,
+      isNumber,
+      started,
+    ])
+  )
+    return value;
+  throw malformed("OPEN_TOOL_CALL", value);
+}
 
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
-export const parseSaveReply = parserOf(() =>
-  z.union([
-    z.literal(-1),
-    z.literal(-2),
-    z.tuple([z.literal(1), z.number(), z.number(), z.array(z.string())]),
-  ]),
-);
+export function parseSaveReply(value: unknown): -1 | -2 | [1, number, number, string[]] {
+  if (isTuple<[1, number, number, string[]]>(value, [is(1), isNumber, isNumber, isStrings]))
+    return value;
+  if (value === -1 || value === -2) return value;
+  throw malformed("SAVE_RUN", value);
+}
 
 /** Run `runId`'s stored summary (JSON; "" or null when it has none), parsed. */
 export function storedSummary(
