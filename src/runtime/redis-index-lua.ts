@@ -15,10 +15,10 @@ export const INDEX_FIELDS = 10;
  * The fields the index scripts read, as arguments of their own (after the run's status):
  * run id, agent, session id, createdAt, updatedAt, then for the overview's counters
  * (`countOverviewLua`) its input, output, cache-read and cache-write tokens and its error code
- * ("" when none). Passed as plain strings, not as a JSON
- * object, so the scripts do not decode JSON: a lone surrogate (ids and names are any string)
- * reaches Redis as U+FFFD as in every string ioredis sends (UTF-8), and numbers as JavaScript
- * writes them, which ZADD reads as the same scores.
+ * ("" when none). The strings among them (ids, names, the error code) are passed as plain
+ * strings, never inside JSON, so that a lone surrogate (they are any string) reaches Redis as
+ * U+FFFD as in every string ioredis sends (UTF-8); numbers as JavaScript writes them, which
+ * ZADD reads as the same scores (SAVE_RUN takes the numbers in a JSON array of such strings).
  */
 export function indexFields(summary: RunSummary): string[] {
   const { runId, agent, sessionId, createdAt, updatedAt, usage, error } = summary;

@@ -1,12 +1,6 @@
 import { createHash } from "../core/node-crypto.js";
 import { mastersOf, type RedisClient } from "./redis-connection.js";
-import {
-  announceLua,
-  finishedLua,
-  INDEX_FIELDS,
-  indexRunLua,
-  pushArgvLua,
-} from "./redis-index-lua.js";
+import { announceLua, finishedLua, indexRunLua, pushArgvLua } from "./redis-index-lua.js";
 import { countOverviewLua } from "./redis-overview-lua.js";
 
 /**
@@ -282,14 +276,15 @@ return 0
 /**
  * KEYS: run, cancel, lease, events, messages, wake, checkpoints, then the keys to expire when
  * the run finished.
- * ARGV: token, record document, new status, summary JSON, ttlMs, index key prefix,
- * retentionMs ("" while the run is not finished), the event list's length bound, the
- * raw-results key of the iteration the run stands at `dispatch` in ("" otherwise: its iteration,
- * the key's last part, is recorded in the run's `raw` field for ACQUIRE_LEASE), the number of messages stored already ("" to write
- * the conversation anew), the run-change channel, "1" to give the lease up with the save (""
- * to extend it), the number n of messages that follow, the save's checkpoint JSON ("" for
- * none), the run id's JSON (for the announcement), the summary's index fields (`indexFields`:
- * `INDEX_FIELDS` of them), the JSON of each of those n messages, then the JSON of each event to append.
+ * ARGV: the save's small fields as one JSON array of strings (`SAVE_FIELDS`, decoded here:
+ * each of them a command argument of its own cost the worker about 190 bytes of allocation),
+ * the record document, the summary JSON, the index key prefix, the raw-results key of the
+ * iteration the run stands at `dispatch` in ("" otherwise: its iteration, the key's last part,
+ * is recorded in the run's `raw` field for ACQUIRE_LEASE), the run-change channel, the save's
+ * checkpoint JSON ("" for none), the run id's JSON (for the announcement), the run id, its
+ * agent, session id and error code (""
+ * when none: the index fields that are any string stay out of JSON, see `indexFields`), then
+ * the JSON of each of the `count` new messages, then the JSON of each event to append.
  * Fenced write: refused (-1) unless `token` is the newest issued (the run hash's `fence`);
  * refused (-2) when the stored conversation is not as long as the caller says. Appends the new
  * messages, the checkpoint and the events (waking their readers), writes the run's record,
@@ -305,56 +300,62 @@ return 0
  * (ACQUIRE_LEASE) before it sets the key.
  */
 export const SAVE_RUN = new LuaScript(`
+-- f: token, status, lease ttlMs, retentionMs ("" while the run is not finished), the event
+-- list's length bound, the number of messages stored already ("" to write the conversation
+-- anew), "1" to give the lease up ("" to extend it), the number of new messages, then the
+-- index fields between the run's names and its error code (created, updated, the four token
+-- counts).
+local f = cjson.decode(ARGV[1])
 local stored = redis.call("HMGET", KEYS[1], "fence", "status", "etrim", "raw")
-if stored[1] ~= ARGV[1] then return -1 end
-local count = tonumber(ARGV[13])
-if ARGV[10] == "" then redis.call("DEL", KEYS[5])
-elseif redis.call("LLEN", KEYS[5]) ~= tonumber(ARGV[10]) then return -2 end
+if stored[1] ~= f[1] then return -1 end
+local count = tonumber(f[8])
+if f[6] == "" then redis.call("DEL", KEYS[5])
+elseif redis.call("LLEN", KEYS[5]) ~= tonumber(f[6]) then return -2 end
 ${pushArgvLua}
-if ARGV[14] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[14]) end
-local firstMessage = ${16 + INDEX_FIELDS}
+if ARGV[7] ~= "" then redis.call("RPUSH", KEYS[7], ARGV[7]) end
+local firstMessage = 13
 local firstEvent = firstMessage + count
 push(KEYS[5], firstMessage, firstEvent - 1)
-${appendEventsLua("KEYS[4]", "KEYS[1]", "ARGV[8]", "firstEvent", "stored[3]")}
+${appendEventsLua("KEYS[4]", "KEYS[1]", "f[5]", "firstEvent", "stored[3]")}
 ${indexRunLua({
-  indexPrefix: "ARGV[6]",
-  id: "ARGV[16]",
-  status: "ARGV[3]",
-  agent: "ARGV[17]",
-  sessionId: "ARGV[18]",
-  createdAt: "ARGV[19]",
-  updatedAt: "ARGV[20]",
+  indexPrefix: "ARGV[4]",
+  id: "ARGV[9]",
+  status: "f[2]",
+  agent: "ARGV[10]",
+  sessionId: "ARGV[11]",
+  createdAt: "f[9]",
+  updatedAt: "f[10]",
   old: "stored[2]",
 })}
 ${countOverviewLua({
-  indexPrefix: "ARGV[6]",
+  indexPrefix: "ARGV[4]",
   old: "stored[2]",
-  status: "ARGV[3]",
-  agent: "ARGV[17]",
-  createdAt: "ARGV[19]",
-  usage: ["ARGV[21]", "ARGV[22]", "ARGV[23]", "ARGV[24]"],
-  errorCode: "ARGV[25]",
+  status: "f[2]",
+  agent: "ARGV[10]",
+  createdAt: "f[9]",
+  usage: ["f[11]", "f[12]", "f[13]", "f[14]"],
+  errorCode: "ARGV[12]",
 })}
 local raw = {}
-if ARGV[9] ~= "" then
-  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],
-    "agent", ARGV[17], "raw", string.match(ARGV[9], "[^:]*$"))
-  raw = redis.call("HGETALL", ARGV[9])
+if ARGV[5] ~= "" then
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", f[2], "summary", ARGV[3],
+    "agent", ARGV[10], "raw", string.match(ARGV[5], "[^:]*$"))
+  raw = redis.call("HGETALL", ARGV[5])
 else
-  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", ARGV[3], "summary", ARGV[4],
-    "agent", ARGV[17])
+  redis.call("HSET", KEYS[1], "record", ARGV[2], "status", f[2], "summary", ARGV[3],
+    "agent", ARGV[10])
   if stored[4] then redis.call("HDEL", KEYS[1], "raw") end
 end
 local woken = 0
-if ARGV[12] == "1" then
+if f[7] == "1" then
   redis.call("DEL", KEYS[3])
   woken = redis.call("DEL", KEYS[6])
-else redis.call("PEXPIRE", KEYS[3], ARGV[5]) end
+else redis.call("PEXPIRE", KEYS[3], f[3]) end
 local cancelled = redis.call("EXISTS", KEYS[2])
-if ARGV[7] ~= "" then
-  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], ARGV[7]) end
+if f[4] ~= "" then
+  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], f[4]) end
 end
-${announceLua("ARGV[11]", "ARGV[15]", "ARGV[4]")}
+${announceLua("ARGV[6]", "ARGV[8]", "ARGV[3]")}
 return {1, cancelled, woken, raw}
 `);
 

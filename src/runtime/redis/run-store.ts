@@ -55,6 +55,38 @@ import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 import { treePlaceOf } from "./tree-place.js";
 
 const Replies = lazySchema(() => z.array(z.string()));
+/**
+ * SAVE_RUN's small fields as one argument, a JSON array of strings (the script decodes it):
+ * each a command argument of its own cost the worker about 190 bytes of ioredis's encoding,
+ * 65 arguments a run. `index`: `indexFields(summary)`, of which the run id, agent, session id
+ * and error code go as arguments of their own (strings of any content stay out of JSON).
+ */
+function saveFields(
+  token: number,
+  status: string,
+  ttlMs: number,
+  retentionMs: number | "",
+  maxEvents: number,
+  storedMessages: number | "",
+  release: "1" | "",
+  count: number,
+  index: readonly string[],
+): string {
+  const fields = [
+    String(token),
+    status,
+    String(ttlMs),
+    String(retentionMs),
+    String(maxEvents),
+    String(storedMessages),
+    release,
+    String(count),
+  ];
+  // The counts and times between the run's names (first three) and its error code (last).
+  for (let at = 3; at < index.length - 1; at++) fields.push(index[at] as string);
+  return JSON.stringify(fields);
+}
+
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -374,28 +406,39 @@ export class RedisRunStore implements RunStore {
           ...(finished ? retainedKeys(keys, runId, record.result?.iterations ?? 0) : []),
         ],
         [
-          token,
+          saveFields(
+            token,
+            record.status,
+            this.#context.lockDurationMs,
+            finished ? this.#context.retentionMs : "",
+            this.#context.maxEvents,
+            storedMessages ?? "",
+            options.release === true ? "1" : "",
+            newMessages.length,
+            indexFields(summary),
+          ),
           recordDocument(record, summary),
-          record.status,
           summaryJson,
-          this.#context.lockDurationMs,
           keys.indexPrefix,
-          finished ? this.#context.retentionMs : "",
-          this.#context.maxEvents,
           atDispatch ? keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
-          storedMessages ?? "",
           keys.runsChannel,
-          options.release === true ? "1" : "",
-          newMessages.length,
           options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
           JSON.stringify(runId),
-          ...indexFields(summary),
+          // `indexFields`' strings: any string, never inside JSON (see there).
+          summary.runId,
+          summary.agent,
+          summary.sessionId,
+          summary.error?.code ?? "",
           ...newMessages,
           ...events.map((event) => JSON.stringify(event)),
         ],
       ),
     );
-    const [saved] = await Promise.all([saving, ...thenTools.map((job) => this.#enqueueTool(job))]);
+    // Most saves queue no tool job: no Promise.all (an array and a promise) for them.
+    const saved =
+      thenTools.length === 0
+        ? await saving
+        : (await Promise.all([saving, ...thenTools.map((job) => this.#enqueueTool(job))]))[0];
     const reply = parseSaveReply(saved);
     if (reply === -1) throw new LeaseLostError(runId, token);
     if (reply === -2) {
