@@ -53,40 +53,9 @@ import type { RedisContext } from "./context.js";
 import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 import { treePlaceOf } from "./tree-place.js";
+import { saveFields } from "./save-fields.js";
 
 const Replies = lazySchema(() => z.array(z.string()));
-/**
- * SAVE_RUN's small fields as one argument, a JSON array of strings (the script decodes it):
- * each a command argument of its own cost the worker about 190 bytes of ioredis's encoding,
- * 65 arguments a run. `index`: `indexFields(summary)`, of which the run id, agent, session id
- * and error code go as arguments of their own (strings of any content stay out of JSON).
- */
-function saveFields(
-  token: number,
-  status: string,
-  ttlMs: number,
-  retentionMs: number | "",
-  maxEvents: number,
-  storedMessages: number | "",
-  release: "1" | "",
-  count: number,
-  index: readonly string[],
-): string {
-  const fields = [
-    String(token),
-    status,
-    String(ttlMs),
-    String(retentionMs),
-    String(maxEvents),
-    String(storedMessages),
-    release,
-    String(count),
-  ];
-  // The counts and times between the run's names (first three) and its error code (last).
-  for (let at = 3; at < index.length - 1; at++) fields.push(index[at] as string);
-  return JSON.stringify(fields);
-}
-
 /** Runs pruned per round trip. */
 const PRUNE_BATCH = 100;
 
@@ -406,17 +375,17 @@ export class RedisRunStore implements RunStore {
           ...(finished ? retainedKeys(keys, runId, record.result?.iterations ?? 0) : []),
         ],
         [
-          saveFields(
+          saveFields({
             token,
-            record.status,
-            this.#context.lockDurationMs,
-            finished ? this.#context.retentionMs : "",
-            this.#context.maxEvents,
-            storedMessages ?? "",
-            options.release === true ? "1" : "",
-            newMessages.length,
-            indexFields(summary),
-          ),
+            status: record.status,
+            ttlMs: this.#context.lockDurationMs,
+            retentionMs: finished ? this.#context.retentionMs : "",
+            maxEvents: this.#context.maxEvents,
+            storedMessages: storedMessages ?? "",
+            release: options.release === true ? "1" : "",
+            count: newMessages.length,
+            index: indexFields(summary),
+          }),
           recordDocument(record, summary),
           summaryJson,
           keys.indexPrefix,
