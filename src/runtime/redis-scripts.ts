@@ -276,7 +276,7 @@ return 0
 /**
  * KEYS: run, cancel, lease, events, messages, wake, checkpoints, then the keys to expire when
  * the run finished.
- * ARGV: the save's small fields as one JSON array of strings (`SAVE_FIELDS`, decoded here:
+ * ARGV: the save's small fields as one JSON array of strings (`saveFields`, decoded here:
  * each of them a command argument of its own cost the worker about 190 bytes of allocation),
  * the record document, the summary JSON, the index key prefix, the raw-results key of the
  * iteration the run stands at `dispatch` in ("" otherwise: its iteration, the key's last part,
