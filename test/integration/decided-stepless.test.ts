@@ -51,13 +51,14 @@ async function doctorReport(prefix: string) {
   return { code, report: JSON.parse(output) as { decidedRuns: string[]; problems: string[] } };
 }
 
-/** The run's summary once it is no longer `awaiting_approval` (the test's bound ends a hang). */
+/**
+ * The run's summary once its result is in: a decided run waiting for approval is not settled
+ * (RunHandle.result), so this waits for the step the reconciler queues (the test's bound ends a
+ * hang), not for the first status after `awaiting_approval`, which may be `running`.
+ */
 async function settled(runtime: AgentRuntime, runId: string): Promise<RunSummary> {
-  for (;;) {
-    const run = await runtime.get(runId);
-    if (run.status !== "awaiting_approval") return run;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await runtime.handle(runId).result();
+  return runtime.get(runId);
 }
 
 describe("a decision whose step was lost", () => {
