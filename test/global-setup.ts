@@ -4,9 +4,11 @@
 // message saying so (test/integration/redis.ts); nothing is skipped.
 // The Redis Cluster tests get REDIS_CLUSTER_NODES ("host:port,…"): when unset (whatever
 // REDIS_URL is), a three-master cluster of redis-servers from PATH started here.
+// The fixture programs the tests start as processes are bundled here (support/fixture-bundles.ts).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bundleFixtures } from "./support/fixture-bundles.js";
 import { freePort } from "./support/free-port.js";
 import { startRedisCluster } from "./support/redis-cluster.js";
 import { launchRedisServer, stopProcess } from "./support/redis-server.js";
@@ -59,9 +61,14 @@ async function startContainerRedis(): Promise<{ url: string; stop: Stop } | unde
 
 let stopRedis: Stop | undefined;
 let stopCluster: Stop | undefined;
+let removeBundles: Stop | undefined;
 
 export async function setup(): Promise<void> {
-  await Promise.all([provideRedis(), provideCluster()]);
+  await Promise.all([provideRedis(), provideCluster(), provideBundles()]);
+}
+
+async function provideBundles(): Promise<void> {
+  removeBundles = (await bundleFixtures()).remove;
 }
 
 async function provideRedis(): Promise<void> {
@@ -85,5 +92,5 @@ async function provideCluster(): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  await Promise.all([stopRedis?.(), stopCluster?.()]);
+  await Promise.all([stopRedis?.(), stopCluster?.(), removeBundles?.()]);
 }

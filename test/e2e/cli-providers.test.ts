@@ -16,8 +16,10 @@ function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, ...extra };
 }
 
+// The built CLI (npm test builds first), as the other CLI tests run it: through tsx, each run
+// first compiled the CLI's modules, a second and more of a loaded host's time.
 const cli = (args: readonly string[], env: NodeJS.ProcessEnv) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  run(process.execPath, ["dist/cli/main.js", ...args], {
     cwd: root,
     env,
     timeout: 30_000,

@@ -84,9 +84,12 @@ describe("the dashboard page", () => {
         logger: silent,
       }),
     );
-    const first = await runtime.submit("ops", "old.log");
-    const second = await runtime.submit("ops", "new.log");
-    await Promise.all([first.result(), second.result()]);
+    // The inbox orders by when calls started waiting, then by run id: parked one after the
+    // other (often within one millisecond), the older run's id sorts first as well.
+    const first = await runtime.submit("ops", "old.log", { runId: "run-1-old" });
+    await first.result();
+    const second = await runtime.submit("ops", "new.log", { runId: "run-2-new" });
+    await second.result();
     const server = await serve(runtime);
     const page = await signIn(server);
 

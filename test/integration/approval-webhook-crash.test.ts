@@ -21,6 +21,10 @@ beforeAll(async () => {
 afterEach(async () => {
   await workers.killAll();
   for (const close of closers.splice(0).reverse()) await close();
+  // The worker processes read these; the files run after this one in its worker must not.
+  delete process.env.HX_WEBHOOK_URL;
+  delete process.env.HX_WEBHOOK_SECRET;
+  delete process.env.HX_HANG_NOTICE_QUEUE;
 });
 
 // Two worker processes start (tsx) in one test: as slow as the other crash tests.

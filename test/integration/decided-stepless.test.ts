@@ -52,15 +52,13 @@ async function doctorReport(prefix: string) {
 }
 
 /**
- * The run's summary once its reconciled step has finished: neither `awaiting_approval` nor the
- * `running` of the step itself (the test's bound ends a hang).
+ * The run's summary once its result is in: a decided run waiting for approval is not settled
+ * (RunHandle.result), so this waits for the step the reconciler queues (the test's bound ends a
+ * hang), not for the first status after `awaiting_approval`, which may be `running`.
  */
 async function settled(runtime: AgentRuntime, runId: string): Promise<RunSummary> {
-  for (;;) {
-    const run = await runtime.get(runId);
-    if (run.status !== "awaiting_approval" && run.status !== "running") return run;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await runtime.handle(runId).result();
+  return runtime.get(runId);
 }
 
 describe("a decision whose step was lost", () => {

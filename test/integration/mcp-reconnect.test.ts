@@ -9,6 +9,7 @@ import {
   ToolRegistry,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { fixtureArgs } from "../support/fixture-command.js";
 import { captureLogs } from "../support/log-capture.js";
 import {
   EVERYTHING_SERVER,
@@ -204,11 +205,7 @@ describe("MCP results over maxToolResultBytes (#34 item 8)", SLOW, () => {
   it("refuses a result over the limit and keeps the server; one past the SDK's 10 MB buffer reconnects", async () => {
     const mcp = await mcpTools({
       command: process.execPath,
-      args: [
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../fixtures/mcp-odd-server.ts", import.meta.url)),
-      ],
+      args: fixtureArgs(fileURLToPath(new URL("../fixtures/mcp-odd-server.ts", import.meta.url))),
       stderr: "ignore",
       maxToolResultBytes: 100_000,
     });

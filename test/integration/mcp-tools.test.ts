@@ -18,6 +18,7 @@ import {
   ToolRegistry,
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
+import { fixtureArgs } from "../support/fixture-command.js";
 import {
   EVERYTHING_SERVER,
   everythingOverHttp,
@@ -304,11 +305,7 @@ describe("mcpTools with awkward tool lists (a fixture server)", SLOW, () => {
   beforeAll(async () => {
     mcp = await mcpTools({
       command: process.execPath,
-      args: [
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../fixtures/mcp-odd-server.ts", import.meta.url)),
-      ],
+      args: fixtureArgs(fileURLToPath(new URL("../fixtures/mcp-odd-server.ts", import.meta.url))),
       stderr: "ignore",
     });
   });

@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunBackend } from "../../src/backend.js";
 import { AgentRuntime, BackendError, ConfigError, redisBackend } from "../../src/index.js";
 import { freePort } from "../support/free-port.js";
+import { startRedisCluster } from "../support/redis-cluster.js";
 import { describeBackendContract } from "./backend-contract.js";
 import { approvalAgent, Runtimes, rejection, silent } from "./fixtures.js";
 import {
@@ -199,14 +200,22 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
   });
 
   it("refuses to start when a master's maxmemory-policy is not noeviction, naming it", async () => {
-    const client = await clusterClient();
-    const master = client.nodes("master").at(-1);
-    if (master === undefined) throw new Error("the test cluster has no master");
-    await master.config("SET", "maxmemory-policy", "allkeys-lru");
+    // A cluster of its own: the shared one's policy changed, the runtimes that other test files
+    // start on it meanwhile (the workers run files side by side) would be refused as well.
+    const own = await startRedisCluster();
+    const nodes = own.nodes.split(",").map((address) => {
+      const [host, port] = address.split(":");
+      return { host: host ?? "", port: Number(port) };
+    });
+    const client = new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
     try {
+      await client.cluster("INFO");
+      const master = client.nodes("master").at(-1);
+      if (master === undefined) throw new Error("the test cluster has no master");
+      await master.config("SET", "maxmemory-policy", "allkeys-lru");
       const runtime = new AgentRuntime({
         agents: [approvalAgent().agent],
-        backend: backendOn(freshPrefix()),
+        backend: redisBackend({ cluster: nodes, prefix: uniqueClusterPrefix() }),
         logger: silent,
       });
       const error = await rejection(runtime.start());
@@ -217,8 +226,8 @@ describe("redisBackend() on a Redis Cluster, keys and servers", () => {
         `Redis Cluster node ${master.options.host}:${master.options.port} has maxmemory-policy 'allkeys-lru'`,
       );
     } finally {
-      await master.config("SET", "maxmemory-policy", "noeviction");
       client.disconnect();
+      await own.stop();
     }
   });
 });

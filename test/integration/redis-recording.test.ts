@@ -19,6 +19,7 @@ import {
   redisBackend,
 } from "../../src/index.js";
 import { LEDGER, ledgerAgent, REDACTED } from "../fixtures/ledger-agent.js";
+import { fixtureArgs } from "../support/fixture-command.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
 const WORKER = fileURLToPath(new URL("../fixtures/ledger-worker.ts", import.meta.url));
@@ -26,7 +27,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** A ledger worker process; resolves once its workers run. Its stderr (debug logs) is kept. */
 async function startWorker(prefix: string, canary: string) {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", WORKER], {
+  const child: ChildProcess = spawn(process.execPath, fixtureArgs(WORKER), {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL: redisUrl(), HX_PREFIX: prefix, HX_CANARY: canary },
     stdio: ["ignore", "pipe", "pipe"],

@@ -13,6 +13,7 @@ import {
   type SandboxExecData,
   type SandboxResult,
 } from "../../../src/index.js";
+import { fixtureArgs } from "../../support/fixture-command.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -86,7 +87,7 @@ export async function commandInNewProcess(
   }
   const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
   const root = fileURLToPath(new URL("../../../", import.meta.url));
-  const node = [process.execPath, "--import", "tsx", script, tier, cwd, command];
+  const node = [process.execPath, ...fixtureArgs(script), tier, cwd, command];
   const [file, ...args] =
     options.asNobody === true
       ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", ...node]
@@ -109,7 +110,7 @@ export function startCommandInNewProcess(
 ): ChildProcess {
   const script = fileURLToPath(new URL("../../fixtures/sandbox-command.ts", import.meta.url));
   const root = fileURLToPath(new URL("../../../", import.meta.url));
-  return spawn(process.execPath, ["--import", "tsx", script, tier, cwd, command], {
+  return spawn(process.execPath, [...fixtureArgs(script), tier, cwd, command], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd },
     stdio: "ignore",
