@@ -52,8 +52,8 @@ import { SummaryFeed } from "../summary-feed.js";
 import type { RedisContext } from "./context.js";
 import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
-import { treePlaceOf } from "./tree-place.js";
 import { saveFields } from "./save-fields.js";
+import { treePlaceOf } from "./tree-place.js";
 
 const Replies = lazySchema(() => z.array(z.string()));
 /** Runs pruned per round trip. */
