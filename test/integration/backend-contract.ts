@@ -20,6 +20,7 @@ import {
 } from "../../src/index.js";
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { toolResults } from "../support/messages.js";
+import { describeChildApprovalsContract } from "./children-approvals-contract.js";
 import { describeChildrenContract } from "./children-contract.js";
 import { describeDecisionsContract } from "./decisions-contract.js";
 import {
@@ -83,6 +84,7 @@ export function describeBackendContract(name: string, factory: BackendFactory): 
   describeTimeoutsContract(name, factory);
   describeTimelineContract(name, factory);
   describeChildrenContract(name, factory);
+  describeChildApprovalsContract(name, factory);
   describeTreeKeysContract(name, factory);
   describeDecisionsContract(name, factory);
   describeHandoffOutputContract(name, factory);

@@ -4,10 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
   AgentRuntime,
-  type ApprovalRequest,
   ConfigError,
   type ContentBlock,
-  PermissionManager,
   type Provider,
   type ProviderRequest,
   type RunResult,
@@ -20,18 +18,18 @@ import { Runtimes, silent } from "./fixtures.js";
 
 type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
 
-const toolResults = (result: RunResult): ToolResultBlock[] =>
+export const toolResults = (result: RunResult): ToolResultBlock[] =>
   result.messages
     .flatMap((message) => message.content)
     .filter((block): block is ToolResultBlock => block.type === "tool_result");
 
-const lastUserText = (request: ProviderRequest): string => {
+export const lastUserText = (request: ProviderRequest): string => {
   const block = request.messages.at(-1)?.content.at(-1);
   return block?.type === "text" ? block.text : "";
 };
 
 /** A child model that answers with its input, after `delayMs` for inputs named "slow…". */
-const echoModel = (): Provider =>
+export const echoModel = (): Provider =>
   new ScriptedProvider(
     [
       async (request) => {
@@ -44,7 +42,7 @@ const echoModel = (): Provider =>
   );
 
 /** A lead whose first turn calls `research` once per topic, then answers "done". */
-const leadModel = (topics: readonly string[], tool = "research"): Provider =>
+export const leadModel = (topics: readonly string[], tool = "research"): Provider =>
   new ScriptedProvider(
     [
       toolCallResponse(
@@ -55,10 +53,10 @@ const leadModel = (topics: readonly string[], tool = "research"): Provider =>
     { loop: true },
   );
 
-const agent = (name: string, options: ConstructorParameters<typeof Agent>[0] = {}) =>
+export const agent = (name: string, options: ConstructorParameters<typeof Agent>[0] = {}) =>
   new Agent({ ...options, config: { name, ...options.config }, logger: silent });
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   for (let tries = 0; tries < 200; tries += 1) {
     const value = await read();
     if (done(value)) return value;
@@ -431,82 +429,6 @@ export function describeChildrenContract(name: string, factory: BackendFactory):
         runs: [],
         nextCursor: null,
       });
-    });
-
-    it("parks only the child on its ASK; its approval finishes the child, then the parent", async () => {
-      const careful = agent("careful", {
-        provider: new ScriptedProvider([
-          toolCallResponse([{ name: "inner", input: { input: "x" }, id: "k1" }]),
-          textResponse("careful done"),
-        ]),
-        tools: [agent("inner", { provider: echoModel() }).asTool({ description: "Inner" })],
-        permissions: new PermissionManager({ rules: [{ tool: "inner", decision: "ask" }] }),
-      });
-      const inner = agent("inner", { provider: echoModel() });
-      const lead = agent("lead", {
-        provider: leadModel(["go"], "careful"),
-        tools: [careful.asTool({ description: "Careful" })],
-      });
-      const runtime = await start([lead, careful, inner]);
-      const handle = await runtime.submit("lead", "go");
-      const childId = `${handle.runId}.c0`;
-      const parked = await until(
-        () => runtime.list({ rootRunId: handle.runId, status: "awaiting_approval" }),
-        (page) => page.runs.length > 0,
-      );
-      expect(parked.runs.map((each) => [each.runId, each.rootRunId])).toEqual([
-        [childId, handle.runId],
-      ]);
-      expect((await runtime.get(handle.runId)).status).not.toBe("awaiting_approval");
-      await runtime.approve(childId, "k1", { by: "ops" });
-      const result = await handle.result();
-      expect(result.status).toBe("completed");
-      expect(toolResults(result)[0]?.content).toBe("careful done");
-    });
-
-    it("names the tree's root in a parked child's approval notice and its summary", async () => {
-      const careful = agent("careful", {
-        provider: new ScriptedProvider([
-          toolCallResponse([{ name: "inner", input: { input: "x" }, id: "k1" }]),
-          textResponse("careful done"),
-        ]),
-        tools: [agent("inner", { provider: echoModel() }).asTool({ description: "Inner" })],
-        permissions: new PermissionManager({ rules: [{ tool: "inner", decision: "ask" }] }),
-      });
-      const lead = agent("lead", {
-        provider: leadModel(["go"], "careful"),
-        tools: [careful.asTool({ description: "Careful" })],
-      });
-      const notices: ApprovalRequest[] = [];
-      const runtime = new AgentRuntime({
-        agents: [lead, careful, agent("inner", { provider: echoModel() })],
-        backend: factory.create(),
-        logger: silent,
-        onApprovalRequested: (request) => {
-          notices.push(request);
-        },
-      });
-      await runtime.start();
-      try {
-        const handle = await runtime.submit("lead", "go");
-        const childId = `${handle.runId}.c0`;
-        await until(
-          async () => notices.length,
-          (count) => count > 0,
-        );
-        expect(notices).toEqual([
-          expect.objectContaining({ runId: childId, toolCallId: "k1", rootRunId: handle.runId }),
-        ]);
-        const parked = await runtime.list({ status: "awaiting_approval" });
-        expect(parked.runs.map((each) => [each.runId, each.parentRunId, each.rootRunId])).toEqual([
-          [childId, handle.runId, handle.runId],
-        ]);
-        expect((await runtime.get(childId)).parentToolCallId).toBe("c0");
-        await runtime.approve(childId, "k1", { by: "ops" });
-        expect((await handle.result()).status).toBe("completed");
-      } finally {
-        await runtime.close({ timeoutMs: 5000 });
-      }
     });
 
     it("cancels every unfinished descendant with the root, and a child cancelled alone fails its call", async () => {
