@@ -13,7 +13,6 @@ import {
   type ApprovalRequestedListener,
   type ApprovalWebhookOptions,
   ConfigError,
-  memoryBackend,
   redisBackend,
   tool,
   verifyApprovalSignature,
@@ -21,8 +20,14 @@ import {
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { captureLogs } from "../support/log-capture.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
-import { approvalAgent, approvalPolicy, makeAgent, silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import {
+  approvalAgent,
+  approvalPolicy,
+  makeAgent,
+  memoryAndRedisBackends,
+  silent,
+} from "./fixtures.js";
+import { requireRedis } from "./redis.js";
 import { clusterNodes, deleteClusterPrefix, uniqueClusterPrefix } from "./redis-cluster.js";
 
 const SECRET = "webhook-secret-0123456789";
@@ -59,15 +64,7 @@ function keysAgent() {
 }
 
 const backends: Array<[string, () => RunBackend]> = [
-  ["memoryBackend()", () => memoryBackend()],
-  [
-    "redisBackend()",
-    () => {
-      const prefix = uniquePrefix();
-      closers.push(() => deletePrefix(prefix));
-      return redisBackend({ url: redisUrl(), prefix });
-    },
-  ],
+  ...memoryAndRedisBackends(closers),
   [
     "redisBackend({ cluster })",
     () => {

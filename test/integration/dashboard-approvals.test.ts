@@ -1,11 +1,10 @@
 // The inbox filtered by agent and tool, and bulk decisions (SPEC §12.1), over a real runtime on
 // the memory backend and on Redis, by Node's fetch against a listening dashboard.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunBackend } from "../../src/backend.js";
-import { AgentRuntime, createDashboard, memoryBackend, redisBackend } from "../../src/index.js";
+import { AgentRuntime, createDashboard } from "../../src/index.js";
 import { body } from "./dashboard-api-contract.js";
-import { approvalAgent, cleanerAgent, silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { approvalAgent, cleanerAgent, memoryAndRedisBackends, silent } from "./fixtures.js";
+import { requireRedis } from "./redis.js";
 
 const TOKEN = "approvals-test-token-0123456789";
 const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -18,17 +17,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const backends: Array<[string, () => RunBackend]> = [
-  ["memoryBackend()", () => memoryBackend()],
-  [
-    "redisBackend()",
-    () => {
-      const prefix = uniquePrefix();
-      closers.push(() => deletePrefix(prefix));
-      return redisBackend({ url: redisUrl(), prefix });
-    },
-  ],
-];
+const backends = memoryAndRedisBackends(closers);
 
 describe.each(backends)("the approvals API on %s", (_name, backend) => {
   async function serve() {

@@ -1,12 +1,11 @@
 // The dashboard's decision endpoints with SPEC §7.1's forms: approve with an edit, respond, a
 // quorum inbox item; over a real runtime on memory and on Redis, by Node's fetch.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunBackend } from "../../src/backend.js";
-import { AgentRuntime, createDashboard, memoryBackend, redisBackend } from "../../src/index.js";
+import { AgentRuntime, createDashboard } from "../../src/index.js";
 import { body } from "./dashboard-api-contract.js";
 import { wireAgent } from "./decisions-contract.js";
-import { silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { memoryAndRedisBackends, silent } from "./fixtures.js";
+import { requireRedis } from "./redis.js";
 
 const TOKENS = { alice: "alice-token-0123456789abcdef", bob: "bob-token-0123456789abcdefgh" };
 const headers = (token: string) => ({
@@ -22,17 +21,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const backends: Array<[string, () => RunBackend]> = [
-  ["memoryBackend()", () => memoryBackend()],
-  [
-    "redisBackend()",
-    () => {
-      const prefix = uniquePrefix();
-      closers.push(() => deletePrefix(prefix));
-      return redisBackend({ url: redisUrl(), prefix });
-    },
-  ],
-];
+const backends = memoryAndRedisBackends(closers);
 
 describe.each(backends)("the decision endpoints on %s", (_name, backend) => {
   async function serve(approvals = 1) {

@@ -2,17 +2,10 @@
 // decides only calls inside its globs (403 `forbidden` otherwise, each bulk item on its own),
 // and its inbox lists only those calls; over a real runtime on memory and on Redis.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunBackend } from "../../src/backend.js";
-import {
-  AgentRuntime,
-  ConfigError,
-  createDashboard,
-  memoryBackend,
-  redisBackend,
-} from "../../src/index.js";
+import { AgentRuntime, ConfigError, createDashboard } from "../../src/index.js";
 import { body } from "./dashboard-api-contract.js";
-import { approvalAgent, cleanerAgent, silent } from "./fixtures.js";
-import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
+import { approvalAgent, cleanerAgent, memoryAndRedisBackends, silent } from "./fixtures.js";
+import { requireRedis } from "./redis.js";
 
 const ADMIN = "scoped-test-admin-token-0123";
 const FILES = "scoped-test-files-token-0123";
@@ -30,17 +23,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const backends: Array<[string, () => RunBackend]> = [
-  ["memoryBackend()", () => memoryBackend()],
-  [
-    "redisBackend()",
-    () => {
-      const prefix = uniquePrefix();
-      closers.push(() => deletePrefix(prefix));
-      return redisBackend({ url: redisUrl(), prefix });
-    },
-  ],
-];
+const backends = memoryAndRedisBackends(closers);
 
 describe.each(backends)("scoped dashboard tokens on %s", (_name, backend) => {
   async function serve() {

@@ -6,10 +6,12 @@ import {
   AgentRuntime,
   type AgentRuntimeOptions,
   type Message,
+  memoryBackend,
   PermissionManager,
   type ProviderRequest,
   type ProviderResponse,
   type RunEvent,
+  redisBackend,
   type ToolResult,
   tool,
   type Usage,
@@ -17,6 +19,7 @@ import {
 import { ScriptedProvider, textResponse, toolCallResponse } from "../../src/testing.js";
 import { withOverrides } from "../support/backend-overrides.js";
 import { silent } from "../support/silent.js";
+import { deletePrefix, redisUrl, uniquePrefix } from "./redis.js";
 
 // Defined once in test/support/; re-exported for the tests that take them from here.
 export { collect } from "../support/collect.js";
@@ -309,4 +312,24 @@ export function cleanerAgent() {
     tools: [clean],
     permissions: approvalPolicy(),
   });
+}
+
+/**
+ * The backends a `describe.each` runs its runtimes on: memory, and Redis under a fresh prefix
+ * whose keys `closers` deletes when the test's closers run.
+ */
+export function memoryAndRedisBackends(
+  closers: Array<() => Promise<unknown>>,
+): Array<[string, () => RunBackend]> {
+  return [
+    ["memoryBackend()", () => memoryBackend()],
+    [
+      "redisBackend()",
+      () => {
+        const prefix = uniquePrefix();
+        closers.push(() => deletePrefix(prefix));
+        return redisBackend({ url: redisUrl(), prefix });
+      },
+    ],
+  ];
 }
