@@ -122,7 +122,8 @@ export const CheckpointEventData = lazySchema(() =>
   z.object({
     sessionId: z.string(),
     runId: z.string(),
-    status: RunStatus.or(z.literal("running")),
+    /** The status the save stored: `waiting` on a parent whose children run (SPEC §14). */
+    status: RunStatus.or(z.enum(["running", "waiting"])),
     phase: z.string(),
   }),
 );

@@ -361,9 +361,11 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     calls.length > 0
       ? await waitForTurnChildren(step.deps, { ...step, record: previous, iteration }, calls)
       : undefined;
+  // A turn that starts children leaves the run waiting for them: stored, and told, as such.
+  const stored = turn !== undefined ? "waiting" : status;
   const record: RunRecord = {
     ...previous,
-    status: turn !== undefined ? "waiting" : status,
+    status: stored,
     phase,
     // Plain data already (the machine's context holds no actors): backends serialise it.
     snapshot: persistedRunSnapshot(snapshot) as unknown as PersistedSnapshot,
@@ -382,7 +384,7 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
     boundary,
     record,
     phase,
-    status,
+    status: stored,
     checkpoint,
     release,
     thenTools: toolJobs(step, turn?.toolCalls ?? calls),

@@ -1,6 +1,5 @@
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
-import type { statusOf } from "../engine/run-result.js";
 import type { CallState } from "../machines/call-state.js";
 import type { FinalPhase, Phase } from "../machines/run-machine.js";
 import type { RunBackend } from "../store/backend.js";
@@ -137,14 +136,17 @@ export interface HeldLease {
   onRelease?: () => void;
 }
 
+/** The status a save stores: a started run is never `queued` again. */
+export type SavedStatus = Exclude<RunRecord["status"], "queued">;
+
 /** One boundary's save, as the step asks for it. */
 export interface BoundarySave {
   boundary: SaveBoundary;
   /** The run as it stands at the boundary. */
   record: RunRecord;
-  /** Where the machine stands: the record's phase and status, as `CHECKPOINT` reports them. */
+  /** Where the run stands: the record's phase and status, as `CHECKPOINT` reports them. */
   phase: Phase | FinalPhase;
-  status: ReturnType<typeof statusOf>;
+  status: SavedStatus;
   checkpoint: StoredCheckpoint;
   /** The step's last save: it gives the lease up in the same write. */
   release: boolean;
@@ -158,7 +160,7 @@ export interface BoundarySave {
 export interface AppliedSave {
   record: RunRecord;
   phase: Phase | FinalPhase;
-  status: ReturnType<typeof statusOf>;
+  status: SavedStatus;
   cancelRequested: boolean;
 }
 

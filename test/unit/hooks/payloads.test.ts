@@ -206,9 +206,10 @@ describe("payload schemas", () => {
     expect(SandboxExecData.safeParse({ ...base, kind: "script" }).success).toBe(false);
   });
 
-  it("CHECKPOINT accepts every run status and running", () => {
+  it("CHECKPOINT accepts every run status, running and waiting", () => {
     for (const status of [
       "running",
+      "waiting",
       "completed",
       "failed",
       "cancelled",
