@@ -75,6 +75,12 @@ export function createWorker<T>(
       maxStalledCount: settings.maxStalledCount,
       // After a lost connection, look for jobs again within a stalled interval (BullMQ: 15 s).
       runRetryDelay: Math.min(15_000, settings.stalledIntervalMs),
+      // An idle worker waits for a queue's wake-up this long (seconds) before it looks again
+      // (BullMQ: 5 s). A wake-up goes to one waiting worker, the one that waited longest: when
+      // that worker's event loop is blocked, or it froze or died, the wake-up is lost with it,
+      // and the job waits for another worker's next look. Within a stalled interval, as for
+      // the job that worker held; BullMQ's 5 s with the default interval (lockDurationMs).
+      drainDelay: Math.min(5, settings.stalledIntervalMs / 1000),
       autorun: true,
     },
   );

@@ -24,7 +24,8 @@ export interface RedisBackendOptions {
    */
   lockDurationMs?: number;
   /**
-   * How often workers look for stalled jobs.
+   * How often workers look for stalled jobs; an idle worker also looks for new jobs at least
+   * this often (at most every 5 s), should a wake-up have gone to a worker that cannot take it.
    * @defaultValue lockDurationMs
    */
   stalledIntervalMs?: number;
