@@ -98,7 +98,7 @@ describe("a model's rate limit across two worker processes", { timeout: 60_000 }
     const granted = await grants("m");
     expect(granted).toHaveLength(6);
     expect(new Set(granted.map((grant) => grant.pid))).toEqual(new Set(pids));
-    expect(mostWithin(granted, 1000)).toBe(1);
+    expect(mostWithin(granted, 1000)).toBeLessThanOrEqual(1);
   });
 
   it("spreads 300 a minute evenly over both processes: one call every 200 ms, no bursts", async () => {
