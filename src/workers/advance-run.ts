@@ -37,6 +37,7 @@ import {
 import { appliedDecision } from "./applied-decision.js";
 import { tellApprovalRequests } from "./approval-requests.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
+import { callsAtDispatch, queueToolJobs } from "./dispatch-calls.js";
 import {
   boundaryOf,
   type HeldLease,
@@ -152,7 +153,11 @@ export async function advanceRun(
 
 /**
  * Fails a run that a failed step left stuck (see `giveUpStep`), under its lease `token`: one
- * that is queued or running anywhere but at `dispatch`. True when it failed the run.
+ * that is queued or running anywhere but at `dispatch` with calls left to tool jobs. At
+ * `dispatch` it queues the tool jobs of the calls that have no result instead (the step may
+ * have died before it queued them, say those of a waiting parent's children): their ids are
+ * fixed, so a job queued already is not queued twice, and each moves the run on. A dispatch
+ * with nothing left to a tool job would wait forever: it fails. True when it failed the run.
  */
 export async function failStuckRun(
   deps: WorkerDeps,
@@ -161,8 +166,17 @@ export async function failStuckRun(
   const { reason } = options;
   let failed = false;
   await withStep(deps, { ...options, lease: undefined }, async (step) => {
-    const phase = step.actor.getSnapshot().value as Phase;
-    if (phase === "dispatch" || phase === "awaitingApproval") return;
+    const { value, context } = step.actor.getSnapshot();
+    const phase = value as Phase;
+    if (phase === "awaitingApproval") return;
+    if (phase === "dispatch") {
+      const prefetched = step.saves.takeRaw(context.iteration);
+      const { running } = await callsAtDispatch(deps.backend, context, {
+        prefetched,
+        drove: false,
+      });
+      if (running.length > 0) return queueToolJobs(deps.backend, toolJobs(step, running));
+    }
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
     await persist(step, "finished");
@@ -426,21 +440,13 @@ async function applyDecisions(step: Step): Promise<boolean> {
  */
 async function collectToolResults(step: Step): Promise<boolean> {
   const context = step.actor.getSnapshot().context;
-  const { backend } = step.deps;
-  const todo = context.calls.filter(runsHandler);
   // Read with the lease (or the save) at this dispatch: nothing ran in between.
-  const prefetched = step.saves.takeRaw(context.iteration);
-  const committed =
-    todo.length === 0
-      ? {}
-      : (prefetched ?? (await backend.rawResults(context.runId, context.iteration)));
-  const missing = todo.filter((state) => entryById(committed, state.call.id) === undefined);
+  const { todo, committed, missing, interrupted, running } = await callsAtDispatch(
+    step.deps.backend,
+    context,
+    { prefetched: step.saves.takeRaw(context.iteration), drove: step.arrival === "drove" },
+  );
   if (missing.length > 0) {
-    const interrupted =
-      step.arrival === "drove"
-        ? new Map<string, string>()
-        : await backend.interruptedCalls(context.runId, context.iteration);
-    const running = missing.filter((state) => !interrupted.has(callKey(state)));
     if (running.length === 0) {
       step.actor.send({
         type: "INTERRUPTED",
@@ -453,7 +459,7 @@ async function collectToolResults(step: Step): Promise<boolean> {
       await persistAtBoundary(step, "dispatch");
       return true;
     }
-    await Promise.all(toolJobs(step, running).map((job) => backend.enqueueTool(job)));
+    await queueToolJobs(step.deps.backend, toolJobs(step, running));
     return false;
   }
   const raw = recordById([

@@ -75,7 +75,8 @@ export async function runStep(
  * A step job of the run failed for good (`reason`): say, the worker died in it every time, on
  * a provider or middleware that crashes the process. Nothing else would step the run again, so
  * it fails with the reason, unless it is elsewhere by now: finished, parked for a person, or at
- * `dispatch` waiting for its tool jobs. While another worker holds the run's lease, the give-up
+ * `dispatch` with calls left to tool jobs, which the give-up queues (the step may have died
+ * before it did; see `failStuckRun`). While another worker holds the run's lease, the give-up
  * is queued again for when that lease runs out (a crashed holder's lease expires).
  */
 export async function giveUpStep(

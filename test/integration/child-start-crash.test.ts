@@ -3,7 +3,11 @@
 // submit of the children: real worker processes on real Redis (see reliability.test.ts for the
 // set-up). The step job the dead worker held is delivered again once its lock runs out, and a
 // fresh worker starts every child, once each; the parent finishes with every result, in call
-// order (SPEC §14, "Waiting holds nothing").
+// order (SPEC §14, "Waiting holds nothing"). When the step delivered again dies too, before it
+// queues the tool jobs that start the children, more than `maxStalledCount` times in all, the
+// queue gives the step up: the give-up finds the parent at dispatch and queues those tool jobs
+// itself, so the parent does not wait forever for children nothing starts (SPEC §8, "nothing
+// decided may stall").
 import { describe, expect, it } from "vitest";
 import { childTopic, LEAD_CHILDREN, leadAnswer } from "../fixtures/reliability-agents.js";
 import { SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
@@ -56,5 +60,50 @@ describe("a parent's worker killed between its dispatch save and its children's 
     );
     expect(started.sort()).toEqual(children);
     expect(finished.sort()).toEqual(children);
+  });
+});
+
+describe("a parent's step given up at dispatch before its children started", {
+  timeout: SLOW_TEST_MS,
+}, () => {
+  it("the give-up queues the tool jobs that start them: every child runs once, and the parent completes", async () => {
+    const test = await setUp();
+    const query = "lead q2 block:before-children block:before-child-jobs";
+    const calls = Array.from({ length: LEAD_CHILDREN }, (_, index) => `c${index}`);
+    const topics = calls.map((_, index) => childTopic(query, index));
+    // Killed between the dispatch save and the children's bulk submit.
+    const first = await test.worker("first", { block: true, maxStalledCount: 1 });
+    const handle = await test.runtime.submit("lead", query);
+    await first.blockedAt("before-children", query);
+    const children = calls.map((call) => `${handle.runId}.${call}`);
+    await first.kill();
+    // Delivered again (stalled once, within maxStalledCount 1): the step opens the waiting
+    // parent at dispatch and is killed before it queues the tool jobs that start its children.
+    const second = await test.worker("second", { block: true, maxStalledCount: 1 });
+    await second.blockedAt("before-child-jobs", query);
+    await second.kill();
+    for (const child of children) expect(await test.backend.loadRun(child)).toBeUndefined();
+
+    // Stalled twice: the next worker gives the step job up, and the give-up finds the parent
+    // at dispatch with calls that have no result and no tool job.
+    await test.worker("third", { maxStalledCount: 1 });
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    const notes = topics.map((topic) => `notes on ${topic}`);
+    expect(
+      toolResults(result.messages).map((block) => [block.toolCallId, block.content, block.isError]),
+    ).toEqual(calls.map((call, index) => [call, notes[index], false]));
+    expect(await test.count("model", query)).toBe(2);
+    for (const topic of topics) expect(await test.count("model", topic)).toBe(1);
+    const failed = await test.queue("steps").getJobs(["failed"]);
+    expect(failed.map((job) => job.failedReason)).toEqual([
+      "job stalled more than allowable limit",
+    ]);
+    const { events } = await test.runtime.events(handle.runId);
+    const started = events.flatMap((event) =>
+      event.type === "child_started" ? [event.childRunId] : [],
+    );
+    expect(started.sort()).toEqual(children);
   });
 });
