@@ -89,6 +89,74 @@ describe("memoryBackend(): a job that throws is given up", () => {
     expect(search.total).toBe(0);
   });
 
+  it("a step given up after its dispatch save, its tool job never queued: the give-up queues it", async () => {
+    const search = searchTool();
+    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const store = memoryBackend();
+    // The dispatch save is applied without the tool job it queues, and the step fails: as a
+    // worker killed right after the save's write on Redis, where the job's add is another
+    // command. The give-up finds the run at dispatch with a call nothing runs.
+    let lost = 0;
+    const backend = withOverrides(store, {
+      async saveRun(runId, token, record, options = {}) {
+        if (lost > 0 || options.thenTools === undefined) {
+          return store.saveRun(runId, token, record, options);
+        }
+        lost += 1;
+        const { thenTools: _lost, ...saved } = options;
+        await store.saveRun(runId, token, record, saved);
+        throw new Error("the worker died after the save");
+      },
+    });
+    const runtime = await runtimes.start([agent], backend);
+
+    const result = await (await runtime.submit("support", "cats")).result();
+
+    expect(lost).toBe(1);
+    expect(result.status).toBe("completed");
+    expect(result.output).toBe("Answer: Results for cats");
+    expect(search.total).toBe(1);
+  });
+
+  it("a give-up finding the run at dispatch with every result committed fails it there", async () => {
+    const search = searchTool();
+    const agent = makeAgent("support", { provider: oneToolModel("search"), tools: [search.tool] });
+    const store = memoryBackend();
+    // The step the tool job queues with its commit is lost (as with its worker, every time):
+    // the run stands at dispatch with its result committed, and nothing else steps it.
+    let dropStep = (): void => {};
+    const dropped = new Promise<void>((resolve) => {
+      dropStep = resolve;
+    });
+    let dropping = true;
+    const backend = withOverrides(store, {
+      async enqueueStep(runId, options) {
+        if (dropping && search.total > 0) {
+          dropping = false;
+          dropStep();
+          return;
+        }
+        await store.enqueueStep(runId, options);
+      },
+    });
+    const runtime = await runtimes.start([agent], backend);
+    const handle = await runtime.submit("support", "cats");
+    await dropped;
+    const stuck = await handle.record();
+    expect([stuck.status, stuck.phase]).toEqual(["running", "dispatch"]);
+
+    await store.enqueueStep(handle.runId, { giveUp: "an earlier step crashed" });
+    const result = await handle.result();
+
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({
+      name: "BackendError",
+      message: "The run's step failed for good and will not be retried: an earlier step crashed.",
+      phase: "dispatch",
+    });
+    expect(search.total).toBe(1);
+  });
+
   it("a give-up step leaves a parked run parked: approving it still completes it", async () => {
     const { agent, deleted } = approvalAgent();
     const counters = leaseCounters();
