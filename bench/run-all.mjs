@@ -3,12 +3,13 @@
 // goes to stderr. Run with `npm run bench` (it builds first). See bench/README.md.
 //
 // Options: --runs=<n> runs per timed batch (2000), --repetitions=<n> (5),
-// --heap-runs=<n> retained runs per heap measurement (1000).
+// --heap-runs=<n> retained runs per heap measurement (1000), --baseline=<other>/dist/index.js
+// another build of harnessx, measured interleaved with this one ("harnessx-baseline").
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { median, option, round } from "./lib/stats.mjs";
 
 // Heap figures need a forced GC: re-spawn with --expose-gc when it is missing.
@@ -21,11 +22,22 @@ if (typeof globalThis.gc !== "function") {
   process.exit(child.status ?? 1);
 }
 
+const BASELINE = process.argv.find((each) => each.startsWith("--baseline="))?.slice(11);
 const implementations = await Promise.all([
   import("./implementations/harnessx.mjs"),
   import("./implementations/handwritten.mjs"),
   import("./implementations/xstate-bare.mjs"),
 ]);
+if (BASELINE !== undefined) {
+  const [harnessx, other] = await Promise.all([
+    import("./implementations/harnessx.mjs"),
+    import(pathToFileURL(BASELINE).href),
+  ]);
+  implementations.push({
+    name: "harnessx-baseline",
+    create: (toolIterations) => harnessx.createWith(other, toolIterations),
+  });
+}
 const { counters, expectedCounts, HOOK_EVENTS, MIDDLEWARE_COUNT, resetCounters } = await import(
   "./workload.mjs"
 );
@@ -242,6 +254,21 @@ process.stdout.write(
         harnessxOverXstateBareCpu: round(
           results.harnessx.cpuUsPerIteration / results["xstate-bare"].cpuUsPerIteration,
         ),
+        ...(BASELINE === undefined
+          ? {}
+          : {
+              baseline: BASELINE,
+              baselineOverXstateBare: round(
+                results["harnessx-baseline"].usPerIteration / results["xstate-bare"].usPerIteration,
+              ),
+              baselineOverXstateBareCpu: round(
+                results["harnessx-baseline"].cpuUsPerIteration /
+                  results["xstate-bare"].cpuUsPerIteration,
+              ),
+              harnessxOverBaselineCpu: round(
+                results.harnessx.cpuUsPerIteration / results["harnessx-baseline"].cpuUsPerIteration,
+              ),
+            }),
       },
       target: {
         harnessxUsPerIteration: TARGET_US,

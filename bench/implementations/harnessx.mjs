@@ -1,7 +1,7 @@
 // harnessx itself: an Agent with the shared workload, run directly (`agent.run`).
 
 import { pino } from "pino";
-import { Agent, HookEvent } from "../../dist/index.js";
+import * as built from "../../dist/index.js";
 import {
   createMiddleware,
   createProvider,
@@ -18,6 +18,11 @@ export const name = "harnessx";
  * `options` adds Agent options (bench/recorder.mjs adds a recorder).
  */
 export function create(toolIterations, options = {}) {
+  return createWith(built, toolIterations, options);
+}
+
+/** The same with another build's `harnessx` module (`run-all.mjs --baseline`). */
+export function createWith({ Agent, HookEvent }, toolIterations, options = {}) {
   const provider = createProvider(toolIterations);
   const agent = new Agent({
     provider,

@@ -20,6 +20,7 @@ import { createSkills, type SkillsOptions } from "../features/skills/skills.js";
 import type { HookEvent } from "../hooks/events.js";
 import type { HookPayloads } from "../hooks/payloads.js";
 import { emitHook, HookRegistry } from "../hooks/registry.js";
+import { RunCursor } from "../machines/run-cursor.js";
 import type { MiddlewareLike } from "../middleware/middleware.js";
 import { MiddlewarePipeline } from "../middleware/pipeline.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
@@ -31,7 +32,7 @@ import { checkAgentOptions } from "./agent-options.js";
 import { type AgentTool, type AsToolOptions, agentAsTool, type ChildInput } from "./as-tool.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
-import { drive, type RunActor, restoreRunActor } from "./drive.js";
+import { drive } from "./drive.js";
 import { handoffSwitch } from "./handoff-switch.js";
 import { handoffTools } from "./handoffs.js";
 import { withOwnSignal } from "./own-signal.js";
@@ -337,7 +338,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         emit,
         conversation: [...messages],
       });
-      const actor = await startRun(env, {
+      const cursor = await startRun(env, {
         runId,
         sessionId,
         input,
@@ -345,7 +346,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         maxIterations: this.config.maxIterations,
         agent: this.name,
       });
-      return this.#advance(actor, env);
+      return this.#advance(cursor, env);
     });
   }
 
@@ -365,7 +366,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
     this.#resuming.add(runId);
     try {
       if (!this.#started) await this.start();
-      const actor = restoreRunActor(parked.snapshot);
+      const cursor = RunCursor.restore(parked.snapshot);
       const env = this.runEnv({
         runId: parked.runId,
         sessionId: parked.sessionId,
@@ -377,7 +378,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
       try {
         decisions = await completeDecisions(
           env,
-          actor.getSnapshot().context,
+          cursor.getSnapshot().context,
           checked,
           this.#deps.clock.now(),
         );
@@ -386,7 +387,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         if (wasParkedHere) this.#parked.set(runId, parked);
         throw error;
       }
-      actor.send({ type: "DECIDED", decisions });
+      cursor.send({ type: "DECIDED", decisions });
       const frame = nextRunFrame({
         runId: parked.runId,
         sessionId: parked.sessionId,
@@ -394,14 +395,14 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         emit,
         provider: this.provider,
       });
-      return await withinRunFrame(frame, () => this.#advance(actor, env));
+      return await withinRunFrame(frame, () => this.#advance(cursor, env));
     } finally {
       this.#resuming.delete(runId);
     }
   }
 
-  async #advance(actor: RunActor, startEnv: RunEnv): Promise<RunResult<JsonValue>> {
-    const { runId, sessionId } = actor.getSnapshot().context;
+  async #advance(cursor: RunCursor, startEnv: RunEnv): Promise<RunResult<JsonValue>> {
+    const { runId, sessionId } = cursor.getSnapshot().context;
     // The environment of the agent the run is under: a handoff moves it to the target's.
     const handoff = handoffSwitch(this as Agent<unknown>, startEnv, { runId, sessionId });
     const { name: agent, provider, config } = this;
@@ -413,9 +414,9 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
         model: requestedModel(config.model, provider),
         provider: provider?.name,
       },
-      () => drive(actor, startEnv, { switchAgent: handoff.switchAgent }),
+      () => drive(cursor, startEnv, { switchAgent: handoff.switchAgent }),
       () => {
-        const { value, context } = actor.getSnapshot();
+        const { value, context } = cursor.getSnapshot();
         const status = statusOf(value);
         // The run's totals once: a run parked for approval gets them on its resumption's span.
         const ended = status !== "running" && status !== "awaiting_approval";
@@ -428,7 +429,7 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
       },
     );
     return settleRun(
-      actor,
+      cursor,
       handoff.current(),
       { name: this.name, now: this.#deps.clock.now(), approvalKey: this.#approvalKey },
       (parked) => this.#parked.set(parked.runId, parked),

@@ -1,11 +1,9 @@
-import { type Actor, createActor, type Snapshot } from "xstate";
 import { InternalError, RunCancelledError, toHarnessError, toRunError } from "../core/errors.js";
 import { withinRun } from "../extensions/run-scope.js";
+import type { RunCursor } from "../machines/run-cursor.js";
 import {
   messagesAddedBy,
   type Phase,
-  type RunMachine,
-  runMachine,
   STAGE_OF_PHASE,
   type StagePhase,
 } from "../machines/run-machine.js";
@@ -15,13 +13,11 @@ import type { RunEnv } from "./run-env.js";
 import { STAGES } from "./stages.js";
 import { ABORTED, unlessAborted } from "./unless-aborted.js";
 
-export type RunActor = Actor<RunMachine>;
-
 export interface DriveOptions {
   /** Stop (without running it) when the run enters one of these phases; e.g. a worker hands `dispatch` on. */
   stopAt?: ReadonlySet<Phase>;
   /** Called after every phase boundary, e.g. to persist the snapshot. */
-  onBoundary?: (actor: RunActor, finished: Phase) => Promise<void> | void;
+  onBoundary?: (cursor: RunCursor, finished: Phase) => Promise<void> | void;
   /**
    * The environment of the agent a handoff moved the run to (`RunContext.agent`), for the
    * stages from then on. Without it, the run's stages keep `env`.
@@ -29,7 +25,7 @@ export interface DriveOptions {
   switchAgent?: (agent: string) => Promise<RunEnv> | RunEnv;
 }
 
-export const currentPhase = (actor: RunActor): Phase => actor.getSnapshot().value as Phase;
+export const currentPhase = (cursor: RunCursor): Phase => cursor.getSnapshot().value as Phase;
 
 const cancelledEvent = (phase: string) => ({
   type: "CANCEL" as const,
@@ -37,27 +33,27 @@ const cancelledEvent = (phase: string) => ({
 });
 
 /**
- * Advances a run actor through its phases until it finishes, parks for approval, or reaches a
+ * Advances a run through its phases until it finishes, parks for approval, or reaches a
  * `stopAt` phase. The machine decides each next phase; this runs the stage it names. Resolves
  * with the deferral when the run's model call waits for its rate limit (the run stays where it
  * is, at `provider`), else with nothing.
  */
 export async function drive(
-  actor: RunActor,
+  cursor: RunCursor,
   startEnv: RunEnv,
   options: DriveOptions = {},
 ): Promise<ProviderDeferral | undefined> {
   let env = startEnv;
   for (;;) {
-    const snapshot = actor.getSnapshot();
+    const snapshot = cursor.getSnapshot();
     if (snapshot.status !== "active") {
-      if (env.recorder !== undefined) await recordEnd(actor, env);
+      if (env.recorder !== undefined) await recordEnd(cursor, env);
       return undefined;
     }
     const phase = snapshot.value as Phase;
     if (phase === "awaitingApproval" || options.stopAt?.has(phase)) return undefined;
     if (env.signal.aborted) {
-      actor.send(cancelledEvent(phase));
+      cursor.send(cancelledEvent(phase));
     } else {
       const stage = STAGES[STAGE_OF_PHASE[phase as StagePhase]];
       try {
@@ -71,14 +67,14 @@ export async function drive(
             : withinRun(env.runScope, () => stage(snapshot.context, env));
         const event = await unlessAborted(running, env.signal);
         if (event === ABORTED || env.signal.aborted) {
-          actor.send(cancelledEvent(phase));
+          cursor.send(cancelledEvent(phase));
         } else if (event.type === "PROVIDER_DEFERRED") {
           // Not the run's failure: the step ends here and the run is stepped again later.
           return event.deferral;
         } else {
-          actor.send(event);
+          cursor.send(event);
           // The machine counts the messages its event adds; the run's log holds them.
-          const grown = actor.getSnapshot().context.messageCount - snapshot.context.messageCount;
+          const grown = cursor.getSnapshot().context.messageCount - snapshot.context.messageCount;
           if (grown > 0) env.conversation.push(...messagesAddedBy(event).slice(0, grown));
         }
       } catch (error) {
@@ -91,33 +87,25 @@ export async function drive(
         const cancelled = env.signal.aborted || failure.code === "run_cancelled";
         const runError = { ...toRunError(failure), phase: failure.phase ?? phase };
         if (!cancelled) await record(env, snapshot.context, { type: "error", error: runError });
-        actor.send(cancelled ? cancelledEvent(phase) : { type: "FAIL", error: runError });
+        cursor.send(cancelled ? cancelledEvent(phase) : { type: "FAIL", error: runError });
       }
     }
     // The run's end is recorded before the boundary saves it: the save publishes the result,
     // and a reader of the recording after the result must find the whole recording.
-    if (env.recorder !== undefined && actor.getSnapshot().status !== "active") {
-      await recordEnd(actor, env);
-      await options.onBoundary?.(actor, phase);
+    if (env.recorder !== undefined && cursor.getSnapshot().status !== "active") {
+      await recordEnd(cursor, env);
+      await options.onBoundary?.(cursor, phase);
       return undefined;
     }
     // Direct runs have no boundary work: no await (and its microtask) per stage.
-    if (options.onBoundary !== undefined) await options.onBoundary(actor, phase);
+    if (options.onBoundary !== undefined) await options.onBoundary(cursor, phase);
   }
 }
 
 /** The run's outcome, for its flight recording. */
-async function recordEnd(actor: RunActor, env: RunEnv): Promise<void> {
-  const { value, context } = actor.getSnapshot();
+async function recordEnd(cursor: RunCursor, env: RunEnv): Promise<void> {
+  const { value, context } = cursor.getSnapshot();
   const status = value === "done" ? "completed" : value === "cancelled" ? "cancelled" : "failed";
   const { output, error } = context;
   await record(env, context, { type: "run_end", status, output, error });
-}
-
-/** A started run actor restored from a persisted snapshot (as `getPersistedSnapshot()` gave it). */
-export function restoreRunActor(persisted: unknown): RunActor {
-  const options = { snapshot: persisted as Snapshot<unknown> } as Parameters<
-    typeof createActor<RunMachine>
-  >[1];
-  return createActor(runMachine(), options).start();
 }

@@ -1,10 +1,10 @@
 import { ApprovalError } from "../core/errors.js";
 import { recordById } from "../core/id-record.js";
 import type { Message } from "../core/values.js";
+import type { RunCursor } from "../machines/run-cursor.js";
 import type { Decision, RunContext } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
 import { describeIssues } from "../tools/validate.js";
-import type { RunActor } from "./drive.js";
 import { type ApprovalDecision, ParkedRun, parseResumeDecisions } from "./parked-run.js";
 import { decisionApplies } from "./run-lifecycle.js";
 import { pendingOf } from "./run-result.js";
@@ -21,8 +21,8 @@ export interface ParkingAgent {
   conversation: readonly Message[];
 }
 
-/** A run standing at `awaitingApproval` (its `context`, its stopped or live `actor`), parked. */
-export function parkRun(context: RunContext, actor: RunActor, by: ParkingAgent): ParkedRun {
+/** A run standing at `awaitingApproval` (its `context` and `cursor`), parked. */
+export function parkRun(context: RunContext, cursor: RunCursor, by: ParkingAgent): ParkedRun {
   return {
     schemaVersion: 2,
     agent: by.name,
@@ -36,7 +36,7 @@ export function parkRun(context: RunContext, actor: RunActor, by: ParkingAgent):
         inputHash: each.inputHash ?? approvalHash(context.runId, each.call, by.approvalKey),
       })),
     messages: structuredClone(by.conversation.slice(0, context.messageCount)),
-    snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as ParkedRun["snapshot"],
+    snapshot: JSON.parse(JSON.stringify(cursor.getPersistedSnapshot())) as ParkedRun["snapshot"],
   };
 }
 

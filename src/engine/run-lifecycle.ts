@@ -1,10 +1,9 @@
-import { createActor } from "xstate";
 import { ProviderMissingError } from "../core/errors.js";
 import type { Message, RunResult } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
-import { type CallState, runMachine } from "../machines/run-machine.js";
+import { RunCursor } from "../machines/run-cursor.js";
+import type { CallState } from "../machines/run-machine.js";
 import { approvalHash } from "../permissions/input-hash.js";
-import type { RunActor } from "./drive.js";
 import { notify, type RunEnv } from "./run-env.js";
 
 // The start and end of one run, and the binding of a person's decision to what was asked:
@@ -22,19 +21,23 @@ export interface RunStart {
 }
 
 /**
- * Starts a run: `AGENT_START`, then a started machine at `compose`; a run without a provider
- * fails at once with `ProviderMissingError`.
+ * Starts a run: `AGENT_START`, then the machine's initial snapshot at `compose`; a run without
+ * a provider fails at once with `ProviderMissingError`.
  */
-export async function startRun(env: RunEnv, start: RunStart): Promise<RunActor> {
+export async function startRun(env: RunEnv, start: RunStart): Promise<RunCursor> {
   const { runId, sessionId, input, messages, maxIterations, agent } = start;
   await notify(env, HookEvent.AGENT_START, () => ({ runId, sessionId, input }));
-  const actor = createActor(runMachine(), {
-    input: { runId, sessionId, messageCount: messages.length, maxIterations, agent },
-  }).start();
+  const cursor = RunCursor.start({
+    runId,
+    sessionId,
+    messageCount: messages.length,
+    maxIterations,
+    agent,
+  });
   if (env.provider === undefined) {
-    actor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
+    cursor.send({ type: "FAIL", error: new ProviderMissingError().toJSON() });
   }
-  return actor;
+  return cursor;
 }
 
 /** Tells the hooks a run ended: `ERROR` for a failure, then `AGENT_END` (never for a wait). */

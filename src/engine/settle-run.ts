@@ -1,5 +1,5 @@
 import type { JsonValue, RunResult } from "../core/values.js";
-import type { RunActor } from "./drive.js";
+import type { RunCursor } from "../machines/run-cursor.js";
 import { parkRun } from "./park-run.js";
 import type { ParkedRun } from "./parked-run.js";
 import type { RunEnv } from "./run-env.js";
@@ -11,18 +11,17 @@ import { toRunResult } from "./run-result.js";
  * `approval_required` is emitted), or ended, and then finished (its hooks, its recording).
  */
 export async function settleRun(
-  actor: RunActor,
+  cursor: RunCursor,
   env: RunEnv,
   by: { name: string; now: number; approvalKey: string | undefined },
   park: (parked: ParkedRun) => void,
 ): Promise<RunResult<JsonValue>> {
-  const snapshot = actor.getSnapshot();
+  const snapshot = cursor.getSnapshot();
   const context = snapshot.context;
   const parked =
     snapshot.value === "awaitingApproval"
-      ? parkRun(context, actor, { ...by, conversation: env.conversation })
+      ? parkRun(context, cursor, { ...by, conversation: env.conversation })
       : undefined;
-  actor.stop();
   if (parked !== undefined) {
     const result = toRunResult(context, "awaiting_approval", env.conversation, by.name);
     park(parked);

@@ -1,12 +1,13 @@
 import { RunCancelledError } from "../core/errors.js";
 import { entryById, recordById } from "../core/id-record.js";
 import { personResponses } from "../engine/dispatch-tools.js";
-import { currentPhase, drive, type RunActor, restoreRunActor } from "../engine/drive.js";
+import { currentPhase, drive } from "../engine/drive.js";
 import type { ProviderDeferral } from "../engine/provider-gate.js";
 import { notify, type RunEnv } from "../engine/run-env.js";
 import { decisionApplies, finishRun, startRun } from "../engine/run-lifecycle.js";
 import { statusOf, toRunResult } from "../engine/run-result.js";
 import { HookEvent } from "../hooks/events.js";
+import { RunCursor } from "../machines/run-cursor.js";
 import {
   type CallState,
   type Decision,
@@ -59,12 +60,12 @@ const STOP_AT: ReadonlySet<Phase> = new Set<Phase>(["dispatch"]);
  */
 type Arrival = "opened" | "drove";
 
-/** One step's working parts: the actor advancing the run, and the saves of its boundaries. */
+/** One step's working parts: the run's machine snapshot and the saves of its boundaries. */
 interface Step {
   readonly deps: WorkerDeps;
   /** The run's lease token: every save, and the children a turn records, are fenced by it. */
   readonly token: number;
-  readonly actor: RunActor;
+  readonly cursor: RunCursor;
   /** The environment of the agent the run is under: a handoff replaces it (`envFor`). */
   env: RunEnv;
   /** The environment of agent `name` for this step's run. */
@@ -123,7 +124,7 @@ export async function advanceRun(
       return env;
     };
     // A run that failed as it started (it has no provider) is saved as such.
-    if (starting && step.actor.getSnapshot().status !== "active") await persist(step, "finished");
+    if (starting && step.cursor.getSnapshot().status !== "active") await persist(step, "finished");
     const { agent, sessionId, trace } = step.saves.record;
     const { config, provider } = step.env;
     if (isRunSpan(trace)) {
@@ -166,7 +167,7 @@ export async function failStuckRun(
   const { reason } = options;
   let failed = false;
   await withStep(deps, { ...options, lease: undefined }, async (step) => {
-    const { value, context } = step.actor.getSnapshot();
+    const { value, context } = step.cursor.getSnapshot();
     const phase = value as Phase;
     if (phase === "awaitingApproval") return;
     if (phase === "dispatch") {
@@ -178,7 +179,7 @@ export async function failStuckRun(
       if (running.length > 0) return queueToolJobs(deps.backend, toolJobs(step, running));
     }
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
-    step.actor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
+    step.cursor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
     await persist(step, "finished");
     deps.runSpans?.finish(options.runId, spanOutcome(step), step.saves.record.trace ?? {});
     failed = true;
@@ -187,9 +188,9 @@ export async function failStuckRun(
 }
 
 /**
- * Opens a step on an unfinished run (its actor, started or restored, and its environment),
- * runs `body`, then publishes what is left and announces where the run ended up. Resolves with
- * the run as the step left it (none when unknown).
+ * Opens a step on an unfinished run (its machine snapshot, started or restored, and its
+ * environment), runs `body`, then publishes what is left and announces where the run ended up.
+ * Resolves with the run as the step left it (none when unknown).
  */
 async function withStep(
   deps: WorkerDeps,
@@ -224,7 +225,10 @@ async function withStep(
     const cancelled = opened?.cancelRequested ?? (await deps.backend.cancelRequested(runId));
     if (cancelled) controller.abort();
     const starting = record.snapshot === null;
-    const actor = starting ? await startActor(record, env) : restoreRunActor(record.snapshot);
+    const cursor =
+      record.snapshot === null
+        ? await startCursor(record, env)
+        : RunCursor.restore(record.snapshot);
     const saves = new StepSaves({
       backend: deps.backend,
       runId,
@@ -244,7 +248,7 @@ async function withStep(
     const step: Step = {
       deps,
       token,
-      actor,
+      cursor,
       env,
       envFor,
       controller,
@@ -253,30 +257,26 @@ async function withStep(
       releasable: lease !== undefined,
       arrival: "opened",
     };
-    try {
-      await body(step, starting);
-      await saves.settle();
-      await publisher.flush();
-      if (saves.anyApplied) await announce(step);
-      const { approvalTimeoutMs } = env.config;
-      if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
-        await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
-      }
-      await tellApprovalRequests(deps, {
-        found: record,
-        left: saves.record,
-        saved: saves.anyApplied,
-      });
-      return saves.record;
-    } finally {
-      actor.stop();
+    await body(step, starting);
+    await saves.settle();
+    await publisher.flush();
+    if (saves.anyApplied) await announce(step);
+    const { approvalTimeoutMs } = env.config;
+    if (saves.anyApplied && saves.record.status === "awaiting_approval" && approvalTimeoutMs) {
+      await scheduleApprovalTimeout(deps, saves.record, approvalTimeoutMs);
     }
+    await tellApprovalRequests(deps, {
+      found: record,
+      left: saves.record,
+      saved: saves.anyApplied,
+    });
+    return saves.record;
   } finally {
     untrack();
   }
 }
 
-function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
+function startCursor(record: RunRecord, env: RunEnv): Promise<RunCursor> {
   return startRun(env, {
     runId: record.runId,
     sessionId: record.sessionId,
@@ -289,7 +289,7 @@ function startActor(record: RunRecord, env: RunEnv): Promise<RunActor> {
 
 async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
   for (;;) {
-    const snapshot = step.actor.getSnapshot();
+    const snapshot = step.cursor.getSnapshot();
     if (snapshot.status !== "active") return undefined;
     const phase = snapshot.value as Phase;
     if (step.saves.released !== undefined) {
@@ -299,7 +299,7 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
       return undefined;
     }
     if (step.controller.signal.aborted) {
-      step.actor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
+      step.cursor.send({ type: "CANCEL", error: new RunCancelledError(phase).toJSON() });
       await persist(step, "finished");
     } else if (phase === "awaitingApproval") {
       if (!(await applyDecisions(step))) return undefined;
@@ -307,9 +307,9 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
       if (!(await collectToolResults(step))) return undefined;
     } else {
       step.arrival = "drove";
-      const deferral = await drive(step.actor, step.env, {
+      const deferral = await drive(step.cursor, step.env, {
         stopAt: STOP_AT,
-        onBoundary: (_actor, left) => persistAtBoundary(step, left),
+        onBoundary: (_cursor, left) => persistAtBoundary(step, left),
         ...(step.switchAgent === undefined ? {} : { switchAgent: step.switchAgent }),
       });
       if (deferral !== undefined) {
@@ -327,7 +327,7 @@ async function proceed(step: Step): Promise<ProviderDeferral | undefined> {
  * comes back.
  */
 async function saveWhereItWaits(step: Step): Promise<void> {
-  if (currentPhase(step.actor) !== step.saves.record.phase) await persist(step, "deferred");
+  if (currentPhase(step.cursor) !== step.saves.record.phase) await persist(step, "deferred");
 }
 
 /** A step that gave its lease up and finds more to do: the run's next step does it. */
@@ -346,13 +346,13 @@ function lastSave(step: Step, phase: Phase | FinalPhase, status: RunRecord["stat
   return (
     phase === "dispatch" &&
     step.arrival === "drove" &&
-    step.actor.getSnapshot().context.calls.some(runsHandler)
+    step.cursor.getSnapshot().context.calls.some(runsHandler)
   );
 }
 
 /** After the machine left phase `left`: saves the run if it now stands at an effect boundary. */
 async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
-  const boundary = boundaryOf(step.actor.getSnapshot().value as Phase | FinalPhase, left);
+  const boundary = boundaryOf(step.cursor.getSnapshot().value as Phase | FinalPhase, left);
   if (boundary !== undefined) await persist(step, boundary);
 }
 
@@ -361,7 +361,7 @@ async function persistAtBoundary(step: Step, left: Phase): Promise<void> {
  * what each boundary writes and waits for.
  */
 async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
-  const snapshot = step.actor.getSnapshot();
+  const snapshot = step.cursor.getSnapshot();
   const phase = snapshot.value as Phase | FinalPhase;
   const status = statusOf(phase);
   markLiveContext(snapshot.context);
@@ -410,7 +410,7 @@ async function persist(step: Step, boundary: SaveBoundary): Promise<void> {
 
 /** A parked run: applies the recorded decisions on its pending calls; false when there are none. */
 async function applyDecisions(step: Step): Promise<boolean> {
-  const context = step.actor.getSnapshot().context;
+  const context = step.cursor.getSnapshot().context;
   const recorded = await step.deps.backend.decisions(context.runId, context.iteration);
   const decisions: Array<[string, Decision]> = [];
   for (const state of context.calls) {
@@ -427,7 +427,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
     decisions.push([state.call.id, appliedDecision(stored)]);
   }
   if (decisions.length === 0) return false;
-  step.actor.send({ type: "DECIDED", decisions: recordById(decisions) });
+  step.cursor.send({ type: "DECIDED", decisions: recordById(decisions) });
   await persistAtBoundary(step, "awaitingApproval");
   return true;
 }
@@ -439,7 +439,7 @@ async function applyDecisions(step: Step): Promise<boolean> {
  * returns false. A dispatch this step drove to has no call interrupted yet.
  */
 async function collectToolResults(step: Step): Promise<boolean> {
-  const context = step.actor.getSnapshot().context;
+  const context = step.cursor.getSnapshot().context;
   // Read with the lease (or the save) at this dispatch: nothing ran in between.
   const { todo, committed, missing, interrupted, running } = await callsAtDispatch(
     step.deps.backend,
@@ -448,7 +448,7 @@ async function collectToolResults(step: Step): Promise<boolean> {
   );
   if (missing.length > 0) {
     if (running.length === 0) {
-      step.actor.send({
+      step.cursor.send({
         type: "INTERRUPTED",
         calls: missing.map((state) => ({
           toolCallId: state.call.id,
@@ -469,7 +469,7 @@ async function collectToolResults(step: Step): Promise<boolean> {
     }),
     ...personResponses(context.calls).map((result) => [result.toolCallId, result] as const),
   ]);
-  step.actor.send({ type: "TOOLS_DISPATCHED", raw });
+  step.cursor.send({ type: "TOOLS_DISPATCHED", raw });
   step.saves.handed(raw);
   await persistAtBoundary(step, "dispatch");
   return true;
@@ -477,11 +477,11 @@ async function collectToolResults(step: Step): Promise<boolean> {
 
 /** The tool jobs that run `calls` of the run's current iteration. */
 const toolJobs = (step: Step, calls: readonly CallState[]): ToolJob[] =>
-  toolJobsFor(step.saves.record, step.actor.getSnapshot().context.iteration, calls);
+  toolJobsFor(step.saves.record, step.cursor.getSnapshot().context.iteration, calls);
 
 /** Where a step left the run, for its span. */
 function spanOutcome(step: Step) {
-  const { value, context } = step.actor.getSnapshot();
+  const { value, context } = step.cursor.getSnapshot();
   const status = statusOf(value as Phase | FinalPhase);
   return {
     status,

@@ -51,7 +51,7 @@ async function startedRun(agent: Agent, gate: ProviderGate) {
     conversation: [...messages],
   });
   env.providerGate = gate;
-  const actor = await startRun(env, {
+  const cursor = await startRun(env, {
     runId: "r1",
     sessionId: "s1",
     input: "hello",
@@ -59,7 +59,7 @@ async function startedRun(agent: Agent, gate: ProviderGate) {
     maxIterations: 5,
     agent: agent.name,
   });
-  return { actor, env };
+  return { cursor, env };
 }
 
 const agentWith = (provider: ScriptedProvider) =>
@@ -69,14 +69,14 @@ describe("a deferred model call", () => {
   it("the gate's deferral ends the drive with it; the provider is not called", async () => {
     const provider = new ScriptedProvider([]);
     const { gate, seen } = scriptedGate({ admit: async () => DEFERRAL });
-    const { actor, env } = await startedRun(agentWith(provider), gate);
+    const { cursor, env } = await startedRun(agentWith(provider), gate);
 
-    const deferral = await drive(actor, env);
+    const deferral = await drive(cursor, env);
 
     expect(deferral).toEqual(DEFERRAL);
-    expect(currentPhase(actor)).toBe("provider");
-    expect(actor.getSnapshot().status).toBe("active");
-    expect(actor.getSnapshot().context.error).toBeNull();
+    expect(currentPhase(cursor)).toBe("provider");
+    expect(cursor.getSnapshot().status).toBe("active");
+    expect(cursor.getSnapshot().context.error).toBeNull();
     expect(provider.requests).toHaveLength(0);
     expect(seen.admitted).toBe(1);
   });
@@ -89,26 +89,26 @@ describe("a deferred model call", () => {
       },
     ]);
     const { gate, seen } = scriptedGate({ rateLimited: async () => DEFERRAL });
-    const { actor, env } = await startedRun(agentWith(provider), gate);
+    const { cursor, env } = await startedRun(agentWith(provider), gate);
 
-    const deferral = await drive(actor, env);
+    const deferral = await drive(cursor, env);
 
     expect(deferral).toEqual(DEFERRAL);
     expect(seen.rateLimited).toEqual([limited]);
-    expect(currentPhase(actor)).toBe("provider");
-    expect(actor.getSnapshot().context.error).toBeNull();
+    expect(currentPhase(cursor)).toBe("provider");
+    expect(cursor.getSnapshot().context.error).toBeNull();
     provider.assertComplete();
   });
 
   it("a call admitted at once completes the run, and the drive ends with no deferral", async () => {
     const provider = new ScriptedProvider([textResponse("Hi.")]);
     const { gate, seen } = scriptedGate({});
-    const { actor, env } = await startedRun(agentWith(provider), gate);
+    const { cursor, env } = await startedRun(agentWith(provider), gate);
 
-    const deferral = await drive(actor, env);
+    const deferral = await drive(cursor, env);
 
     expect(deferral).toBeUndefined();
-    expect(actor.getSnapshot().value).toBe("done");
+    expect(cursor.getSnapshot().value).toBe("done");
     expect(seen).toEqual({ admitted: 1, rateLimited: [], spent: 1 });
   });
 
@@ -127,13 +127,13 @@ describe("a deferred model call", () => {
         });
       },
     });
-    const { actor, env } = await startedRun(agentWith(provider), gate);
+    const { cursor, env } = await startedRun(agentWith(provider), gate);
 
-    const deferral = await drive(actor, env);
+    const deferral = await drive(cursor, env);
 
     expect(deferral).toBeUndefined();
-    expect(actor.getSnapshot().value).toBe("failed");
-    expect(actor.getSnapshot().context.error).toMatchObject({
+    expect(cursor.getSnapshot().value).toBe("failed");
+    expect(cursor.getSnapshot().context.error).toMatchObject({
       name: "ProviderError",
       code: "rate_limited",
       phase: "provider",
