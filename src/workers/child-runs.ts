@@ -102,9 +102,8 @@ export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<v
     toolCallId: link.parentToolCallId,
     status: record.status as RunStatus,
   };
-  // The event goes in the commit's own write (a step delivered again may add it twice).
-  await backend.commitRaw(link.parentRunId, link.parentIteration, childCallResult(link, record), [
-    finished,
-  ]);
-  if (await backend.childFinished(link)) await backend.enqueueStep(link.parentRunId);
+  // The commit, its event and the count in one write (a step delivered again may add the
+  // event twice, and commits nothing twice).
+  const outcome = { result: childCallResult(link, record), events: [finished] };
+  if (await backend.childFinished(link, outcome)) await backend.enqueueStep(link.parentRunId);
 }
