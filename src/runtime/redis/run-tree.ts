@@ -26,10 +26,11 @@ const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
  * and on a root every deeper run; one key a waiting parent, not three. On a Cluster every key
  * here shares the prefix's hash slot (`{hx}`) with the runs' own, so linking a child, or a
  * turn's children fenced by the parent's lease, is one script. The parent's wake-up does not
- * depend on that: it is decided by one script on one key (the parent's `treeBelow`), and what
- * it wakes the parent for is committed first-write-wins into the parent's raw results, so
- * repeating it after a crash commits nothing twice and at most steps the parent again (a step
- * is a wake-up the run takes in any state). The run store removes a run's link and its places
+ * depend on that: a child's finish is one script on the parent's own keys only (FINISH_CHILD:
+ * its raw results, events, run hash and `treeBelow`), which commits what it wakes the parent
+ * for first-write-wins and decides the wake-up on the parent's `treeBelow`, so repeating it
+ * after a crash commits nothing twice and at most steps the parent again (a step is a wake-up
+ * the run takes in any state), wherever the child's keys live. The run store removes a run's link and its places
  * in its parent's and root's hashes as it prunes or deletes the run.
  */
 export class RedisRunTree implements RunTree {
