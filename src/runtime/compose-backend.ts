@@ -8,7 +8,7 @@ import type { HeldToken } from "../store/leases.js";
 import type { OverviewQuery } from "../store/overview.js";
 import type { RunQuery } from "../store/run-query.js";
 import type { SaveOptions } from "../store/run-store.js";
-import type { RunLink } from "../store/run-tree.js";
+import type { ChildOutcome, RunLink } from "../store/run-tree.js";
 import type { RunRecord, StoredDecision, ToolJob } from "../store/schemas.js";
 import type { DecisionRecord } from "../store/summary.js";
 
@@ -215,8 +215,8 @@ export class ComposedBackend implements RunBackend {
   descendantsOf(rootRunId: string) {
     return this.#roles.tree.descendantsOf(rootRunId);
   }
-  childFinished(link: RunLink) {
-    return this.#roles.tree.childFinished(link);
+  childFinished(link: RunLink, outcome?: ChildOutcome) {
+    return this.#roles.tree.childFinished(link, outcome);
   }
   releaseChild(link: Pick<RunLink, "runId" | "parentRunId">) {
     return this.#roles.tree.releaseChild(link);

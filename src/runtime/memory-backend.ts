@@ -55,7 +55,10 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     publish: (runId, event) => events.append(runId, event),
   });
   const jobs = new MemoryJobQueue({ createRun: (record) => store.createRun(record) });
-  const tree = new MemoryRunTree({ fences: (runId, token) => leases.fences(runId, token) });
+  const tree = new MemoryRunTree({
+    fences: (runId, token) => leases.fences(runId, token),
+    commit: (...args) => ledger.commitRaw(...args),
+  });
   const retention = new Retention(retentionMs, (runId, iterations) => {
     leases.forget(runId);
     ledger.forget(runId, iterations);

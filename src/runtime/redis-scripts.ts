@@ -77,7 +77,7 @@ const DELIVERED_BYTES = 8192;
  * of all the events, whose reply (the list's new length) gives the position of the first one
  * and the excess over `max`.
  */
-const appendEventsLua = (
+export const appendEventsLua = (
   events: string,
   run: string,
   max: string,

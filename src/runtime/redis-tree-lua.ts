@@ -1,3 +1,6 @@
+import { pushArgvLua } from "./redis-index-lua.js";
+import { appendEventsLua } from "./redis-scripts.js";
+
 // The run tree's Lua (see `redisKeys`: `treeLink`, `treeBelow`), shared by the run tree's own
 // scripts and the run store's deletions. On a Cluster every key of a prefix shares its hash slot
 // (the prefix is a hash tag), so each script touches keys of one slot.
@@ -96,17 +99,39 @@ return 1
 `;
 
 /**
+ * The Lua block ending a script: marks the child `id` finished in its parent's `below` hash,
+ * and returns 1 when no child of the parent runs any more, else 0.
+ */
+const childFinishedLua = (below: string, id: string) => `
+if redis.call("HGET", ${below}, ${id}) == "${CHILD_RUNNING}" then
+  redis.call("HSET", ${below}, ${id}, "${CHILD_FINISHED}")
+  if redis.call("HINCRBY", ${below}, "${RUNNING_COUNT}", -1) > 0 then return 0 end
+  redis.call("HDEL", ${below}, "${RUNNING_COUNT}")
+  return 1
+end
+if redis.call("HEXISTS", ${below}, "${RUNNING_COUNT}") == 1 then return 0 end
+return 1
+`;
+
+/**
  * KEYS: the parent's `treeBelow`. ARGV: the child's id. Marks the child finished; returns 1
  * when no child of the parent runs any more. One key only: atomic wherever the parent's key
  * lives.
  */
-export const CHILD_FINISHED_LUA = `
-if redis.call("HGET", KEYS[1], ARGV[1]) == "${CHILD_RUNNING}" then
-  redis.call("HSET", KEYS[1], ARGV[1], "${CHILD_FINISHED}")
-  if redis.call("HINCRBY", KEYS[1], "${RUNNING_COUNT}", -1) > 0 then return 0 end
-  redis.call("HDEL", KEYS[1], "${RUNNING_COUNT}")
-  return 1
-end
-if redis.call("HEXISTS", KEYS[1], "${RUNNING_COUNT}") == 1 then return 0 end
-return 1
+export const CHILD_FINISHED_LUA = childFinishedLua("KEYS[1]", "ARGV[1]");
+
+/**
+ * A child's finish in one write, instead of COMMIT_RAW then CHILD_FINISHED (one round trip and
+ * one script a child fewer). KEYS: the parent's raw results (the call's iteration), events, run
+ * hash and `treeBelow`: the parent's keys only, so the commit and the wake-up decision stay one
+ * atomic write wherever the parent's keys live, whatever slot the child's are in. ARGV: the
+ * call's field, the result's JSON, max events, the child's id, then each event's JSON. Commits
+ * the result unless one is (first write wins) and appends the events whether or not it did,
+ * as COMMIT_RAW does; then CHILD_FINISHED_LUA's answer.
+ */
+export const FINISH_CHILD_LUA = `
+${pushArgvLua}
+redis.call("HSETNX", KEYS[1], ARGV[1], ARGV[2])
+${appendEventsLua("KEYS[2]", "KEYS[3]", "ARGV[3]", 5, 'redis.call("HGET", KEYS[3], "etrim")')}
+${childFinishedLua("KEYS[4]", "ARGV[4]")}
 `;

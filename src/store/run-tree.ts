@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { lazySchema } from "../core/lazy-schema.js";
+import type { ToolResult } from "../core/values.js";
+import type { RunEvent } from "../engine/run-events.js";
 
 /**
  * A child run's place in its tree (SPEC §14): who started it, from which call of which
@@ -58,8 +60,13 @@ export interface RunTree {
    * child of the parent runs any more, which tells the caller to wake the parent. Asked again
    * (a job delivered again), it answers the same while no child was linked since: one change
    * is atomic, so two children finishing at once see one "true" between them.
+   *
+   * With `outcome`, the child's result is first committed to its parent's call, as
+   * `CallLedger.commitRaw(parentRunId, parentIteration, result, events)` commits it (first
+   * write wins; the events are appended either way), in the same atomic write as the count
+   * (Redis: one script on the parent's keys), so that a job queued after this sees both.
    */
-  childFinished(link: RunLink): Promise<boolean>;
+  childFinished(link: RunLink, outcome?: ChildOutcome): Promise<boolean>;
   /**
    * The call of `link` did not start its child (denied or asked at dispatch, refused): the child
    * no longer counts under its parent, and linking it again (after an approval) counts it again.
@@ -68,6 +75,13 @@ export interface RunTree {
   releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void>;
   /** The ids of the children of `parentRunId` still running. */
   runningChildren(parentRunId: string): Promise<string[]>;
+}
+
+/** What a finished child gives its parent's call (`RunTree.childFinished`). */
+export interface ChildOutcome {
+  result: ToolResult;
+  /** Events for the parent's log (its `child_finished`). */
+  events?: readonly RunEvent[];
 }
 
 /** Links oldest first: by creation, then by run id (stored sets keep no order of their own). */

@@ -8,7 +8,7 @@ import type { RunRecord } from "../store/schemas.js";
 import { isTerminal } from "../store/schemas.js";
 import type { ToolCallRun } from "../store/tool-call-view.js";
 import { errorResult } from "../tools/run-handler.js";
-import { childLinkOf, traceOfChild } from "./turn-children.js";
+import { childLinkOf, linkOfRun, traceOfChild } from "./turn-children.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
@@ -93,7 +93,7 @@ export function childCallResult(link: RunLink, record: RunRecord): ToolResult {
 export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<void> {
   if (!isTerminal(record.status)) return;
   const { backend } = deps;
-  const link = await backend.linkOf(record.runId);
+  const link = await linkOfRun(deps, record);
   if (link === undefined) return;
   const finished: RunEvent = {
     type: "child_finished",
@@ -102,9 +102,8 @@ export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<v
     toolCallId: link.parentToolCallId,
     status: record.status as RunStatus,
   };
-  // The event goes in the commit's own write (a step delivered again may add it twice).
-  await backend.commitRaw(link.parentRunId, link.parentIteration, childCallResult(link, record), [
-    finished,
-  ]);
-  if (await backend.childFinished(link)) await backend.enqueueStep(link.parentRunId);
+  // The commit, its event and the count in one write (a step delivered again may add the
+  // event twice, and commits nothing twice).
+  const outcome = { result: childCallResult(link, record), events: [finished] };
+  if (await backend.childFinished(link, outcome)) await backend.enqueueStep(link.parentRunId);
 }

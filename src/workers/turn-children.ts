@@ -102,7 +102,7 @@ export async function waitForTurnChildren(
     return tool !== undefined && isAgentTool(tool) ? [{ state, tool }] : [];
   });
   if (agentCalls.length === 0) return undefined;
-  const parentLink = await deps.backend.linkOf(parent.runId);
+  const parentLink = await linkOfRun(deps, step.record);
   const linked = agentCalls.flatMap(({ state, tool }) => {
     const link = childLinkOf(deps, parent, parentLink, state.call.id, tool);
     return "runId" in link ? [{ state, link }] : [];
@@ -119,6 +119,18 @@ export async function waitForTurnChildren(
     toolCalls: calls.filter((state) => !started.has(state.call.id)),
     start: () => startDirect(deps, step, direct),
   };
+}
+
+/**
+ * The link of the run `record`, read from the tree only for a child: a run whose record names
+ * no parent is a root (every child run is stored with its `parentRunId`: `runtimeWorkerDeps`),
+ * so a root's step and finish read nothing for it.
+ */
+export async function linkOfRun(
+  deps: WorkerDeps,
+  record: Pick<RunRecord, "runId" | "parentRunId">,
+): Promise<RunLink | undefined> {
+  return record.parentRunId === undefined ? undefined : deps.backend.linkOf(record.runId);
 }
 
 interface DirectChild {

@@ -17,25 +17,35 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** `backend`, with its first commit to `runId` failing as a worker dying there would. */
-function failingFirstCommit(backend: RunBackend, runId: string): RunBackend {
-  let failed = false;
-  return new Proxy(backend, {
+/**
+ * `backend`, with the first commit of a child's outcome to `runId` (the child's finish, one
+ * write with its count) failing as a worker dying there would. Counts those commits.
+ */
+function failingFirstCommit(backend: RunBackend, runId: string) {
+  const commits = { failed: 0, made: 0 };
+  const proxy = new Proxy(backend, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== "function") return value;
-      if (property !== "commitRaw") return (value as (...args: unknown[]) => unknown).bind(target);
-      return (...args: Parameters<RunBackend["commitRaw"]>) => {
-        if (args[0] === runId && !failed) {
-          failed = true;
-          return Promise.reject(
-            new BackendError("the worker died here", { code: "backend_unavailable" }),
-          );
+      if (property !== "childFinished") {
+        return (value as (...args: unknown[]) => unknown).bind(target);
+      }
+      return (...args: Parameters<RunBackend["childFinished"]>) => {
+        const [link, outcome] = args;
+        if (link.parentRunId === runId && outcome !== undefined) {
+          if (commits.failed === 0) {
+            commits.failed += 1;
+            return Promise.reject(
+              new BackendError("the worker died here", { code: "backend_unavailable" }),
+            );
+          }
+          commits.made += 1;
         }
-        return target.commitRaw(...args);
+        return target.childFinished(...args);
       };
     },
   });
+  return { backend: proxy, commits };
 }
 
 const backends: Array<[string, () => RunBackend]> = [
@@ -74,9 +84,10 @@ describe.each(backends)(
         tools: [researcher.asTool({ name: "research", description: "Research" })],
         logger: silent,
       });
+      const { backend, commits } = failingFirstCommit(backendOf(), "parent-1");
       const runtime = new AgentRuntime({
         agents: [lead, researcher],
-        backend: failingFirstCommit(backendOf(), "parent-1"),
+        backend,
         logger: silent,
       });
       await runtime.start();
@@ -91,6 +102,8 @@ describe.each(backends)(
         { type: "tool_result", toolCallId: "call_1", content: "notes", isError: false },
       ]);
       expect(childModel.callCount).toBe(1);
+      // The cut-off finish was made again, once it could be.
+      expect(commits).toEqual({ failed: 1, made: 1 });
       expect(
         (await runtime.list({ parentRunId: "parent-1" })).runs.map((run) => run.status),
       ).toEqual(["completed"]);

@@ -1,5 +1,11 @@
+import type { CallLedger } from "../../store/call-ledger.js";
 import { LeaseLostError } from "../../store/errors.js";
-import { oldestFirst, type RunLink, type RunTree } from "../../store/run-tree.js";
+import {
+  type ChildOutcome,
+  oldestFirst,
+  type RunLink,
+  type RunTree,
+} from "../../store/run-tree.js";
 
 /** A run in the runs below another: its child, running or finished, or (on a root) deeper. */
 type Below = "running" | "finished" | "descendant";
@@ -20,9 +26,15 @@ export class MemoryRunTree implements RunTree {
   readonly #below = new Map<string, RunsBelow>();
   /** Whether `token` is still the newest lease token of the run (`Leases`). */
   readonly #fences: (runId: string, token: number) => boolean;
+  /** The call ledger's commit, for a child's outcome (`childFinished`). */
+  readonly #commit: CallLedger["commitRaw"];
 
-  constructor(options: { fences: (runId: string, token: number) => boolean }) {
+  constructor(options: {
+    fences: (runId: string, token: number) => boolean;
+    commit: CallLedger["commitRaw"];
+  }) {
     this.#fences = options.fences;
+    this.#commit = options.commit;
   }
 
   async waitForChildren(
@@ -59,7 +71,11 @@ export class MemoryRunTree implements RunTree {
     return this.#linksBelow(rootRunId, () => true);
   }
 
-  async childFinished(link: RunLink): Promise<boolean> {
+  async childFinished(link: RunLink, outcome?: ChildOutcome): Promise<boolean> {
+    if (outcome !== undefined) {
+      const { parentRunId, parentIteration } = link;
+      await this.#commit(parentRunId, parentIteration, outcome.result, outcome.events);
+    }
     const parent = this.#below.get(link.parentRunId);
     if (parent === undefined) return true;
     if (parent.runs.get(link.runId) === "running") {

@@ -1,10 +1,12 @@
 import { BackendError, LeaseLostError } from "../../store/errors.js";
-import { oldestFirst, RunLink, type RunTree } from "../../store/run-tree.js";
+import { type ChildOutcome, oldestFirst, RunLink, type RunTree } from "../../store/run-tree.js";
+import { callField } from "../redis-keys.js";
 import { LuaScript } from "../redis-scripts.js";
 import {
   CHILD_FINISHED_LUA,
   CHILD_RUNNING,
   DESCENDANT,
+  FINISH_CHILD_LUA,
   LINK_CHILD_LUA,
   RELEASE_CHILD_LUA,
   RUNNING_COUNT,
@@ -15,6 +17,7 @@ import type { RedisContext } from "./context.js";
 const LINK_CHILD = new LuaScript(LINK_CHILD_LUA);
 const WAIT_FOR_CHILDREN = new LuaScript(WAIT_FOR_CHILDREN_LUA);
 const CHILD_FINISHED = new LuaScript(CHILD_FINISHED_LUA);
+const FINISH_CHILD = new LuaScript(FINISH_CHILD_LUA);
 const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
 
 /**
@@ -23,10 +26,11 @@ const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
  * and on a root every deeper run; one key a waiting parent, not three. On a Cluster every key
  * here shares the prefix's hash slot (`{hx}`) with the runs' own, so linking a child, or a
  * turn's children fenced by the parent's lease, is one script. The parent's wake-up does not
- * depend on that: it is decided by one script on one key (the parent's `treeBelow`), and what
- * it wakes the parent for is committed first-write-wins into the parent's raw results, so
- * repeating it after a crash commits nothing twice and at most steps the parent again (a step
- * is a wake-up the run takes in any state). The run store removes a run's link and its places
+ * depend on that: a child's finish is one script on the parent's own keys only (FINISH_CHILD:
+ * its raw results, events, run hash and `treeBelow`), which commits what it wakes the parent
+ * for first-write-wins and decides the wake-up on the parent's `treeBelow`, so repeating it
+ * after a crash commits nothing twice and at most steps the parent again (a step is a wake-up
+ * the run takes in any state), wherever the child's keys live. The run store removes a run's link and its places
  * in its parent's and root's hashes as it prunes or deletes the run.
  */
 export class RedisRunTree implements RunTree {
@@ -91,11 +95,32 @@ export class RedisRunTree implements RunTree {
     return stored.flatMap((each) => (each === null ? [] : [parseLink(each)])).sort(oldestFirst);
   }
 
-  async childFinished(link: RunLink): Promise<boolean> {
-    const none = await CHILD_FINISHED.run(
-      this.#context.redis,
-      [this.#context.keys.treeBelow(link.parentRunId)],
-      [link.runId],
+  async childFinished(link: RunLink, outcome?: ChildOutcome): Promise<boolean> {
+    const { keys, redis, stepRedis, maxEvents } = this.#context;
+    const { parentRunId, parentIteration, runId } = link;
+    if (outcome === undefined) {
+      return (await CHILD_FINISHED.run(redis, [keys.treeBelow(parentRunId)], [runId])) === 1;
+    }
+    const { result, events = [] } = outcome;
+    // A write the parent's next step must see, as `commitRaw` is (`beforeSteps`).
+    const none = await this.#context.beforeSteps(
+      parentRunId,
+      FINISH_CHILD.run(
+        stepRedis,
+        [
+          keys.raw(parentRunId, parentIteration),
+          keys.events(parentRunId),
+          keys.run(parentRunId),
+          keys.treeBelow(parentRunId),
+        ],
+        [
+          callField(result.toolCallId),
+          JSON.stringify(result),
+          maxEvents,
+          runId,
+          ...events.map((event) => JSON.stringify(event)),
+        ],
+      ),
     );
     return none === 1;
   }

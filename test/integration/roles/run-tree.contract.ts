@@ -71,6 +71,40 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.childFinished(second)).toBe(true);
     });
 
+    it("commits a finished child's outcome to its parent's call with the count, once", async () => {
+      const backend = await start();
+      await backend.createRun(record("root", "waiting", 1));
+      const first = link("a", "root", "root", 1);
+      const second = link("b", "root", "root", 2);
+      await backend.linkChild(first);
+      await backend.linkChild(second);
+      const outcome = (child: RunLink, content: string) => ({
+        result: { toolCallId: child.parentToolCallId, content, isError: false },
+        events: [
+          {
+            type: "child_finished" as const,
+            childRunId: child.runId,
+            agent: child.agent,
+            toolCallId: child.parentToolCallId,
+            status: "completed" as const,
+          },
+        ],
+      });
+      expect(await backend.childFinished(first, outcome(first, "notes a"))).toBe(false);
+      // Delivered again with another answer: the first write stays, the count does not move.
+      expect(await backend.childFinished(first, outcome(first, "again"))).toBe(false);
+      expect(await backend.runningChildren("root")).toEqual(["b"]);
+      expect(await backend.childFinished(second, outcome(second, "notes b"))).toBe(true);
+      expect(await backend.rawResults("root", 1)).toEqual({
+        call_a: { toolCallId: "call_a", content: "notes a", isError: false },
+        call_b: { toolCallId: "call_b", content: "notes b", isError: false },
+      });
+      const { events } = await backend.readEvents("root", 0, 10);
+      expect(
+        events.flatMap((event) => (event.type === "child_finished" ? [event.childRunId] : [])),
+      ).toEqual(["a", "a", "b"]);
+    });
+
     it("keeps a parent waiting while any child runs", async () => {
       const backend = await start();
       const first = link("a", "root", "root", 1);
