@@ -1,4 +1,4 @@
-import { withDeadline } from "../core/deadline.js";
+import { type DeadlineScope, withDeadline } from "../core/deadline.js";
 import {
   HarnessError,
   ProviderError,
@@ -7,7 +7,11 @@ import {
   toHarnessError,
 } from "../core/errors.js";
 import { jsonProblem, MAX_JSON_DEPTH } from "../core/json-value.js";
-import type { ProviderRequest } from "../core/provider.js";
+import type {
+  ProviderCallOptions,
+  ProviderRequest,
+  ProviderStreamEvent,
+} from "../core/provider.js";
 import { ProviderResponse } from "../core/values.js";
 import { HookEvent } from "../hooks/events.js";
 import type { RunContext, RunMachineEvent } from "../machines/run-machine.js";
@@ -20,6 +24,7 @@ import type { ProviderCallDeferred } from "./provider-gate.js";
 import { record } from "./record.js";
 import { requireRequest } from "./require.js";
 import { notify, type RunEnv } from "./run-env.js";
+import type { RunEvent } from "./run-events.js";
 import { outputFormatOf } from "./structured-output.js";
 
 const isRateLimited = (error: unknown): error is ProviderError =>
@@ -89,27 +94,10 @@ export async function callProvider(
   let response: unknown;
   try {
     const outcome = await withDeadline(
-      async ({ signal }) => {
-        if (!env.stream || !provider.stream) {
-          const answer = await provider.complete(request, { signal });
-          if (live && !signal.aborted) emitContentAsDeltas(answer.content ?? [], live);
-          return answer;
-        }
-        let streamed: unknown;
-        for await (const event of provider.stream(request, { signal })) {
-          // A provider that ignores its signal is no longer heard once the call timed out.
-          if (signal.aborted) break;
-          if (event.type === "response") streamed = event.response;
-          else live?.(event);
-        }
-        signal.throwIfAborted();
-        if (streamed === undefined) {
-          throw new ProviderError(
-            `Provider "${provider.name}" ended its stream without a response.`,
-          );
-        }
-        return streamed;
-      },
+      (scope) =>
+        env.stream && provider.stream
+          ? streamed(provider.stream(request, callOptions(scope)), scope, live, provider.name)
+          : answered(provider.complete(request, callOptions(scope)), scope, live),
       { ms: timeoutMs, signal: env.signal, timer: env.timer, reason: timedOut },
     );
     if (outcome.expired) throw timedOut();
@@ -163,6 +151,55 @@ export async function callProvider(
     durationMs,
     ...(responseId === undefined ? {} : { responseId }),
   };
+}
+
+/**
+ * What the provider is given: the call's signal, read through (made only if the provider reads
+ * it: see `DeadlineScope`). An own property, so that a provider spreading it passes it on.
+ */
+const callOptions = (scope: DeadlineScope): ProviderCallOptions => ({
+  get signal() {
+    return scope.signal;
+  },
+});
+
+/**
+ * One unstreamed call. No async function: a held call keeps every suspended frame on its way
+ * alive for as long as the provider takes (see bench/runtime-memory.mjs).
+ */
+function answered(
+  call: Promise<ProviderResponse>,
+  scope: DeadlineScope,
+  live: ((event: RunEvent) => void) | undefined,
+): Promise<unknown> {
+  // A provider's own promise as it is (a value from a provider that returned no promise, wrapped).
+  const answer = Promise.resolve(call);
+  if (live === undefined) return answer;
+  return answer.then((response) => {
+    if (!scope.aborted) emitContentAsDeltas(response.content ?? [], live);
+    return response;
+  });
+}
+
+/** One streamed call: deltas go `live` as they come; resolves with the final response. */
+async function streamed(
+  events: AsyncIterable<ProviderStreamEvent>,
+  scope: DeadlineScope,
+  live: ((event: RunEvent) => void) | undefined,
+  providerName: string,
+): Promise<unknown> {
+  let response: unknown;
+  for await (const event of events) {
+    // A provider that ignores its signal is no longer heard once the call timed out.
+    if (scope.aborted) break;
+    if (event.type === "response") response = event.response;
+    else live?.(event);
+  }
+  if (scope.aborted) scope.signal.throwIfAborted();
+  if (response === undefined) {
+    throw new ProviderError(`Provider "${providerName}" ended its stream without a response.`);
+  }
+  return response;
 }
 
 // Where tool inputs sit in a response: response → content or toolCalls → block or call → input.
