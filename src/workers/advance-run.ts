@@ -103,7 +103,7 @@ export interface AdvancedRun {
  * approval, waits for tool jobs, or its model call is deferred for its rate limit. Every effect
  * boundary is saved (fenced) and emits `CHECKPOINT`; events go to the run's log as they happen.
  */
-export async function advanceRun(
+export function advanceRun(
   deps: WorkerDeps,
   options: StepOptions & {
     /** Since when the run's model call has waited for its rate limit (`StepJob`). */
@@ -112,7 +112,8 @@ export async function advanceRun(
 ): Promise<AdvancedRun> {
   const { runId, rateLimitedSince } = options;
   let deferral: ProviderDeferral | undefined;
-  const record = await withStep(deps, options, async (step, starting) => {
+  // Not awaited here: a step held at its model call keeps every suspended frame alive.
+  const stepped = withStep(deps, options, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     const envFor = step.envFor;
     step.switchAgent = (name) => {
@@ -147,7 +148,7 @@ export async function advanceRun(
       ),
     );
   });
-  return { record, deferral };
+  return stepped.then((record) => ({ record, deferral }));
 }
 
 /**
