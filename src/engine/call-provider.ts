@@ -8,6 +8,7 @@ import {
 } from "../core/errors.js";
 import { jsonProblem, MAX_JSON_DEPTH } from "../core/json-value.js";
 import type {
+  Provider,
   ProviderCallOptions,
   ProviderRequest,
   ProviderStreamEvent,
@@ -70,57 +71,83 @@ export async function callProvider(
     prefixKey: request.prefixKey,
   }));
   if (hookedLlmRequest !== undefined) await hookedLlmRequest;
+  // Not awaited here: a run held at its model call keeps no frame of this function alive.
+  return ask(context, env, provider, request);
+}
 
+/** The call itself, past its gate and hooks: its answer as the machine's event. */
+function ask(
+  context: RunContext,
+  env: RunEnv,
+  provider: Provider,
+  request: ProviderRequest,
+): Promise<RunMachineEvent | ProviderCallDeferred> {
   const started = env.clock.now();
   // With afterLlmCall middleware, deltas wait for the processed response (see afterLlm).
   const live =
     env.emit !== undefined && env.pipeline.afterLlmCall.length === 0 ? env.emit : undefined;
-  // Every failure of the call is scrubbed and logged once, wherever it is found.
-  const failed = (error: HarnessError): HarnessError => {
-    const failure = scrubbedProviderError(error);
-    logProviderFailure(env.logger, failure, {
-      agent: env.config.name,
-      runId: context.runId,
-      provider: provider.name,
-    });
-    return failure;
-  };
   const timeoutMs = env.config.providerTimeoutMs;
   const timedOut = () =>
     new ProviderError(
       `Provider "${provider.name}" did not answer within ${timeoutMs} ms (config.providerTimeoutMs).`,
       { code: "timeout" },
     );
-  let response: unknown;
-  try {
-    const outcome = await withDeadline(
-      (scope) =>
-        env.stream && provider.stream
-          ? streamed(provider.stream(request, callOptions(scope)), scope, live, provider.name)
-          : answered(provider.complete(request, callOptions(scope)), scope, live),
-      { ms: timeoutMs, signal: env.signal, timer: env.timer, reason: timedOut },
-    );
-    if (outcome.expired) throw timedOut();
-    response = outcome.value;
-  } catch (error) {
-    if (env.signal.aborted) throw new RunCancelledError("provider");
-    // A rate_limited answer pauses the model and defers the call (or fails the run once its
-    // wait is spent).
-    if (env.providerGate !== undefined && isRateLimited(error)) {
-      return { type: "PROVIDER_DEFERRED", deferral: await env.providerGate.rateLimited(error) };
-    }
-    throw failed(
-      toHarnessError(
-        error,
-        (message, options) =>
-          new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
-        "provider",
-      ),
-    );
+  return withDeadline(
+    (scope) =>
+      env.stream && provider.stream
+        ? streamed(provider.stream(request, callOptions(scope)), scope, live, provider.name)
+        : answered(provider.complete(request, callOptions(scope)), scope, live),
+    { ms: timeoutMs, signal: env.signal, timer: env.timer, reason: timedOut },
+  ).then<RunMachineEvent | ProviderCallDeferred, ProviderCallDeferred>(
+    (outcome) =>
+      outcome.expired
+        ? notAnswered(context, env, provider, timedOut())
+        : responded(context, env, provider, outcome.value, started),
+    (error: unknown) => notAnswered(context, env, provider, error),
+  );
+}
+
+/**
+ * A call that failed or timed out: a cancelled run's, the run's cancel; a rate_limited answer
+ * pauses the model and defers the call (or fails the run once its wait is spent).
+ */
+async function notAnswered(
+  context: RunContext,
+  env: RunEnv,
+  provider: Provider,
+  error: unknown,
+): Promise<ProviderCallDeferred> {
+  if (env.signal.aborted) throw new RunCancelledError("provider");
+  if (env.providerGate !== undefined && isRateLimited(error)) {
+    return { type: "PROVIDER_DEFERRED", deferral: await env.providerGate.rateLimited(error) };
   }
+  throw failed(
+    context,
+    env,
+    provider,
+    toHarnessError(
+      error,
+      (message, options) =>
+        new ProviderError(`Provider "${provider.name}" failed: ${message}`, options),
+      "provider",
+    ),
+  );
+}
+
+/** The provider's answer, checked, as the machine's `PROVIDER_RESPONDED`. */
+async function responded(
+  context: RunContext,
+  env: RunEnv,
+  provider: Provider,
+  response: unknown,
+  started: number,
+): Promise<RunMachineEvent> {
   const parsed = ProviderResponse.safeParse(response);
   if (!parsed.success) {
     throw failed(
+      context,
+      env,
+      provider,
       new ProviderError(
         `Provider "${provider.name}" returned an invalid response: ${describeIssues(parsed.error.issues)}`,
         { phase: "provider" },
@@ -131,6 +158,9 @@ export async function callProvider(
   const problem = responseJsonProblem(parsed.data);
   if (problem !== undefined) {
     throw failed(
+      context,
+      env,
+      provider,
       new ProviderError(`Provider "${provider.name}" returned a response that ${problem}.`, {
         phase: "provider",
       }),
@@ -151,6 +181,22 @@ export async function callProvider(
     durationMs,
     ...(responseId === undefined ? {} : { responseId }),
   };
+}
+
+/** Every failure of the call is scrubbed and logged once, wherever it is found. */
+function failed(
+  context: RunContext,
+  env: RunEnv,
+  provider: Provider,
+  error: HarnessError,
+): HarnessError {
+  const failure = scrubbedProviderError(error);
+  logProviderFailure(env.logger, failure, {
+    agent: env.config.name,
+    runId: context.runId,
+    provider: provider.name,
+  });
+  return failure;
 }
 
 /**
