@@ -1,5 +1,5 @@
 import type { Timer } from "./deps.js";
-import { whenAborted } from "./when-aborted.js";
+import { stopWaiting, waitAborted, whenAborted } from "./when-aborted.js";
 
 /** The longest delay `setTimeout` honours (a longer one fires at once). */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -57,7 +57,8 @@ class DeadlineCall<T> implements DeadlineScope {
   #detached = false;
   #settled = false;
   #cancelTimer = stopNothing;
-  #stopListening = stopNothing;
+  /** Set while the call waits on the caller's signal. */
+  #onCallerAbort: (() => void) | undefined;
 
   constructor(
     work: (scope: DeadlineScope) => Promise<T>,
@@ -71,7 +72,10 @@ class DeadlineCall<T> implements DeadlineScope {
     const { reason } = options;
     this.#cancelTimer = options.timer.schedule(() => this.#expire(reason), options.ms);
     if (this.#caller.aborted) this.#callerAborted();
-    else this.#stopListening = whenAborted(this.#caller, () => this.#callerAborted());
+    else {
+      this.#onCallerAbort = () => this.#callerAborted();
+      waitAborted(this.#caller, this.#onCallerAbort);
+    }
     let running: Promise<T>;
     try {
       running = work(this);
@@ -113,7 +117,7 @@ class DeadlineCall<T> implements DeadlineScope {
     if (this.#settled) return false;
     this.#settled = true;
     this.#cancelTimer();
-    this.#stopListening();
+    if (this.#onCallerAbort !== undefined) stopWaiting(this.#caller, this.#onCallerAbort);
     this.#detach();
     return true;
   }
