@@ -133,8 +133,9 @@ export function advanceRun(
       if (outcome.usage !== undefined) deps.runSpans?.finish(runId, outcome, trace);
       return;
     }
-    // Submitted where no tracer was registered: each step is an `invoke_agent` span.
-    deferral = await withExtractedContext(trace, () =>
+    // Submitted where no tracer was registered: each step is an `invoke_agent` span. Returned,
+    // not awaited: a step held at its model call keeps no frame of this function alive.
+    return withExtractedContext(trace, () =>
       traceRun(
         {
           agent,
@@ -146,7 +147,9 @@ export function advanceRun(
         () => proceed(step),
         () => spanOutcome(step),
       ),
-    );
+    ).then((left) => {
+      deferral = left;
+    });
   });
   return stepped.then((record) => ({ record, deferral }));
 }
