@@ -1,5 +1,5 @@
 import type { Timer } from "./deps.js";
-import { whenAborted } from "./when-aborted.js";
+import { stopWaiting, waitAborted, whenAborted } from "./when-aborted.js";
 
 /** The longest delay `setTimeout` honours (a longer one fires at once). */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -30,23 +30,66 @@ export interface DeadlineOptions {
 export interface DeadlineScope {
   /** Aborted when the caller's signal aborts or the deadline passes. */
   readonly signal: AbortSignal;
+  /** Whether the work's signal is aborted, read without making the signal. */
+  readonly aborted: boolean;
 }
 
+const stopNothing = (): void => {};
+
 /**
- * The signal of one deadline-bound call, made only when the work reads it: most tool handlers
- * never do, and an AbortController is among the dearest objects a call would make. Once the
- * call is over (`detach`), a signal the work holds, or reads later, keeps following the
- * caller's, as one made by `AbortSignal.any` would: work it started may outlive the call.
+ * One deadline-bound call: its deadline, its wait on the caller's signal and the signal of its
+ * work, in one object. A held call (a model call waiting on its provider) keeps all of it alive
+ * for as long as it waits, so it is one object with four small callbacks rather than a closure
+ * per part.
+ *
+ * The work's signal is made only when the work reads it: most tool handlers never do, and an
+ * AbortController is among the dearest objects a call would make. Once the call is over
+ * (`#detach`), a signal the work holds, or reads later, keeps following the caller's, as one
+ * made by `AbortSignal.any` would: work it started may outlive the call.
  */
-class LazyAbort implements DeadlineScope {
+class DeadlineCall<T> implements DeadlineScope {
   readonly #caller: AbortSignal;
+  readonly #resolve: (outcome: DeadlineOutcome<T>) => void;
+  readonly #reject: (error: unknown) => void;
   #controller: AbortController | undefined;
   #aborted = false;
   #reason: unknown;
   #detached = false;
+  #settled = false;
+  #cancelTimer = stopNothing;
+  /** Set while the call waits on the caller's signal. */
+  #onCallerAbort: (() => void) | undefined;
 
-  constructor(caller: AbortSignal) {
-    this.#caller = caller;
+  constructor(
+    work: (scope: DeadlineScope) => Promise<T>,
+    options: DeadlineOptions,
+    resolve: (outcome: DeadlineOutcome<T>) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#caller = options.signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    const { reason } = options;
+    this.#cancelTimer = options.timer.schedule(() => this.#expire(reason), options.ms);
+    if (this.#caller.aborted) this.#callerAborted();
+    else {
+      this.#onCallerAbort = () => this.#callerAborted();
+      waitAborted(this.#caller, this.#onCallerAbort);
+    }
+    let running: Promise<T>;
+    try {
+      running = work(this);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(
+      (value) => {
+        if (this.#settle()) resolve({ expired: false, value });
+      },
+      (error: unknown) => {
+        if (this.#settle()) reject(error);
+      },
+    );
   }
 
   get signal(): AbortSignal {
@@ -58,23 +101,55 @@ class LazyAbort implements DeadlineScope {
     return this.#controller.signal;
   }
 
-  abort(reason: unknown): void {
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  #abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
   }
 
+  /** Ends the wait once; false when it had ended. */
+  #settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.#cancelTimer();
+    if (this.#onCallerAbort !== undefined) stopWaiting(this.#caller, this.#onCallerAbort);
+    this.#detach();
+    return true;
+  }
+
+  #expire(reason: () => Error): void {
+    if (this.#settled) return;
+    this.#abort(reason());
+    this.#settle();
+    this.#resolve({ expired: true });
+  }
+
+  // The caller's abort reaches the work at once, and ends the wait too (a turn later), so that
+  // work ignoring its signal holds neither the caller nor (through the timer) the process.
+  // Work that answers its abort at once settles first, with its own outcome.
+  #callerAborted(): void {
+    const caller = this.#caller;
+    this.#abort(caller.reason);
+    setImmediate(() => {
+      if (this.#settle()) this.#reject(abortReason(caller));
+    });
+  }
+
   /** The call is over: from now on only the caller's abort matters. */
-  detach(): void {
+  #detach(): void {
     this.#detached = true;
     if (this.#controller !== undefined && !this.#aborted) this.#follow();
   }
 
   #follow(): void {
     const caller = this.#caller;
-    if (caller.aborted) this.abort(caller.reason);
-    else whenAborted(caller, () => this.abort(caller.reason));
+    if (caller.aborted) this.#abort(caller.reason);
+    else whenAborted(caller, () => this.#abort(caller.reason));
   }
 }
 
@@ -87,51 +162,8 @@ export function withDeadline<T>(
   work: (scope: DeadlineScope) => Promise<T>,
   options: DeadlineOptions,
 ): Promise<DeadlineOutcome<T>> {
-  const caller = options.signal;
-  const scope = new LazyAbort(caller);
   return new Promise<DeadlineOutcome<T>>((resolve, reject) => {
-    let settled = false;
-    let cancelTimer = (): void => {};
-    let stopListening = (): void => {};
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      cancelTimer();
-      stopListening();
-      scope.detach();
-      return true;
-    };
-    // The caller's abort reaches the work at once, and ends the wait too (a turn later), so that
-    // work ignoring its signal holds neither the caller nor (through the timer) the process.
-    // Work that answers its abort at once settles first, with its own outcome.
-    const onCallerAbort = (): void => {
-      scope.abort(caller.reason);
-      setImmediate(() => {
-        if (settle()) reject(abortReason(caller));
-      });
-    };
-    cancelTimer = options.timer.schedule(() => {
-      if (settled) return;
-      scope.abort(options.reason());
-      settle();
-      resolve({ expired: true });
-    }, options.ms);
-    if (caller.aborted) onCallerAbort();
-    else stopListening = whenAborted(caller, onCallerAbort);
-    let running: Promise<T>;
-    try {
-      running = work(scope);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    running.then(
-      (value) => {
-        if (settle()) resolve({ expired: false, value });
-      },
-      (error: unknown) => {
-        if (settle()) reject(error);
-      },
-    );
+    new DeadlineCall(work, options, resolve, reject);
   });
 }
 

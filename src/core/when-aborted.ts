@@ -54,3 +54,16 @@ export function whenAborted(signal: AbortSignal, listener: () => void): () => vo
     waiters.delete(listener);
   };
 }
+
+/**
+ * `whenAborted` for a caller that keeps `listener` and stops it with `stopWaiting`: no closure
+ * to stop it is made (a wait held for as long as a model call is out keeps one alive).
+ */
+export function waitAborted(signal: AbortSignal, listener: () => void): void {
+  if (!unabortable.has(signal)) waitersOf(signal).add(listener);
+}
+
+/** Stops `listener`, given to `waitAborted`, from being called. */
+export function stopWaiting(signal: AbortSignal, listener: () => void): void {
+  waitersBySignal.get(signal)?.delete(listener);
+}

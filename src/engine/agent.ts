@@ -8,10 +8,8 @@ import { randomUUID } from "../core/node-crypto.js";
 import type { Provider } from "../core/provider.js";
 import { Registration } from "../core/registration.js";
 import type { JsonValue, Message, RunResult } from "../core/values.js";
-import { unabortableSignal } from "../core/when-aborted.js";
 import type { ExtensionLike } from "../extensions/extension.js";
 import { ExtensionManager } from "../extensions/extension-manager.js";
-import { withinRun } from "../extensions/run-scope.js";
 import { createKnowledge, type KnowledgeOptions } from "../features/knowledge/knowledge.js";
 import type { RunRecorder } from "../features/recorder/entry.js";
 import { sandboxTools } from "../features/sandbox/bash-tool.js";
@@ -26,9 +24,9 @@ import { MiddlewarePipeline } from "../middleware/pipeline.js";
 import { requestedModel, traceRun } from "../observability/spans.js";
 import { PermissionManager } from "../permissions/permission-manager.js";
 import { ToolRegistry } from "../tools/registry.js";
-import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/result-limit.js";
 import type { Tool } from "../tools/tool.js";
 import { checkAgentOptions } from "./agent-options.js";
+import { AgentRunEnv, type RunParts } from "./agent-run-env.js";
 import { type AgentTool, type AsToolOptions, agentAsTool, type ChildInput } from "./as-tool.js";
 import type { PromptProvider } from "./compose-prompt.js";
 import { type AgentConfig, parseAgentConfig, type ResolvedAgentConfig } from "./config.js";
@@ -437,59 +435,27 @@ export class Agent<out TOutput = string> implements AsyncDisposable {
   }
 
   /** The environment a run's stages see, with the middleware and hooks in force now. @internal */
-  runEnv(run: {
-    runId: string;
-    sessionId: string;
-    signal: AbortSignal | undefined;
-    emit: ((event: RunEvent) => void) | undefined;
-    /**
-     * The run's conversation so far (`RunEnv.conversation`): appended to, never copied. None
-     * for an environment that runs no machine (a tool job).
-     */
-    conversation?: Message[] | undefined;
-    /** A durable runtime's limits; direct runs keep the defaults. */
-    limits?: ToolLimits | undefined;
-    /** A durable runtime's agents: whether it knows one by name (handoffs). */
-    agentKnown?: ((name: string) => boolean) | undefined;
-  }): RunEnv {
-    const logger = this.logger.child({ runId: run.runId, sessionId: run.sessionId });
-    const clock = this.#deps.clock;
-    const runScope = this.extensions.usesSavedState
-      ? { runId: run.runId, sessionId: run.sessionId }
-      : undefined;
-    return {
-      conversation: run.conversation ?? [],
-      config: this.config,
-      provider: this.provider,
-      tools: this.tools,
-      pipeline: this.middleware.snapshot(),
-      permissions: this.permissions,
-      hooks: {
-        has: (event) => this.hooks.has(event),
-        emit: (event, data) =>
-          withinRun(runScope, () =>
-            emitHook(
-              this.hooks,
-              { event, agent: this.#asHookAgent(), data, timestamp: clock.now() },
-              logger,
-            ),
-          ),
+  runEnv(run: RunParts): RunEnv {
+    return new AgentRunEnv(
+      {
+        config: this.config,
+        provider: this.provider,
+        tools: this.tools,
+        pipeline: this.middleware.snapshot(),
+        permissions: this.permissions,
+        hooks: this.hooks,
+        hookAgent: this.#asHookAgent(),
+        promptProviders: this.#promptProviders,
+        logger: this.logger,
+        clock: this.#deps.clock,
+        timer: this.#deps.timer,
+        sandbox: this.sandbox,
+        approvalKey: this.#approvalKey,
+        recorder: this.recorder,
+        usesSavedState: this.extensions.usesSavedState,
+        handoffs: this.#handoffTools,
       },
-      promptProviders: this.#promptProviders,
-      logger,
-      clock,
-      timer: this.#deps.timer,
-      // Callers give a signal of the run's own (see `withOwnSignal`), or none.
-      signal: run.signal ?? unabortableSignal(),
-      stream: run.emit !== undefined,
-      emit: run.emit,
-      sandbox: this.sandbox,
-      approvalKey: this.#approvalKey,
-      recorder: this.recorder,
-      runScope,
-      limits: run.limits ?? DEFAULT_TOOL_LIMITS,
-      handoffs: this.#handoffTools,
-      agentKnown: run.agentKnown,
-    };
+      run,
+    );
   }
 }

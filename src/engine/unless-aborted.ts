@@ -1,4 +1,4 @@
-import { canAbort, whenAborted } from "../core/when-aborted.js";
+import { canAbort, stopWaiting, waitAborted } from "../core/when-aborted.js";
 
 /** What `unlessAborted` resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol("aborted");
@@ -18,16 +18,40 @@ export function unlessAborted<T>(
     return Promise.resolve(ABORTED);
   }
   return new Promise<T | typeof ABORTED>((resolve, reject) => {
-    const stopListening = whenAborted(signal, () => resolve(ABORTED));
+    new AbortRace(work, signal, resolve, reject);
+  });
+}
+
+/**
+ * One wait of `unlessAborted`: an object, not a closure per part, as a run held at its model
+ * call keeps it alive while the call is out.
+ */
+class AbortRace<T> {
+  readonly #signal: AbortSignal;
+  readonly #onAbort: () => void;
+
+  constructor(
+    work: Promise<T>,
+    signal: AbortSignal,
+    resolve: (value: T | typeof ABORTED) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#signal = signal;
+    this.#onAbort = () => resolve(ABORTED);
+    waitAborted(signal, this.#onAbort);
     work.then(
       (value) => {
-        stopListening();
+        this.#stop();
         resolve(value);
       },
       (error: unknown) => {
-        stopListening();
+        this.#stop();
         reject(error);
       },
     );
-  });
+  }
+
+  #stop(): void {
+    stopWaiting(this.#signal, this.#onAbort);
+  }
 }

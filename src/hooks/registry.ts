@@ -65,11 +65,15 @@ export class HookRegistry<A = unknown> {
   }
 }
 
-/** Calls each observer in order; a throwing observer is logged at `warn` and the rest still run. */
+/**
+ * Calls each observer in order; a throwing observer is logged at `warn` and the rest still run.
+ * `logger` may be what makes the logger, called only for such a line (a run's child logger is
+ * made on its first line).
+ */
 export async function emitHook<E extends HookEvent, A>(
   registry: HookRegistry<A>,
   context: HookContext<E, A>,
-  logger: Logger,
+  logger: Logger | (() => Logger),
 ): Promise<void> {
   for (const observer of registry.observers(context.event)) {
     try {
@@ -78,7 +82,7 @@ export async function emitHook<E extends HookEvent, A>(
       if (isThenable(returned)) await returned;
     } catch (error) {
       // Name, message and stack only: a thrown SDK error may carry request headers.
-      logger.warn(
+      (typeof logger === "function" ? logger() : logger).warn(
         { err: loggableError(error), event: context.event },
         "hook observer threw; ignored",
       );

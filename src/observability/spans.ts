@@ -69,13 +69,22 @@ export interface ChatSpanInfo {
 }
 
 /** Runs `body` in an `invoke_agent` span: the parent of the run's `chat` and `execute_tool` spans. */
-export async function traceRun<T>(
+export function traceRun<T>(
   info: RunSpanInfo,
   body: () => Promise<T>,
   outcome: () => RunSpanOutcome,
 ): Promise<T> {
   const tracer = activeTracer();
-  if (tracer === undefined) return body();
+  if (tracer === undefined) return untraced(body);
+  return tracedRun(tracer, info, body, outcome);
+}
+
+async function tracedRun<T>(
+  tracer: Tracer,
+  info: RunSpanInfo,
+  body: () => Promise<T>,
+  outcome: () => RunSpanOutcome,
+): Promise<T> {
   const span = tracer.startSpan(`invoke_agent ${info.agent}`, {
     kind: SpanKind.INTERNAL,
     attributes: runAttributes(info),
@@ -116,13 +125,21 @@ export const runAttributes = (info: RunSpanInfo): Attributes => ({
  * Runs one provider call in a `chat` span carrying that call's usage only; `responseOf` picks
  * the response and its id out of its value. Records the GenAI client metrics (duration, tokens) too.
  */
-export async function traceChat<T>(
+export function traceChat<T>(
   info: ChatSpanInfo,
   body: () => Promise<T>,
   responseOf: (value: T) => { response: ProviderResponse; id?: string | undefined } | undefined,
 ): Promise<T> {
   // Neither a tracer nor a meter provider registered: no span, no metric, nothing to build.
-  if (!chatMetricsRecorded() && activeTracer() === undefined) return body();
+  if (!chatMetricsRecorded() && activeTracer() === undefined) return untraced(body);
+  return tracedChat(info, body, responseOf);
+}
+
+async function tracedChat<T>(
+  info: ChatSpanInfo,
+  body: () => Promise<T>,
+  responseOf: (value: T) => { response: ProviderResponse; id?: string | undefined } | undefined,
+): Promise<T> {
   const metricAttributes: Attributes = {
     "gen_ai.operation.name": "chat",
     ...modelAttribute(info.model),
@@ -225,6 +242,18 @@ async function inSpan<T>(
     throw error;
   } finally {
     span.end();
+  }
+}
+
+/**
+ * `body()` as an async function would return it (a synchronous throw rejected), without a
+ * promise of its own: a run held at its model call keeps every promise on its way alive.
+ */
+function untraced<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return body();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

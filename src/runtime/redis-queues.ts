@@ -49,21 +49,25 @@ export function createWorker<T>(
   const parse = (value: unknown) => schema.safeParse(value);
   const worker = new Worker(
     name,
-    async (job: Job) => {
+    // No async function: a job in flight (a run held at its model call) keeps every suspended
+    // frame on its way alive while it waits.
+    (job: Job) => {
       const parsed = parse(job.data);
       if (!parsed.success) {
-        throw new UnrecoverableError(
-          `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
+        return Promise.reject(
+          new UnrecoverableError(
+            `Malformed ${name} job "${job.id ?? "?"}": ${describeIssues(parsed.error.issues)}`,
+          ),
         );
       }
+      let running: Promise<unknown>;
       try {
-        // What it returns is the job's return value: what the job left its run as.
-        return await process(parsed.data, { redelivered: job.stalledCounter > 0 });
+        // What it resolves with is the job's return value: what the job left its run as.
+        running = process(parsed.data, { redelivered: job.stalledCounter > 0 });
       } catch (error) {
-        // The one place a code says "do not retry" to the queue (see `jobMayRetry`).
-        if (jobMayRetry(error)) throw error;
-        throw new UnrecoverableError(messageOf(error));
+        running = Promise.reject(error);
       }
+      return running.catch(failedJob);
     },
     {
       connection: settings.connection,
@@ -110,6 +114,12 @@ export function createWorker<T>(
  * does not parse, or a job stalled more than `maxStalledCount` times, which BullMQ fails that
  * way when a worker next takes it) or used its last attempt (BullMQ sets `finishedOn` then).
  */
+/** A job's failure as the queue takes it: retried, or not (the one place a code says which). */
+function failedJob(error: unknown): never {
+  if (jobMayRetry(error)) throw error;
+  throw new UnrecoverableError(messageOf(error));
+}
+
 function failedForGood(job: Job, error: Error): boolean {
   return (
     error instanceof UnrecoverableError ||

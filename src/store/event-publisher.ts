@@ -30,53 +30,71 @@ const isDelta = (event: RunEvent): event is Delta =>
  * fast stream costs a few appends and a few log entries instead of one per token.
  */
 export function eventPublisher(backend: RunBackend, runId: string): EventPublisher {
-  const queued: RunEvent[] = [];
-  let sending: Promise<void> | undefined;
-  let scheduled: NodeJS.Immediate | undefined;
-  let failure: { error: unknown } | undefined;
+  return new RunEventPublisher(backend, runId);
+}
 
-  const pump = async (): Promise<void> => {
-    while (queued.length > 0 && failure === undefined) {
-      const batch = coalesceDeltas(queued.splice(0));
+/**
+ * One object, not a closure per part: a step held at its model call keeps its publisher alive
+ * while it waits. `emit` is handed out on its own (`RunEnv.emit`), so it is bound once.
+ */
+class RunEventPublisher implements EventPublisher {
+  readonly #backend: RunBackend;
+  readonly #runId: string;
+  readonly #queued: RunEvent[] = [];
+  #sending: Promise<void> | undefined;
+  #scheduled: NodeJS.Immediate | undefined;
+  #failure: { error: unknown } | undefined;
+
+  constructor(backend: RunBackend, runId: string) {
+    this.#backend = backend;
+    this.#runId = runId;
+    this.emit = this.emit.bind(this);
+  }
+
+  emit(event: RunEvent): void {
+    if (this.#failure !== undefined) return;
+    this.#queued.push(event);
+    if (this.#sending === undefined) this.#scheduled ??= setImmediate(() => this.#send());
+  }
+
+  async flush(): Promise<void> {
+    if (this.#scheduled !== undefined) this.#send();
+    await this.#settle();
+  }
+
+  async take(): Promise<RunEvent[]> {
+    if (this.#backend.publishesInOrder === true) {
+      if (this.#failure !== undefined) throw this.#failure.error;
+    } else {
+      await this.#settle();
+    }
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    return coalesceDeltas(this.#queued.splice(0));
+  }
+
+  #send(): void {
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+    this.#sending ??= this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    while (this.#queued.length > 0 && this.#failure === undefined) {
+      const batch = coalesceDeltas(this.#queued.splice(0));
       try {
-        await backend.publish(runId, batch);
+        await this.#backend.publish(this.#runId, batch);
       } catch (error) {
-        failure = { error };
+        this.#failure = { error };
       }
     }
-    sending = undefined;
-  };
-  const send = () => {
-    clearImmediate(scheduled);
-    scheduled = undefined;
-    sending ??= pump();
-  };
-  const settle = async () => {
-    while (sending !== undefined) await sending;
-    if (failure !== undefined) throw failure.error;
-  };
+    this.#sending = undefined;
+  }
 
-  return {
-    emit(event) {
-      if (failure !== undefined) return;
-      queued.push(event);
-      if (sending === undefined) scheduled ??= setImmediate(send);
-    },
-    async flush() {
-      if (scheduled !== undefined) send();
-      await settle();
-    },
-    async take() {
-      if (backend.publishesInOrder === true) {
-        if (failure !== undefined) throw failure.error;
-      } else {
-        await settle();
-      }
-      clearImmediate(scheduled);
-      scheduled = undefined;
-      return coalesceDeltas(queued.splice(0));
-    },
-  };
+  async #settle(): Promise<void> {
+    while (this.#sending !== undefined) await this.#sending;
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
 }
 
 /** Joins each run of consecutive deltas of one kind into one delta with their text. */

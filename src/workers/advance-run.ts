@@ -105,7 +105,7 @@ export interface AdvancedRun {
  * approval, waits for tool jobs, or its model call is deferred for its rate limit. Every effect
  * boundary is saved (fenced) and emits `CHECKPOINT`; events go to the run's log as they happen.
  */
-export async function advanceRun(
+export function advanceRun(
   deps: WorkerDeps,
   options: StepOptions & {
     /** Since when the run's model call has waited for its rate limit (`StepJob`). */
@@ -114,7 +114,8 @@ export async function advanceRun(
 ): Promise<AdvancedRun> {
   const { runId, rateLimitedSince } = options;
   let deferral: ProviderDeferral | undefined;
-  const record = await withStep(deps, options, async (step, starting) => {
+  // Not awaited here: a step held at its model call keeps every suspended frame alive.
+  const stepped = withStep(deps, options, async (step, starting) => {
     step.env.providerGate = deps.gates?.forStep(step.env, rateLimitedSince);
     const envFor = step.envFor;
     step.switchAgent = (name) => {
@@ -134,8 +135,9 @@ export async function advanceRun(
       if (outcome.usage !== undefined) deps.runSpans?.finish(runId, outcome, trace);
       return;
     }
-    // Submitted where no tracer was registered: each step is an `invoke_agent` span.
-    deferral = await withExtractedContext(trace, () =>
+    // Submitted where no tracer was registered: each step is an `invoke_agent` span. Returned,
+    // not awaited: a step held at its model call keeps no frame of this function alive.
+    return withExtractedContext(trace, () =>
       traceRun(
         {
           agent,
@@ -147,9 +149,11 @@ export async function advanceRun(
         () => proceed(step),
         () => spanOutcome(step),
       ),
-    );
+    ).then((left) => {
+      deferral = left;
+    });
   });
-  return { record, deferral };
+  return stepped.then((record) => ({ record, deferral }));
 }
 
 /**

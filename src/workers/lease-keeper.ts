@@ -11,11 +11,34 @@ export interface KeptLease {
   stop(options?: { released?: boolean }): void;
 }
 
-interface Kept extends HeldToken {
+/**
+ * A kept lease: the keeper's record and the step's handle in one object (a step held at its
+ * model call keeps it alive for as long as it waits).
+ */
+class Kept implements KeptLease, HeldToken {
+  readonly runId: string;
+  readonly token: number;
   /** True once the process stops renewing (its shutdown deadline passed). */
-  stopped: () => boolean;
+  readonly stopped: () => boolean;
   /** A renewal found the lease gone (or another's) while the step held it. */
-  lost: boolean;
+  lost = false;
+  readonly #drop: (kept: Kept, stopping: { released?: boolean }) => void;
+
+  constructor(
+    runId: string,
+    token: number,
+    stopped: () => boolean,
+    drop: (kept: Kept, stopping: { released?: boolean }) => void,
+  ) {
+    this.runId = runId;
+    this.token = token;
+    this.stopped = stopped;
+    this.#drop = drop;
+  }
+
+  stop(stopping: { released?: boolean } = {}): void {
+    this.#drop(this, stopping);
+  }
 }
 
 // Renewals a lease gets per lockDurationMs: a lease then outlives a renewal that comes late by
@@ -47,28 +70,29 @@ export class LeaseKeeper {
 
   /** Renews the lease of `runId` held with `token` until the returned `stop()`. */
   keep(runId: string, token: number, options: { stopped: () => boolean }): KeptLease {
-    const kept: Kept = { runId, token, stopped: options.stopped, lost: false };
+    const kept = new Kept(runId, token, options.stopped, this.#drop);
     this.#held.add(kept);
     if (this.#timer === undefined) {
       const everyMs = Math.max(1, Math.floor(this.#leases.lockDurationMs / RENEWALS_PER_LEASE));
       this.#timer = setInterval(() => void this.#renew(), everyMs);
       this.#timer.unref();
     }
-    return {
-      stop: (stopping = {}) => {
-        if (!this.#held.delete(kept)) return;
-        // Judged at the end: a renewal sent while the step's releasing save was under way
-        // finds the lease gone, which is no loss.
-        if (kept.lost && stopping.released !== true) {
-          this.#logger.warn({ runId }, "lost the run's lease while stepping");
-        }
-        if (this.#held.size === 0 && this.#timer !== undefined) {
-          clearInterval(this.#timer);
-          this.#timer = undefined;
-        }
-      },
-    };
+    return kept;
   }
+
+  /** Renews `kept` no more (its `stop`); one function for every lease of the keeper. */
+  readonly #drop = (kept: Kept, stopping: { released?: boolean }): void => {
+    if (!this.#held.delete(kept)) return;
+    // Judged at the end: a renewal sent while the step's releasing save was under way
+    // finds the lease gone, which is no loss.
+    if (kept.lost && stopping.released !== true) {
+      this.#logger.warn({ runId: kept.runId }, "lost the run's lease while stepping");
+    }
+    if (this.#held.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  };
 
   /** How many leases are kept now. */
   get size(): number {

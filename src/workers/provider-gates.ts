@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Clock } from "../core/deps.js";
 import { ProviderError, RunCancelledError } from "../core/errors.js";
-import type { ProviderGate } from "../engine/provider-gate.js";
+import type { ProviderRequest } from "../core/provider.js";
+import type { ProviderResponse } from "../core/values.js";
+import type { ProviderDeferral, ProviderGate } from "../engine/provider-gate.js";
 import type { RunEnv } from "../engine/run-env.js";
 import type { ModelLimiter, ModelRateLimit } from "../store/model-limiter.js";
 
@@ -28,90 +30,118 @@ const DEFAULT_RETRY_AFTER_MS = 1000;
  * would hold a worker slot for as long as the queue ahead of it.
  */
 export class ProviderGates {
-  readonly #limiter: ModelLimiter;
-  readonly #clock: Clock;
-  /** Steps of this process sleeping on each model's limit. */
-  readonly #sleeping = new Map<string, number>();
-  /** This process's next free slot (ms) for a deferred step of each model. */
-  readonly #nextSlot = new Map<string, number>();
+  readonly #shared: SharedGates;
 
   constructor(limiter: ModelLimiter, clock: Clock) {
-    this.#limiter = limiter;
-    this.#clock = clock;
+    this.#shared = { limiter, clock, sleeping: new Map(), nextSlot: new Map() };
   }
 
   /** The gate of one step's model calls; `rateLimitedSince` carries an earlier step's wait. */
   forStep(env: RunEnv, rateLimitedSince: number | undefined): ProviderGate {
-    const key = `${env.provider?.name ?? "?"}:${env.config.model}`;
-    const limit = env.config.rateLimit;
-    let since = rateLimitedSince;
-    const waitingSince = (now: number): number => {
-      since ??= now;
-      return since;
-    };
-    /** Fails the run once its call has waited `rateLimitWaitMs` in all. */
-    const checkBudget = (now: number, waitMs: number) => {
-      const budget = env.config.rateLimitWaitMs;
-      if (now + waitMs - waitingSince(now) > budget) {
-        throw new ProviderError(
-          `Model "${key}" stayed rate limited for longer than config.rateLimitWaitMs (${budget} ms).`,
-          { code: "rate_limited", retryable: false, phase: "provider" },
-        );
+    return new StepGate(this.#shared, env, rateLimitedSince);
+  }
+}
+
+/** What the gates of one process share. */
+interface SharedGates {
+  readonly limiter: ModelLimiter;
+  readonly clock: Clock;
+  /** Steps of this process sleeping on each model's limit. */
+  readonly sleeping: Map<string, number>;
+  /** This process's next free slot (ms) for a deferred step of each model. */
+  readonly nextSlot: Map<string, number>;
+}
+
+/**
+ * The gate of one step's model calls. One object, not a closure per method: a step held at its
+ * model call keeps its gate alive while it waits.
+ */
+class StepGate implements ProviderGate {
+  readonly #shared: SharedGates;
+  readonly #env: RunEnv;
+  readonly #key: string;
+  #since: number | undefined;
+
+  constructor(shared: SharedGates, env: RunEnv, rateLimitedSince: number | undefined) {
+    this.#shared = shared;
+    this.#env = env;
+    this.#key = `${env.provider?.name ?? "?"}:${env.config.model}`;
+    this.#since = rateLimitedSince;
+  }
+
+  async admit(
+    _request: ProviderRequest,
+    signal: AbortSignal,
+  ): Promise<ProviderDeferral | undefined> {
+    const key = this.#key;
+    const limit = this.#env.config.rateLimit;
+    for (;;) {
+      const { admitted, waitMs } = await this.#shared.limiter.take(key, limit, MAX_INLINE_WAIT_MS);
+      // Counted: the call goes at its place in the model's even spacing.
+      if (admitted) {
+        if (waitMs > 0) await waitFor(waitMs, signal);
+        return undefined;
       }
-    };
-    return {
-      admit: async (_request, signal) => {
-        for (;;) {
-          const { admitted, waitMs } = await this.#limiter.take(key, limit, MAX_INLINE_WAIT_MS);
-          // Counted: the call goes at its place in the model's even spacing.
-          if (admitted) {
-            if (waitMs > 0) await waitFor(waitMs, signal);
-            return undefined;
-          }
-          const now = this.#clock.now();
-          checkBudget(now, waitMs);
-          if (waitMs > MAX_INLINE_WAIT_MS || this.#asleep(key) >= inlineRoom(limit)) {
-            return { delayMs: this.#deferral(key, now, waitMs, limit), waitingSince: since ?? now };
-          }
-          await this.#sleep(key, waitMs, signal);
-        }
-      },
-      rateLimited: async (error) => {
-        const pauseMs = Math.max(1, retryAfterOf(error) ?? DEFAULT_RETRY_AFTER_MS);
-        await this.#limiter.pause(key, pauseMs);
-        const now = this.#clock.now();
-        checkBudget(now, pauseMs);
-        return { delayMs: this.#deferral(key, now, pauseMs, limit), waitingSince: since ?? now };
-      },
-      spent: async (response) => {
-        const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = response.usage;
-        const tokens = inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
-        await this.#limiter.spend(key, tokens, limit);
-      },
-    };
+      const now = this.#shared.clock.now();
+      this.#checkBudget(now, waitMs);
+      if (waitMs > MAX_INLINE_WAIT_MS || this.#asleep() >= inlineRoom(limit)) {
+        return { delayMs: this.#deferral(now, waitMs), waitingSince: this.#since ?? now };
+      }
+      await this.#sleep(waitMs, signal);
+    }
   }
 
-  #asleep(key: string): number {
-    return this.#sleeping.get(key) ?? 0;
+  async rateLimited(error: ProviderError): Promise<ProviderDeferral> {
+    const pauseMs = Math.max(1, retryAfterOf(error) ?? DEFAULT_RETRY_AFTER_MS);
+    await this.#shared.limiter.pause(this.#key, pauseMs);
+    const now = this.#shared.clock.now();
+    this.#checkBudget(now, pauseMs);
+    return { delayMs: this.#deferral(now, pauseMs), waitingSince: this.#since ?? now };
   }
 
-  async #sleep(key: string, ms: number, signal: AbortSignal): Promise<void> {
-    this.#sleeping.set(key, this.#asleep(key) + 1);
+  async spent(response: ProviderResponse): Promise<void> {
+    const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = response.usage;
+    const tokens = inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
+    await this.#shared.limiter.spend(this.#key, tokens, this.#env.config.rateLimit);
+  }
+
+  /** Fails the run once its call has waited `rateLimitWaitMs` in all. */
+  #checkBudget(now: number, waitMs: number): void {
+    this.#since ??= now;
+    const budget = this.#env.config.rateLimitWaitMs;
+    if (now + waitMs - this.#since > budget) {
+      throw new ProviderError(
+        `Model "${this.#key}" stayed rate limited for longer than config.rateLimitWaitMs (${budget} ms).`,
+        { code: "rate_limited", retryable: false, phase: "provider" },
+      );
+    }
+  }
+
+  #asleep(): number {
+    return this.#shared.sleeping.get(this.#key) ?? 0;
+  }
+
+  async #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    const { sleeping } = this.#shared;
+    const key = this.#key;
+    sleeping.set(key, this.#asleep() + 1);
     try {
       await waitFor(ms, signal);
     } finally {
-      const left = this.#asleep(key) - 1;
-      if (left === 0) this.#sleeping.delete(key);
-      else this.#sleeping.set(key, left);
+      const left = this.#asleep() - 1;
+      if (left === 0) sleeping.delete(key);
+      else sleeping.set(key, left);
     }
   }
 
   /** How long to defer a step: to this process's next free slot of the model, jittered. */
-  #deferral(key: string, now: number, waitMs: number, limit: ModelRateLimit | undefined): number {
+  #deferral(now: number, waitMs: number): number {
+    const limit = this.#env.config.rateLimit;
+    const { nextSlot } = this.#shared;
     const spacing =
       limit?.requestsPerMinute === undefined ? 0 : Math.ceil(60_000 / limit.requestsPerMinute);
-    const slot = Math.max(now + waitMs, this.#nextSlot.get(key) ?? 0);
-    this.#nextSlot.set(key, slot + spacing);
+    const slot = Math.max(now + waitMs, nextSlot.get(this.#key) ?? 0);
+    nextSlot.set(this.#key, slot + spacing);
     return slot - now + Math.floor(Math.random() * Math.max(spacing, 100));
   }
 }

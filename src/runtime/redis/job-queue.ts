@@ -160,20 +160,23 @@ export class RedisJobQueue implements JobQueue {
       createWorker(
         STEP_QUEUE,
         StepJob,
-        async (job: StepJob, delivery) => {
-          const record = await processors.step(job, delivery);
-          return this.#jobOutcome(
-            job.runId,
-            record && (context.summaries.get(record) ?? summarize(record)),
-          );
-        },
+        // No async functions here: a job in flight keeps every suspended frame on its way.
+        (job: StepJob, delivery) =>
+          processors
+            .step(job, delivery)
+            .then((record) =>
+              this.#jobOutcome(
+                job.runId,
+                record && (context.summaries.get(record) ?? summarize(record)),
+              ),
+            ),
         { ...settings, concurrency: steps },
       ),
       createWorker(
         TOOL_QUEUE,
         ToolJob,
-        async (job: ToolJob, delivery) =>
-          this.#jobOutcome(job.runId, (await processors.tool(job, delivery))?.summary),
+        (job: ToolJob, delivery) =>
+          processors.tool(job, delivery).then((done) => this.#jobOutcome(job.runId, done?.summary)),
         { ...settings, concurrency: tools },
       ),
       createWorker(MAINTENANCE_QUEUE, z.unknown(), () => this.#reconcile(), {
