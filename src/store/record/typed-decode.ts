@@ -134,3 +134,178 @@ export function typedCallState(value: unknown): CallState | undefined {
   if (interruptions !== undefined) state.interruptions = interruptions;
   return state;
 }
+
+const ROLES: ReadonlySet<unknown> = new Set(["user", "assistant", "tool"]);
+
+/** True for a plain object with no `__proto__` key of its own at any depth. */
+function isPlainJson(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (Array.isArray(value)) return value.every(isPlainJson);
+  if (!isPlainObject(value) || Object.hasOwn(value, "__proto__")) return false;
+  for (const key in value) if (!isPlainJson(value[key])) return false;
+  return true;
+}
+
+/** True when `value`'s own keys are `keys` (optional ones may be absent), in that order. */
+function hasKeysInOrder(value: Record<string, unknown>, keys: readonly string[], required: number) {
+  let at = 0;
+  let count = 0;
+  for (const key in value) {
+    while (at < keys.length && keys[at] !== key) {
+      if (at < required) return false;
+      at++;
+    }
+    if (at === keys.length) return false;
+    at++;
+    count++;
+  }
+  return count >= required;
+}
+
+/** One content block as `ContentBlock`'s parse gives it back unchanged. */
+function isBlock(block: unknown): boolean {
+  if (!isPlainObject(block)) return false;
+  switch (block.type) {
+    case "text":
+      return hasKeysInOrder(block, ["type", "text"], 2) && typeof block.text === "string";
+    case "thinking":
+      return (
+        hasKeysInOrder(block, ["type", "text", "providerData"], 2) &&
+        typeof block.text === "string" &&
+        (block.providerData === undefined
+          ? !("providerData" in block)
+          : isPlainJson(block.providerData))
+      );
+    case "tool_use":
+      return (
+        hasKeysInOrder(block, ["type", "id", "name", "input"], 4) &&
+        isName(block.id) &&
+        isName(block.name) &&
+        isPlainObject(block.input) &&
+        !Object.hasOwn(block.input, "__proto__")
+      );
+    case "tool_result":
+      return (
+        hasKeysInOrder(block, ["type", "toolCallId", "content", "isError"], 4) &&
+        isName(block.toolCallId) &&
+        typeof block.content === "string" &&
+        typeof block.isError === "boolean"
+      );
+    default:
+      return false;
+  }
+}
+
+/**
+ * True for messages `Message`'s parse gives back as they are (each with its role and content,
+ * in that order, and blocks of their type's keys in order): such messages need no copy.
+ */
+export function isPlainConversation(messages: unknown): messages is unknown[] {
+  if (!Array.isArray(messages)) return false;
+  for (const message of messages) {
+    if (!isPlainObject(message) || !hasKeysInOrder(message, ["role", "content"], 2)) return false;
+    if (!ROLES.has(message.role) || !Array.isArray(message.content)) return false;
+    if (!message.content.every(isBlock)) return false;
+  }
+  return true;
+}
+
+/** A plain object of strings (a record's `trace`). */
+const isStringRecord = (value: unknown): boolean =>
+  isPlainObject(value) &&
+  !Object.hasOwn(value, "__proto__") &&
+  Object.values(value).every((item) => typeof item === "string");
+
+/** A record's `secretInputs`: paths of property names by tool name. */
+const isSecretInputs = (value: unknown): boolean =>
+  isPlainObject(value) &&
+  !Object.hasOwn(value, "__proto__") &&
+  Object.values(value).every(
+    (paths) =>
+      Array.isArray(paths) &&
+      paths.every((path) => Array.isArray(path) && path.every((name) => typeof name === "string")),
+  );
+
+/** The persisted snapshot's keys `PersistedSnapshot` names first (the rest follow as they are). */
+function isPlainSnapshot(snapshot: unknown): snapshot is Record<string, unknown> {
+  if (!isPlainObject(snapshot) || Object.hasOwn(snapshot, "__proto__")) return false;
+  let at = 0;
+  for (const key in snapshot) {
+    if (at < 3 && key !== ["status", "value", "context"][at]) return false;
+    if (++at === 3) break;
+  }
+  const { status, value, context } = snapshot;
+  return (
+    at === 3 &&
+    typeof status === "string" &&
+    typeof value === "string" &&
+    isPlainObject(context) &&
+    !Object.hasOwn(context, "__proto__") &&
+    // A record whose context still holds the conversation is moved apart first (codec.ts).
+    !Array.isArray(context.messages)
+  );
+}
+
+const optionalName = (value: unknown) => value === undefined || isName(value);
+
+/**
+ * A current-version record with no result yet (the record a step leases), as `RunRecord`'s
+ * parse gives it; undefined for any other. Its conversation and snapshot are not copied:
+ * `isPlainConversation` and `isPlainSnapshot` take only what the parse gives back unchanged.
+ */
+export function typedRecord(value: unknown, version: number): Record<string, unknown> | undefined {
+  if (!isPlainObject(value) || value.schemaVersion !== version || value.result !== null) {
+    return undefined;
+  }
+  const { runId, sessionId, agent, status, phase, input, snapshot, messages } = value;
+  if (!isName(runId) || !isName(sessionId) || !isName(agent) || typeof phase !== "string") {
+    return undefined;
+  }
+  if (typeof status !== "string" || !isRunRecordStatus(status)) return undefined;
+  if (!isTime(value.createdAt) || !isTime(value.updatedAt)) return undefined;
+  if (!isPlainObject(input) || !hasKeysInOrder(input, ["messages", "text", "maxIterations"], 1)) {
+    return undefined;
+  }
+  const { messages: given, text, maxIterations } = input;
+  if (!isPlainConversation(given) || given.length === 0) return undefined;
+  if (!(text === undefined || typeof text === "string")) return undefined;
+  if (!(isCount(maxIterations) && maxIterations > 0)) return undefined;
+  if (!(snapshot === null || isPlainSnapshot(snapshot))) return undefined;
+  if (!(messages === undefined ? snapshot === null : isPlainConversation(messages))) {
+    return undefined;
+  }
+  const { trace, priority, secretInputs, parentRunId, parentToolCallId, rootRunId } = value;
+  if (!(trace === undefined || isStringRecord(trace))) return undefined;
+  if (!(priority === undefined || (isCount(priority) && priority > 0))) return undefined;
+  if (!(secretInputs === undefined || isSecretInputs(secretInputs))) return undefined;
+  if (!optionalName(parentRunId) || !optionalName(parentToolCallId)) return undefined;
+  if (!optionalName(rootRunId)) return undefined;
+  const record: Record<string, unknown> = {
+    schemaVersion: version,
+    runId,
+    sessionId,
+    agent,
+    status,
+    phase,
+    input:
+      text === undefined
+        ? { messages: given, maxIterations }
+        : { messages: given, text, maxIterations },
+    snapshot,
+  };
+  if (messages !== undefined) record.messages = messages;
+  record.result = null;
+  record.createdAt = value.createdAt;
+  record.updatedAt = value.updatedAt;
+  for (const [key, item] of [
+    ["trace", trace],
+    ["priority", priority],
+    ["secretInputs", secretInputs],
+    ["parentRunId", parentRunId],
+    ["parentToolCallId", parentToolCallId],
+    ["rootRunId", rootRunId],
+  ] as const) {
+    if (item !== undefined) record[key] = item;
+  }
+  return record;
+}

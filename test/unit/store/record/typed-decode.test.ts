@@ -1,14 +1,18 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../../src/store/record/decode.js";
+import { joinRecord, parseDocument } from "../../../../src/store/record/decode.js";
 import {
   decodeSummary,
   encodeSummary,
   expandSummary,
   SUMMARY_VERSION,
 } from "../../../../src/store/record/summary-codec.js";
-import { typedCallState, typedSummary } from "../../../../src/store/record/typed-decode.js";
-import { CallStateView } from "../../../../src/store/schemas.js";
+import {
+  typedCallState,
+  typedRecord,
+  typedSummary,
+} from "../../../../src/store/record/typed-decode.js";
+import { CallStateView, RUN_RECORD_VERSION, RunRecord } from "../../../../src/store/schemas.js";
 import { RunSummary } from "../../../../src/store/summary.js";
 import { parsedShape, toolCallRun, typedShape } from "../../../../src/store/tool-call-view.js";
 
@@ -230,5 +234,113 @@ describe("a tool job's view, typed", () => {
     const summary = decodeSummary("id-2", stored.summary ?? "");
     expect(typedShape(parseDocument(stored.document), summary)).toBeDefined();
     expect(toolCallRun(stored.document, summary, "call_1").call).toBeDefined();
+  });
+});
+
+describe("typedRecord", () => {
+  const fixture = JSON.parse(
+    readFileSync(
+      new URL("../../../fixtures/run-records/v4-parked.stored.json", import.meta.url),
+      "utf8",
+    ),
+  ) as { document: string; messages: string[]; summary: string };
+  /** A running record (what a step leases) with every kind of content block. */
+  const running = () => {
+    const record = JSON.parse(
+      JSON.stringify(
+        joinRecord(fixture.document, fixture.messages, decodeSummary("id-2", fixture.summary)),
+      ),
+    ) as Record<string, unknown>;
+    record.status = "running";
+    record.result = null;
+    record.trace = { traceparent: "00-abc-01" };
+    (record.messages as unknown[]).push(
+      { role: "assistant", content: [{ type: "thinking", text: "hm", providerData: { s: [1] } }] },
+      {
+        role: "tool",
+        content: [{ type: "tool_result", toolCallId: "c", content: "ok", isError: false }],
+      },
+    );
+    return record;
+  };
+
+  it("gives the usual record as RunRecord's parse does", () => {
+    const record = running();
+    const typed = typedRecord(record, RUN_RECORD_VERSION);
+    expect(typed).toBeDefined();
+    same(typed, RunRecord.parse(record));
+  });
+
+  it("takes only what the parse takes, and gives what it gives", () => {
+    const { next, pick } = random(5);
+    const blocks = [
+      { type: "text", text: "a" },
+      { text: "a", type: "text" },
+      { type: "text", text: 1 },
+      { type: "text", text: "a", extra: 1 },
+      { type: "thinking", text: "t" },
+      { type: "thinking", text: "t", providerData: JSON.parse('{"__proto__":{"a":1}}') as unknown },
+      { type: "tool_use", id: "c", name: "n", input: {} },
+      { type: "tool_use", id: "", name: "n", input: {} },
+      { type: "tool_use", id: "c", name: "n", input: [] },
+      { type: "tool_result", toolCallId: "c", content: "x", isError: "no" },
+      { type: "image" },
+    ];
+    let taken = 0;
+    const rounds = 3000;
+    for (let round = 0; round < rounds; round++) {
+      const record = running();
+      for (let changes = Math.floor(next() * 3); changes > 0; changes--) {
+        const value = pick([...ODD_VALUES, "running", "queued", 4, { traceparent: 1 }]);
+        const where = pick(["top", "input", "snapshot", "message", "block"]);
+        if (where === "top") {
+          record[
+            pick([
+              "runId",
+              "status",
+              "phase",
+              "result",
+              "messages",
+              "createdAt",
+              "trace",
+              "priority",
+              "secretInputs",
+              "parentRunId",
+              "schemaVersion",
+              "extra",
+            ])
+          ] = value;
+        } else if (where === "input" && typeof record.input === "object" && record.input !== null) {
+          (record.input as Record<string, unknown>)[pick(["text", "maxIterations", "messages"])] =
+            value;
+        } else if (
+          where === "snapshot" &&
+          typeof record.snapshot === "object" &&
+          record.snapshot !== null
+        ) {
+          const snapshot = record.snapshot as Record<string, unknown>;
+          const key = pick(["status", "value", "context", "historyValue"]);
+          if (key === "context" && next() < 0.5) snapshot.context = { messages: [] };
+          else snapshot[key] = value;
+        } else if (Array.isArray(record.messages) && record.messages.length > 0) {
+          const message: unknown = pick(record.messages as unknown[]);
+          if (typeof message !== "object" || message === null) continue;
+          if (where === "message") {
+            (message as Record<string, unknown>)[pick(["role", "content", "extra"])] = value;
+          } else {
+            const { content } = message as { content?: unknown };
+            if (Array.isArray(content)) content[0] = structuredClone(pick(blocks));
+          }
+        }
+      }
+      const typed = typedRecord(record, RUN_RECORD_VERSION);
+      if (typed === undefined) continue;
+      taken++;
+      const parsed = RunRecord.safeParse(record);
+      expect(parsed.success, JSON.stringify(record)).toBe(true);
+      same(typed, parsed.data);
+    }
+    expect(taken).toBeGreaterThan(100);
+    expect(taken).toBeLessThan(rounds);
   });
 });
