@@ -93,7 +93,7 @@ export function childCallResult(link: RunLink, record: RunRecord): ToolResult {
 export async function wakeParent(deps: WorkerDeps, record: RunRecord): Promise<void> {
   if (!isTerminal(record.status)) return;
   const { backend } = deps;
-  const link = await backend.linkOf(record.runId);
+  const link = await backend.linkOf(record.runId, record);
   if (link === undefined) return;
   const finished: RunEvent = {
     type: "child_finished",
