@@ -73,7 +73,8 @@ function usageOf(stored: unknown): Usage | undefined {
     return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   }
   if (!Array.isArray(stored)) return undefined;
-  const counts = USAGE_FIELDS.map((_, at) => (at < stored.length ? stored[at] : 0));
+  const items: readonly unknown[] = stored;
+  const counts = USAGE_FIELDS.map((_, at): unknown => (at < items.length ? items[at] : 0));
   if (!counts.every(isCount)) return undefined;
   const [inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens] = counts as number[];
   return {
