@@ -89,13 +89,14 @@ async function captureRun(turns) {
   const backend = memoryBackend();
   const saves = [];
   const save = backend.saveRun.bind(backend);
-  const create = backend.createRun.bind(backend);
+  const submit = backend.submitRun.bind(backend);
   let created;
-  backend.createRun = (record) => {
+  backend.submitRun = (record, options) => {
     created = record;
-    return create(record);
+    return submit(record, options);
   };
-  backend.saveRun = (runId, token, record, events, storedMessages, options = {}) => {
+  backend.saveRun = (runId, token, record, options = {}) => {
+    const { storedMessages } = options;
     const raw = options.checkpoint?.raw;
     saves.push({
       record,
@@ -108,7 +109,7 @@ async function captureRun(turns) {
               Object.keys(raw).map((id) => [id, { toolCallId: id, content: "ok", isError: false }]),
             ),
     });
-    return save(runId, token, record, events, storedMessages, options);
+    return save(runId, token, record, options);
   };
   const noop = tool({
     name: "noop",

@@ -206,8 +206,8 @@ export class ComposedBackend implements RunBackend {
   linkChild(link: RunLink) {
     return this.#roles.tree.linkChild(link);
   }
-  linkOf(runId: string) {
-    return this.#roles.tree.linkOf(runId);
+  linkOf(runId: string, saved?: RunRecord) {
+    return this.#roles.tree.linkOf(runId, saved);
   }
   childrenOf(parentRunId: string) {
     return this.#roles.tree.childrenOf(parentRunId);

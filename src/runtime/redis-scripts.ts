@@ -274,8 +274,8 @@ return 0
 `);
 
 /**
- * KEYS: run, cancel, lease, events, messages, wake, checkpoints, then the keys to expire when
- * the run finished.
+ * KEYS: run, cancel, lease, events, messages, wake, checkpoints; when the run finished, its
+ * tree link (read) and the keys to expire besides cancel and wake.
  * ARGV: the save's small fields as one JSON array of strings (`saveFields`, decoded here:
  * each of them a command argument of its own cost the worker about 190 bytes of allocation),
  * the record document, the summary JSON, the index key prefix, the raw-results key of the
@@ -294,7 +294,8 @@ return 0
  * gives it up, taking the wake-up left meanwhile), sets the retention expiry of a finished
  * run's working keys, and announces the summary on the run-change channel. Returns {1, cancel
  * requested (1/0), wake-up taken (1/0), the raw results committed so far at `dispatch` (flat
- * field/value list; empty otherwise)}.
+ * field/value list; empty otherwise), and when the run finished, its tree link ("" for a
+ * root: the step that finished it wakes its parent, SPEC §14)}.
  * The lease key needs no check of its own: while `token` is the run's fence, the lease key
  * holds that token or is gone (expired), since every acquisition takes a new token
  * (ACQUIRE_LEASE) before it sets the key.
@@ -353,9 +354,12 @@ if f[7] == "1" then
 else redis.call("PEXPIRE", KEYS[3], f[3]) end
 local cancelled = redis.call("EXISTS", KEYS[2])
 if f[4] ~= "" then
-  for index = 8, #KEYS do redis.call("PEXPIRE", KEYS[index], f[4]) end
+  redis.call("PEXPIRE", KEYS[2], f[4])
+  redis.call("PEXPIRE", KEYS[6], f[4])
+  for index = 9, #KEYS do redis.call("PEXPIRE", KEYS[index], f[4]) end
 end
 ${announceLua("ARGV[6]", "ARGV[8]", "ARGV[3]")}
+if f[4] ~= "" then return {1, cancelled, woken, raw, redis.call("GET", KEYS[8]) or ""} end
 return {1, cancelled, woken, raw}
 `);
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { lazySchema } from "../core/lazy-schema.js";
 import type { ToolResult } from "../core/values.js";
 import type { RunEvent } from "../engine/run-events.js";
+import type { RunRecord } from "./schemas.js";
 
 /**
  * A child run's place in its tree (SPEC §14): who started it, from which call of which
@@ -49,8 +50,11 @@ export interface RunTree {
    * finished.
    */
   linkChild(link: RunLink): Promise<boolean>;
-  /** The link of `runId`; none for a root or an unknown run. */
-  linkOf(runId: string): Promise<RunLink | undefined>;
+  /**
+   * The link of `runId`; none for a root or an unknown run. `saved`: the record this process
+   * has just saved finished, for a backend that read the link with that save (Redis).
+   */
+  linkOf(runId: string, saved?: RunRecord): Promise<RunLink | undefined>;
   /** The children of `parentRunId`, oldest first. */
   childrenOf(parentRunId: string): Promise<RunLink[]>;
   /** Every run below `rootRunId`, at any depth, oldest first. */

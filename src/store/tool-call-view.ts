@@ -3,8 +3,10 @@ import { lazySchema } from "../core/lazy-schema.js";
 import type { CallState } from "../machines/call-state.js";
 import { describeIssues } from "../tools/validate.js";
 import { assertReadableVersion, corrupt } from "./record/codec.js";
-import { completeDocument, parseDocument } from "./record/decode.js";
-import { CallStateView, RunRecord, type RunRecordStatus } from "./schemas.js";
+import { completeDocument, joinCurrent, parseDocument } from "./record/decode.js";
+import { isPlainObject } from "./record/document.js";
+import { typedCallState } from "./record/typed-decode.js";
+import { CallStateView, isRunRecordStatus, RunRecord, type RunRecordStatus } from "./schemas.js";
 import type { RunSummary } from "./summary.js";
 
 /**
@@ -124,6 +126,71 @@ function recentShape(document: string, summary: RunSummary | undefined): Shape {
 function shapeOf(document: string, summary: RunSummary | undefined): Shape {
   const parsed = parseDocument(document);
   assertReadableVersion(parsed);
+  return typedShape(parsed, summary) ?? parsedShape(parsed, summary);
+}
+
+/**
+ * The shape of a document of the current version as `recordDocument` writes it, read as
+ * `joinCurrent` reads it for a step and checked by hand (`typed-decode.ts`); undefined for any
+ * other, or any part it is not sure of (`parsedShape` reads that one). Both exported for the
+ * test that holds them to the same answers.
+ */
+export function typedShape(parsed: Record<string, unknown>, summary: RunSummary | undefined) {
+  const record = joinCurrent(parsed, [], summary, false);
+  if (record === undefined) return undefined;
+  const { runId, sessionId, agent, status, phase, trace, priority, snapshot } = record;
+  if (!isName(runId) || !isName(sessionId) || !isName(agent) || typeof phase !== "string") {
+    return undefined;
+  }
+  if (typeof status !== "string" || !isRunRecordStatus(status)) return undefined;
+  if (!(priority === undefined || (Number.isSafeInteger(priority) && (priority as number) > 0))) {
+    return undefined;
+  }
+  if (!(trace === undefined || isStringRecord(trace))) return undefined;
+  const shape: Shape = { runId, sessionId, agent, status, phase, snapshot: null };
+  if (trace !== undefined) shape.trace = trace;
+  if (priority !== undefined) shape.priority = priority as number;
+  if (snapshot === null) return shape;
+  const context = (snapshot as { context: Record<string, unknown> }).context;
+  const { iteration, calls } = context;
+  if (typeof context.runId !== "string" || typeof context.sessionId !== "string") return undefined;
+  if (!(typeof iteration === "number" && Number.isSafeInteger(iteration) && iteration >= 0)) {
+    return undefined;
+  }
+  if (!(context.agent === undefined || isName(context.agent)) || !Array.isArray(calls)) {
+    return undefined;
+  }
+  const states: CallState[] = [];
+  for (const call of calls) {
+    const state = typedCallState(call);
+    if (state === undefined) return undefined;
+    states.push(state);
+  }
+  shape.snapshot = {
+    context: {
+      runId: context.runId,
+      sessionId: context.sessionId,
+      iteration,
+      calls: states,
+      ...(context.agent === undefined ? {} : { agent: context.agent }),
+    },
+  };
+  return shape;
+}
+
+const isName = (value: unknown): value is string => typeof value === "string" && value.length > 0;
+
+/** A plain object of strings (`trace`), with no `__proto__` of its own. */
+const isStringRecord = (value: unknown): value is Record<string, string> =>
+  isPlainObject(value) &&
+  !Object.hasOwn(value, "__proto__") &&
+  Object.values(value).every((item) => typeof item === "string");
+
+/** Any readable document's shape: completed by its version's decoder, then parsed by zod. */
+export function parsedShape(
+  parsed: Record<string, unknown>,
+  summary: RunSummary | undefined,
+): Shape {
   const { stored, sharedIds } = completeDocument(parsed, summary);
   const snapshot = stored.snapshot as { context?: Record<string, unknown> } | null | undefined;
   // The ids a document leaves to the record (`sharedIds`), as `joinRecord` puts them back.

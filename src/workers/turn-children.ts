@@ -126,11 +126,8 @@ export async function waitForTurnChildren(
  * no parent is a root (every child run is stored with its `parentRunId`: `runtimeWorkerDeps`),
  * so a root's step and finish read nothing for it.
  */
-export async function linkOfRun(
-  deps: WorkerDeps,
-  record: Pick<RunRecord, "runId" | "parentRunId">,
-): Promise<RunLink | undefined> {
-  return record.parentRunId === undefined ? undefined : deps.backend.linkOf(record.runId);
+export async function linkOfRun(deps: WorkerDeps, record: RunRecord): Promise<RunLink | undefined> {
+  return record.parentRunId === undefined ? undefined : deps.backend.linkOf(record.runId, record);
 }
 
 interface DirectChild {

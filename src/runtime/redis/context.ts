@@ -52,6 +52,11 @@ export class RedisContext {
   readonly pauses: PauseWatch;
   /** The summary each record was last saved with, for its job's return value. */
   readonly summaries = new WeakMap<RunRecord, RunSummary>();
+  /**
+   * The tree link (`RunLink` JSON, "" for a root) each record saved finished was saved beside,
+   * read by that save: the step that finished the run asks for it next (`wakeParent`).
+   */
+  readonly finishedLinks = new WeakMap<RunRecord, string>();
   logger: Logger = silentLogger();
   queues: RedisQueues | undefined;
   closed = false;

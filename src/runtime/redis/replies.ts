@@ -86,8 +86,21 @@ export function parseOpenToolCallReply(
 }
 
 /** SAVE_RUN's reply: refused (-1: lease lost, -2: conversation length), or saved. */
-export function parseSaveReply(value: unknown): -1 | -2 | [1, number, number, string[]] {
+export function parseSaveReply(
+  value: unknown,
+): -1 | -2 | [1, number, number, string[]] | [1, number, number, string[], string] {
   if (isTuple<[1, number, number, string[]]>(value, [is(1), isNumber, isNumber, isStrings]))
+    return value;
+  // A finished run's save: its tree link too ("" for a root).
+  if (
+    isTuple<[1, number, number, string[], string]>(value, [
+      is(1),
+      isNumber,
+      isNumber,
+      isStrings,
+      isString,
+    ])
+  )
     return value;
   if (value === -1 || value === -2) return value;
   throw malformed("SAVE_RUN", value);

@@ -372,7 +372,14 @@ export class RedisRunStore implements RunStore {
           keys.messages(runId),
           keys.wake(runId),
           keys.checkpoints(runId),
-          ...(finished ? retainedKeys(keys, runId, record.result?.iterations ?? 0) : []),
+          // Finished: the tree link (read), then the working keys to expire but the cancel and
+          // wake-up keys (expired as the save's own keys).
+          ...(finished
+            ? [
+                keys.treeLink(runId),
+                ...retainedKeys(keys, runId, record.result?.iterations ?? 0).slice(2),
+              ]
+            : []),
         ],
         [
           saveFields({
@@ -416,7 +423,8 @@ export class RedisRunStore implements RunStore {
       );
     }
     this.#context.summaries.set(record, summary);
-    const [, cancelled, woken, flatRaw] = reply;
+    const [, cancelled, woken, flatRaw, link] = reply;
+    if (finished && link !== undefined) this.#context.finishedLinks.set(record, link);
     return {
       cancelRequested: cancelled === 1,
       ...(options.release === true ? { released: { wake: woken === 1 } } : {}),

@@ -1,5 +1,6 @@
 import { BackendError, LeaseLostError } from "../../store/errors.js";
 import { type ChildOutcome, oldestFirst, RunLink, type RunTree } from "../../store/run-tree.js";
+import type { RunRecord } from "../../store/schemas.js";
 import { callField } from "../redis-keys.js";
 import { LuaScript } from "../redis-scripts.js";
 import {
@@ -70,8 +71,14 @@ export class RedisRunTree implements RunTree {
     return linked === 1;
   }
 
-  async linkOf(runId: string): Promise<RunLink | undefined> {
-    const stored = await this.#context.redis.get(this.#context.keys.treeLink(runId));
+  async linkOf(runId: string, saved?: RunRecord): Promise<RunLink | undefined> {
+    // Links are written before their child is submitted and never changed: the one the run's
+    // finishing save read is the link.
+    const read = saved === undefined ? undefined : this.#context.finishedLinks.get(saved);
+    const stored =
+      read !== undefined && saved?.runId === runId
+        ? read || null
+        : await this.#context.redis.get(this.#context.keys.treeLink(runId));
     return stored === null ? undefined : parseLink(stored);
   }
 

@@ -3,6 +3,7 @@ import { messageOf } from "../../core/errors.js";
 import { describeIssues } from "../../tools/validate.js";
 import { BackendError, StoreVersionError } from "../errors.js";
 import { RUN_RECORD_VERSION, RunRecord } from "../schemas.js";
+import { typedRecord } from "./typed-decode.js";
 
 // Every piece of stored data (records, summaries, decisions, audit entries, raw results) is read
 // here: data that is not JSON or not of its shape is refused with one error, a `BackendError`
@@ -62,7 +63,7 @@ export function assertReadableVersion(stored: object): unknown {
   return version;
 }
 
-// What the zod parse would give, without its copy of every object; else the parse itself.
+/** `RunRecord.safeParse`. */
 const parseRecord = (value: unknown) => RunRecord.safeParse(value);
 
 /** A result stored before results named their agent names the record's (no handoff then). */
@@ -78,6 +79,9 @@ function withResultAgent(value: unknown): unknown {
 export function parseRecordValue(value: unknown): RunRecord {
   const stored = typeof value === "object" && value !== null ? value : {};
   const version = assertReadableVersion(stored);
+  // The record a step leases, in its usual form, needs no parse (its checks are typed-decode's).
+  const typed = typedRecord(value, RUN_RECORD_VERSION);
+  if (typed !== undefined) return typed as RunRecord;
   const current = withResultAgent(
     version === RUN_RECORD_VERSION ? value : { ...stored, schemaVersion: RUN_RECORD_VERSION },
   );

@@ -136,12 +136,14 @@ const currentKeysOf = (): ReadonlySet<string> => {
  * record schema parses into (so that its parse copies nothing): what `joinAny` gives such a
  * document, without its chain of spread copies. Undefined for a document it does not take as
  * `recordDocument` writes them (another version, a key of its own, a field missing…): `joinAny`
- * reads that one, and its parse names what is wrong.
+ * reads that one, and its parse names what is wrong. `withResult: false` (a reader that needs
+ * neither the result nor the conversation, given none): the result is left null.
  */
-function joinCurrent(
+export function joinCurrent(
   document: Record<string, unknown>,
   messages: unknown[],
   summary: RunSummary | undefined,
+  withResult = true,
 ): Record<string, unknown> | undefined {
   if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
   const keys = currentKeysOf();
@@ -219,8 +221,9 @@ function joinCurrent(
     input: joinedInput,
     snapshot,
     ...(snapshot === null ? {} : { messages: prefix(counted) }),
-    result:
-      result === undefined
+    result: !withResult
+      ? null
+      : result === undefined
         ? derivedResult(top.status, snapshot?.context, messages, top.agent)
         : isPlainObject(result)
           ? // A result stored before results named their agent: the record's.

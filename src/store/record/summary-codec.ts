@@ -9,6 +9,7 @@ import { describeIssues } from "../../tools/validate.js";
 import { StoreVersionError } from "../errors.js";
 import { RunSummary } from "../summary.js";
 import { corrupt } from "./codec.js";
+import { typedSummary, USUAL_PHASE } from "./typed-decode.js";
 
 // A run's summary as a backend stores it beside the record (Redis keeps one per run, parked
 // runs by the thousand): short keys, and nothing the reader has in hand or can derive again.
@@ -76,13 +77,6 @@ type MissingFromTuple = Exclude<keyof PendingApproval, (typeof PENDING_FIELDS)[n
 const tupleHoldsEveryField: [MissingFromTuple] extends [never] ? true : false = true;
 void tupleHoldsEveryField;
 
-/** The phase a run of each of these statuses is in, but for rare exceptions (stored as they are). */
-const USUAL_PHASE: ReadonlyMap<unknown, string> = new Map([
-  ["queued", "compose"],
-  ["awaiting_approval", "awaitingApproval"],
-  ["completed", "done"],
-]);
-
 /** The stored JSON of a summary (its run id left out). */
 export function encodeSummary(summary: RunSummary): string {
   const stored: StoredSummary = {
@@ -112,11 +106,11 @@ export function encodeSummary(summary: RunSummary): string {
   return JSON.stringify(stored);
 }
 
-/** `RunSummary.safeParse`, without zod's copy when the summary is plainly one. */
+/** `RunSummary.safeParse` (the usual summary is decoded without it: `typedSummary`). */
 const parseSummary = (value: unknown) => RunSummary.safeParse(value);
 
 /** The summary a stored one stands for, unchecked (the caller parses it as `RunSummary`). */
-function expand(runId: string, value: unknown): unknown {
+export function expandSummary(runId: string, value: unknown): unknown {
   if (typeof value !== "object" || value === null || "runId" in value) return value;
   const stored = value as Partial<StoredSummary>;
   if (stored.v !== undefined && stored.v !== SUMMARY_VERSION) {
@@ -170,7 +164,9 @@ export function decodeSummary(
   } catch (error) {
     throw corrupt(what, `not valid JSON (${messageOf(error)})`);
   }
-  const parsed = parseSummary(expand(runId, value));
+  const typed = typedSummary(runId, value, SUMMARY_VERSION);
+  if (typed !== undefined) return typed;
+  const parsed = parseSummary(expandSummary(runId, value));
   if (!parsed.success) throw corrupt(what, describeIssues(parsed.error.issues));
   return parsed.data;
 }
@@ -196,8 +192,10 @@ export function readAnnouncement(message: string): RunSummary | undefined {
     return undefined;
   }
   if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== "string") return undefined;
+  const typed = typedSummary(value[0], value[1], SUMMARY_VERSION);
+  if (typed !== undefined) return typed;
   try {
-    const parsed = parseSummary(expand(value[0], value[1]));
+    const parsed = parseSummary(expandSummary(value[0], value[1]));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -57,6 +57,24 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.childrenOf("nobody")).toEqual([]);
     });
 
+    it("gives a run's link beside the record its finishing save wrote, as it gives it without", async () => {
+      const backend = await start();
+      const child = link("a", "root", "root", 1);
+      await backend.linkChild(child);
+      for (const runId of ["a", "root"]) {
+        const token = await leasedParent(backend, runId);
+        const finished = record(runId, "completed", 1);
+        await backend.saveRun(runId, token, finished, { release: true });
+        const expected = runId === "a" ? child : undefined;
+        expect(await backend.linkOf(runId, finished)).toEqual(expected);
+        expect(await backend.linkOf(runId)).toEqual(expected);
+        // Another run's record tells nothing of this one's link.
+        expect(await backend.linkOf(runId === "a" ? "root" : "a", finished)).toEqual(
+          runId === "a" ? undefined : child,
+        );
+      }
+    });
+
     it("tells the last child to finish, and only it, to wake the parent", async () => {
       const backend = await start();
       const first = link("a", "root", "root", 1);

@@ -16,6 +16,9 @@ describe("the runtime's script replies", () => {
     expect(parseSaveReply(-1)).toBe(-1);
     expect(parseSaveReply(-2)).toBe(-2);
     expect(parseSaveReply([1, 0, 1, ["a", "b"]])).toEqual([1, 0, 1, ["a", "b"]]);
+    // A finished run's save: its tree link too.
+    expect(parseSaveReply([1, 0, 1, [], ""])).toEqual([1, 0, 1, [], ""]);
+    expect(parseSaveReply([1, 0, 1, [], "{}"])).toEqual([1, 0, 1, [], "{}"]);
   });
 
   it("refuses anything else with a BackendError naming the script", () => {
@@ -27,6 +30,7 @@ describe("the runtime's script replies", () => {
       [parseOpenToolCallReply, ["{}", "", "1", 0, ""], "OPEN_TOOL_CALL"],
       [parseSaveReply, -3, "SAVE_RUN"],
       [parseSaveReply, [1, 0, 1, "a"], "SAVE_RUN"],
+      [parseSaveReply, [1, 0, 1, [], 0], "SAVE_RUN"],
       [parseSaveReply, null, "SAVE_RUN"],
     ];
     for (const [parse, reply, script] of malformed) {
