@@ -39,6 +39,7 @@ import { appliedDecision } from "./applied-decision.js";
 import { tellApprovalRequests } from "./approval-requests.js";
 import { scheduleApprovalTimeout } from "./approval-timeout.js";
 import { callsAtDispatch, queueToolJobs } from "./dispatch-calls.js";
+import { spanOutcome } from "./span-outcome.js";
 import {
   boundaryOf,
   type HeldLease,
@@ -131,7 +132,7 @@ export function advanceRun(
     if (isRunSpan(trace)) {
       // The step's spans are children of the run's `invoke_agent` span, started at submit.
       deferral = await withExtractedContext(trace, () => proceed(step));
-      const outcome = spanOutcome(step);
+      const outcome = spanOutcome(step.cursor.getSnapshot());
       if (outcome.usage !== undefined) deps.runSpans?.finish(runId, outcome, trace);
       return;
     }
@@ -147,7 +148,7 @@ export function advanceRun(
           provider: provider?.name,
         },
         () => proceed(step),
-        () => spanOutcome(step),
+        () => spanOutcome(step.cursor.getSnapshot()),
       ),
     ).then((left) => {
       deferral = left;
@@ -185,7 +186,11 @@ export async function failStuckRun(
     const message = `The run's step failed for good and will not be retried: ${reason}.`;
     step.cursor.send({ type: "FAIL", error: new BackendError(message, { phase }).toJSON() });
     await persist(step, "finished");
-    deps.runSpans?.finish(options.runId, spanOutcome(step), step.saves.record.trace ?? {});
+    deps.runSpans?.finish(
+      options.runId,
+      spanOutcome(step.cursor.getSnapshot()),
+      step.saves.record.trace ?? {},
+    );
     failed = true;
   });
   return failed;
@@ -482,19 +487,6 @@ async function collectToolResults(step: Step): Promise<boolean> {
 /** The tool jobs that run `calls` of the run's current iteration. */
 const toolJobs = (step: Step, calls: readonly CallState[]): ToolJob[] =>
   toolJobsFor(step.saves.record, step.cursor.getSnapshot().context.iteration, calls);
-
-/** Where a step left the run, for its span. */
-function spanOutcome(step: Step) {
-  const { value, context } = step.cursor.getSnapshot();
-  const status = statusOf(value as Phase | FinalPhase);
-  return {
-    status,
-    error: context.error,
-    // The run's totals once, on the step that ends it (SPEC §13).
-    usage: status === "running" || status === "awaiting_approval" ? undefined : context.usage,
-    iterations: context.iteration,
-  };
-}
 
 /** After a step that moved the run to its end: tell the hooks. */
 async function announce(step: Step): Promise<void> {
