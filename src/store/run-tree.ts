@@ -41,7 +41,9 @@ export interface RunTree {
    * waits for (what was counted before, a turn a crash cut short, is dropped). Fenced by the
    * parent's lease `token` as a save is: refused with `LeaseLostError` when a newer token was
    * issued. One atomic write (Redis: one script on keys under the prefix, so one slot of a
-   * Cluster when the prefix is in braces).
+   * Cluster when the prefix is in braces). Applied before any write of the parent issued after
+   * it is called, without waiting for its reply: a save (fenced by the same token, so refused
+   * when this is), or a child's finish (`childFinished`).
    */
   waitForChildren(parentRunId: string, token: number, links: readonly RunLink[]): Promise<void>;
   /**

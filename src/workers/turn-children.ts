@@ -60,7 +60,9 @@ export interface TurnChildren {
   /**
    * Starts the children the step keeps, in one bulk submit, once the dispatch save is applied
    * (a save refused, or a crash before it, starts none: the step runs again). Their children
-   * failing to start, their calls go to tool jobs like any other.
+   * failing to start, their calls go to tool jobs like any other. Rejects when the children
+   * were not recorded: the step fails as if it crashed after its save, and the step that
+   * opens the run at dispatch again hands their calls to tool jobs, which link each child.
    */
   start(): Promise<void>;
 }
@@ -108,16 +110,23 @@ export async function waitForTurnChildren(
     return "runId" in link ? [{ state, link }] : [];
   });
   if (linked.length === 0) return undefined;
-  await deps.backend.waitForChildren(
+  // Not waited for here: the dispatch save goes right behind it, and is applied after it (and
+  // refused with it: same fence), one round trip for both. Waited for before any child starts.
+  const recorded = deps.backend.waitForChildren(
     parent.runId,
     step.token,
     linked.map(({ link }) => link),
   );
+  // Its failure is the step's: thrown by the save refused with it, else by `start`.
+  recorded.catch(() => {});
   const direct = await startable(deps, step, linked);
   const started = new Set(direct.map(({ state }) => state.call.id));
   return {
     toolCalls: calls.filter((state) => !started.has(state.call.id)),
-    start: () => startDirect(deps, step, direct),
+    start: async () => {
+      await recorded;
+      await startDirect(deps, step, direct);
+    },
   };
 }
 

@@ -46,10 +46,12 @@ export class RedisRunTree implements RunTree {
     token: number,
     links: readonly RunLink[],
   ): Promise<void> {
-    const { keys } = this.#context;
+    const { keys, stepRedis } = this.#context;
     const root = links[0]?.rootRunId ?? parentRunId;
-    const reply = await WAIT_FOR_CHILDREN.run(
-      this.#context.redis,
+    // On the connection of the parent's saves and of its children's finishes (`beforeSteps`),
+    // so that Redis applies it before any of them issued after it (`RunTree.waitForChildren`).
+    const waiting = WAIT_FOR_CHILDREN.run(
+      stepRedis,
       [
         keys.run(parentRunId),
         keys.treeBelow(parentRunId),
@@ -58,6 +60,7 @@ export class RedisRunTree implements RunTree {
       ],
       [token, ...links.flatMap((link) => [JSON.stringify(link), link.runId])],
     );
+    const reply = await this.#context.beforeSteps(parentRunId, waiting);
     if (reply === -1) throw new LeaseLostError(parentRunId, token);
   }
 

@@ -156,6 +156,24 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.runningChildren("root")).toEqual([]);
     });
 
+    it("records a turn's children before a write of the parent issued behind, unawaited", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "root");
+      const [a, b] = ["a", "b"].map((id, at) => link(id, "root", "root", at + 1)) as [
+        RunLink,
+        RunLink,
+      ];
+      const result = { toolCallId: a.parentToolCallId, content: "notes a", isError: false };
+      // The step sends its dispatch save right behind the children, without waiting for them.
+      const recorded = backend.waitForChildren("root", token, [a, b]);
+      const finished = backend.childFinished(a, { result });
+      await recorded;
+      // Applied after them: "a" was counted, then finished; "b" still runs.
+      expect(await finished).toBe(false);
+      expect(await backend.runningChildren("root")).toEqual(["b"]);
+      expect(await backend.childFinished(b)).toBe(true);
+    });
+
     it("refuses a turn's children under a lease that was taken over, and records none", async () => {
       const backend = await start();
       const stale = await leasedParent(backend, "root");
