@@ -49,12 +49,15 @@ export class LuaScript {
     args: readonly (string | number)[],
     onResent?: () => void,
   ): Promise<unknown> {
+    // The keys and arguments go as two arrays, not spread: ioredis flattens a command's
+    // arguments itself (`Command`: `args.flat()`), so a spread copy per call is garbage only.
+    const flattened = [keys, args] as unknown as string[];
     try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      return await redis.evalsha(this.sha, keys.length, ...flattened);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
       onResent?.();
-      return redis.eval(this.#lua, keys.length, ...keys, ...args);
+      return redis.eval(this.#lua, keys.length, ...flattened);
     }
   }
 }

@@ -70,7 +70,8 @@ class RunEventPublisher implements EventPublisher {
     }
     clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
-    return coalesceDeltas(this.#queued.splice(0));
+    // Most saves follow no event of their own: no spliced and joined copies of none.
+    return this.#queued.length === 0 ? [] : coalesceDeltas(this.#queued.splice(0));
   }
 
   #send(): void {

@@ -7,6 +7,7 @@ import type { StoredCheckpoint } from "../store/checkpoint.js";
 import { conversationOf } from "../store/conversation.js";
 import type { EventPublisher } from "../store/event-publisher.js";
 import type { OpenedRun } from "../store/leases.js";
+import type { SaveOptions } from "../store/run-store.js";
 import { isTerminal, priorityOf, type RunRecord, type ToolJob } from "../store/schemas.js";
 
 /**
@@ -301,28 +302,32 @@ export class StepSaves {
     const pending = await publisher.take();
     const storedMessages = this.#storedMessages;
     this.#storedMessages = conversationOf(record).length;
-    const saving = backend.saveRun(runId, token, record, {
-      events: [...pending, ...this.#options.outcomeEvents(record)],
+    // Built field by field: no spread copies of the events, nor of an object per flag.
+    const outcome = this.#options.outcomeEvents(record);
+    const options: SaveOptions = {
+      events:
+        pending.length === 0 ? outcome : outcome.length === 0 ? pending : [...pending, ...outcome],
       storedMessages,
       checkpoint: save.checkpoint,
-      ...(save.release ? { release: true } : {}),
-      ...(save.thenTools.length > 0 ? { thenTools: save.thenTools } : {}),
-    });
+    };
+    if (save.release) options.release = true;
+    if (save.thenTools.length > 0) options.thenTools = save.thenTools;
+    const saving = backend.saveRun(runId, token, record, options);
     markSent();
-    const outcome = await saving;
+    const saved = await saving;
     if (previous !== undefined) await previous.done.catch(() => {});
     this.#raw =
-      outcome.raw === undefined ? undefined : { iteration: save.iteration, results: outcome.raw };
+      saved.raw === undefined ? undefined : { iteration: save.iteration, results: saved.raw };
     this.#applied += 1;
-    if (lease !== undefined && outcome.released !== undefined) {
-      lease.released = outcome.released;
+    if (lease !== undefined && saved.released !== undefined) {
+      lease.released = saved.released;
       lease.onRelease?.();
     }
     await this.#options.onApplied({
       record,
       phase: save.phase,
       status: save.status,
-      cancelRequested: outcome.cancelRequested,
+      cancelRequested: saved.cancelRequested,
     });
   }
 }

@@ -354,62 +354,57 @@ export class RedisRunStore implements RunStore {
     const finished = isTerminal(record.status);
     const summary = summarize(record);
     const summaryJson = encodeSummary(summary);
-    const newMessages = conversationOf(record)
-      .slice(storedMessages ?? 0)
-      .map((message) => JSON.stringify(message));
+    const conversation = conversationOf(record);
+    const firstNew = storedMessages ?? 0;
     const atDispatch = record.phase === "dispatch";
+    const saveKeys = [
+      keys.run(runId),
+      keys.cancel(runId),
+      keys.lease(runId),
+      keys.events(runId),
+      keys.messages(runId),
+      keys.wake(runId),
+      keys.checkpoints(runId),
+    ];
+    if (finished) {
+      // Finished: the tree link (read), then the working keys to expire but the cancel and
+      // wake-up keys (expired as the save's own keys).
+      saveKeys.push(keys.treeLink(runId));
+      const retained = retainedKeys(keys, runId, record.result?.iterations ?? 0);
+      for (let at = 2; at < retained.length; at += 1) saveKeys.push(retained[at] as string);
+    }
+    const args: (string | number)[] = [
+      saveFields({
+        token,
+        status: record.status,
+        ttlMs: this.#context.lockDurationMs,
+        retentionMs: finished ? this.#context.retentionMs : "",
+        maxEvents: this.#context.maxEvents,
+        storedMessages: storedMessages ?? "",
+        release: options.release === true ? "1" : "",
+        count: Math.max(0, conversation.length - firstNew),
+        index: indexFields(summary),
+      }),
+      recordDocument(record, summary),
+      summaryJson,
+      keys.indexPrefix,
+      atDispatch ? keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
+      keys.runsChannel,
+      options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
+      JSON.stringify(runId),
+      // `indexFields`' strings: any string, never inside JSON (see there).
+      summary.runId,
+      summary.agent,
+      summary.sessionId,
+      summary.error?.code ?? "",
+    ];
+    // The new messages, then the events, each as its JSON, pushed onto the one argument list:
+    // no slice, map and spread copies of them on every save.
+    pushJson(args, conversation, firstNew);
+    pushJson(args, events, 0);
     // Every save goes where the adds of the jobs a run's saves queue go (`beforeSteps`): on
     // one Redis, on their connection, so that they follow every save of the run issued before.
-    const saving = this.#context.beforeSteps(
-      runId,
-      SAVE_RUN.run(
-        stepRedis,
-        [
-          keys.run(runId),
-          keys.cancel(runId),
-          keys.lease(runId),
-          keys.events(runId),
-          keys.messages(runId),
-          keys.wake(runId),
-          keys.checkpoints(runId),
-          // Finished: the tree link (read), then the working keys to expire but the cancel and
-          // wake-up keys (expired as the save's own keys).
-          ...(finished
-            ? [
-                keys.treeLink(runId),
-                ...retainedKeys(keys, runId, record.result?.iterations ?? 0).slice(2),
-              ]
-            : []),
-        ],
-        [
-          saveFields({
-            token,
-            status: record.status,
-            ttlMs: this.#context.lockDurationMs,
-            retentionMs: finished ? this.#context.retentionMs : "",
-            maxEvents: this.#context.maxEvents,
-            storedMessages: storedMessages ?? "",
-            release: options.release === true ? "1" : "",
-            count: newMessages.length,
-            index: indexFields(summary),
-          }),
-          recordDocument(record, summary),
-          summaryJson,
-          keys.indexPrefix,
-          atDispatch ? keys.raw(runId, contextView(record)?.iteration ?? 0) : "",
-          keys.runsChannel,
-          options.checkpoint === undefined ? "" : encodeCheckpoint(options.checkpoint),
-          JSON.stringify(runId),
-          // `indexFields`' strings: any string, never inside JSON (see there).
-          summary.runId,
-          summary.agent,
-          summary.sessionId,
-          summary.error?.code ?? "",
-          ...newMessages,
-          ...events.map((event) => JSON.stringify(event)),
-        ],
-      ),
-    );
+    const saving = this.#context.beforeSteps(runId, SAVE_RUN.run(stepRedis, saveKeys, args));
     // Most saves queue no tool job: no Promise.all (an array and a promise) for them.
     const saved =
       thenTools.length === 0
@@ -463,6 +458,11 @@ export class RedisRunStore implements RunStore {
     await subscriber.connect();
     await subscriber.subscribe(keys.runsChannel);
   }
+}
+
+/** Pushes the JSON of each of `values` from index `from` onto `args`. */
+function pushJson(args: (string | number)[], values: readonly unknown[], from: number): void {
+  for (let at = from; at < values.length; at += 1) args.push(JSON.stringify(values[at]));
 }
 
 /** A run's keys besides its hash and index entries, all deleted with it. */

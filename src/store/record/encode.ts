@@ -61,8 +61,23 @@ const SUMMARY_KEYS: ReadonlySet<string> = new Set(SUMMARY_FIELDS);
 /** The machine's idle stage values, to compare with only (loading fills in fresh ones). */
 const IDLE_STAGE: Readonly<Record<string, unknown>> = idleStageContext();
 
+/**
+ * Each input's compact form, made once: a run's input does not change, and every save of the
+ * run's step holds the same input object (records are copied around it, never it).
+ */
+const compactInputs = new WeakMap<RunRecord["input"], Record<string, unknown>>();
+
 /** A document's input: its messages counted, a string input's text as `true` (its one message's). */
 function compactInput(input: RunRecord["input"]): Record<string, unknown> {
+  let compact = compactInputs.get(input);
+  if (compact === undefined) {
+    compact = compactInputOf(input);
+    compactInputs.set(input, compact);
+  }
+  return compact;
+}
+
+function compactInputOf(input: RunRecord["input"]): Record<string, unknown> {
   const text = input.text !== undefined && isTextMessage(input.messages, input.text);
   const compact: Record<string, unknown> = {};
   for (const key in input) {
@@ -165,10 +180,21 @@ function isInitial(value: unknown, initial: unknown): boolean {
   return isDeepStrictEqual(value, initial);
 }
 
-/** True when `value` has `prototype` and `items` own properties (an array's `length` aside). */
+/**
+ * True when `value` has `prototype` and `items` own enumerable string-keyed properties (an
+ * array's indices counted) and no enumerable inherited one: what `JSON.stringify` and
+ * `isDeepStrictEqual` see of plain data. Counted with `for … in`, which allocates no key list
+ * (this runs on every save). Symbol and non-enumerable keys are not counted: `JSON.stringify`
+ * leaves them out of the document either way.
+ */
 function isBare(value: object, prototype: object, items: number): boolean {
   if (Object.getPrototypeOf(value) !== prototype) return false;
-  return Reflect.ownKeys(value).length === items + (Array.isArray(value) ? 1 : 0);
+  let count = 0;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) return false;
+    count += 1;
+  }
+  return count === items;
 }
 
 /**
@@ -178,12 +204,15 @@ function isBare(value: object, prototype: object, items: number): boolean {
 function isTextMessage(messages: readonly Message[], text: string): boolean {
   if (!isBareArray(messages, 1)) return false;
   const message: unknown = messages[0];
-  if (!hasExactly(message, ["role", "content"]) || message.role !== "user") return false;
+  if (!hasExactly(message, MESSAGE_KEYS) || message.role !== "user") return false;
   const { content } = message;
   if (!isBareArray(content, 1)) return false;
   const block: unknown = content[0];
-  return hasExactly(block, ["type", "text"]) && block.type === "text" && block.text === text;
+  return hasExactly(block, TEXT_BLOCK_KEYS) && block.type === "text" && block.text === text;
 }
+
+const MESSAGE_KEYS = ["role", "content"] as const;
+const TEXT_BLOCK_KEYS = ["type", "text"] as const;
 
 /** True when `value` is a plain array of `length` items and no other own property. */
 function isBareArray(value: unknown, length: number): value is readonly unknown[] {
@@ -193,9 +222,9 @@ function isBareArray(value: unknown, length: number): value is readonly unknown[
 /** True when `value` is a plain object whose own keys are `keys` (in any order). */
 function hasExactly(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  const own = Reflect.ownKeys(value);
-  return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
+  if (!isBare(value, Object.prototype, keys.length)) return false;
+  for (const key of keys) if (!Object.hasOwn(value, key)) return false;
+  return true;
 }
 
 /**

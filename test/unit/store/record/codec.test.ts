@@ -222,6 +222,28 @@ describe("stored run records", () => {
     expect(joinRecord(document, frozenV3Stored.messages)).toEqual(odd);
   });
 
+  it("stores a string input's text as its one message only when that message is exactly it", () => {
+    const record = joinRecord(frozenV4Stored.document, frozenV4Stored.messages);
+    const inputOf = (document: string) => (JSON.parse(document) as { input: unknown }).input;
+    expect(inputOf(recordDocument(record))).toMatchObject({ messages: 1, text: true });
+    // Another text, a second message, a message with a key of its own: the text is stored.
+    const message = record.input.messages[0] as (typeof record.input.messages)[number];
+    const variants = [
+      { ...record.input, text: "other" },
+      { ...record.input, messages: [message, message] },
+      { ...record.input, messages: [{ ...message, name: "x" }] },
+      { ...record.input, messages: Object.assign([message], { extra: 1 }) },
+    ];
+    for (const input of variants) {
+      const document = recordDocument({ ...record, input } as typeof record);
+      expect(inputOf(document)).toMatchObject({ text: input.text });
+    }
+    // One input object, saved again and again, is compacted once and stored the same each time.
+    const again = { ...record, updatedAt: record.updatedAt + 1 };
+    expect(inputOf(recordDocument(again))).toEqual(inputOf(recordDocument(record)));
+    expect(joinRecord(recordDocument(again), frozenV4Stored.messages)).toEqual(again);
+  });
+
   it("joins a current document directly as the general join does, key for key", () => {
     // A key of its own sends a document to the general join (which the parse then strips):
     // both must give the same record, in the same key order (a restored machine keeps its
