@@ -232,9 +232,14 @@ describe("several runtimes on one Redis prefix", () => {
 });
 
 describe("submit and result() on one Redis", () => {
-  /** CREATE_RUNS: the runtime's script called with a run's two keys, its hash first. */
-  const createsRun = (args: readonly unknown[]) =>
-    Number(args[1]) === 2 && String(args[2]).includes(":run:");
+  /**
+   * CREATE_RUNS: the runtime's script called with a run's two keys, its hash first. Scripts hand
+   * ioredis their keys and arguments as arrays (it flattens them), so read them flat.
+   */
+  const createsRun = (args: readonly unknown[]) => {
+    const [, keyCount, firstKey] = args.flat();
+    return Number(keyCount) === 2 && String(firstKey).includes(":run:");
+  };
 
   it("a run whose creation Redis runs after its first step (NOSCRIPT) still runs: the step comes again", async () => {
     const prefix = freshPrefix();
