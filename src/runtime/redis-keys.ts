@@ -24,7 +24,9 @@ export function redisKeys(prefix: string) {
     prefix,
     /**
      * The run hash: `record`, `status`, `summary` (`RunSummary` JSON), `agent`, `raw`, `etrim`,
-     * and `fence`, the counter of its lease's fencing tokens.
+     * `cancelledBy` and `fence`, the counter of its lease's fencing tokens; and, for a run with
+     * children, the run tree's fields (redis/tree-fields.ts: each child's state, and the count
+     * of those running), which never start with a letter as the run's own fields do.
      */
     run: (runId: string) => `${runPrefix}${runId}`,
     runPrefix,
@@ -57,11 +59,12 @@ export function redisKeys(prefix: string) {
     /** A child run's `RunLink` JSON (SPEC §14); a root has none. */
     treeLink: (runId: string) => `${prefix}:tree:link:${runId}`,
     /**
-     * The runs below a run, a hash by run id: its children ("1" while one runs, "0" once it
-     * finished) and, on a root, every deeper run ("d"); the field "" counts its running children
-     * (absent at 0). Never holds a run id "" (`RunLink.runId` is never empty).
+     * A root's runs of depth 2 or more: a set of run ids (a root of a one-level tree has none).
+     * A run's children are fields of its own run hash (`childField`, redis/tree-fields.ts).
+     * This layout replaced a `tree:below:<runId>` hash per parent before any release (0.1.0,
+     * untagged): no store holds those keys, so none is migrated.
      */
-    treeBelow: (runId: string) => `${prefix}:tree:below:${runId}`,
+    treeDeep: (rootRunId: string) => `${prefix}:tree:deep:${rootRunId}`,
     /** The store marker (`StoreMarker`): names this store, so a store that lost it is noticed. */
     store: `${prefix}:store`,
     /** The pub/sub channel on which cancel requests reach the workers of every process. */

@@ -203,7 +203,8 @@ const FINISHED = `(status == "completed" or status == "failed" or status == "can
  * KEYS: lease, wake, run, cancel, messages. ARGV: ttlMs, index key prefix, runId, the
  * run-change channel, the run's raw-results keys before their iteration (`rawOfRun`).
  * Free: a new fencing token (the run hash's `fence` counter, HINCRBY) holds the lease; a run
- * with no hash (unknown, or pruned) gets token 0, which no save accepts, and no hash is made.
+ * with no record (unknown, or pruned: a hash left holding its tree's fields has none) gets
+ * token 0, which no save accepts, and no hash is made.
  * A `queued` run turns `running` here (its summary, status field and status indexes, announced
  * on the run-change channel): a worker has it from now on, so it reads as running before its
  * first save.
@@ -221,7 +222,9 @@ if redis.call("EXISTS", KEYS[1]) == 1 then
   return {0, redis.call("PTTL", KEYS[1])}
 end
 local token = 0
-if redis.call("EXISTS", KEYS[3]) == 1 then token = redis.call("HINCRBY", KEYS[3], "fence", 1) end
+if redis.call("HEXISTS", KEYS[3], "record") == 1 then
+  token = redis.call("HINCRBY", KEYS[3], "fence", 1)
+end
 redis.call("SET", KEYS[1], token, "PX", ARGV[1])
 redis.call("DEL", KEYS[2])
 local stored = redis.call("HMGET", KEYS[3], "record", "raw", "summary", "status", "agent")

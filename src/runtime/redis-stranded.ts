@@ -1,6 +1,6 @@
 import { readSummary } from "../store/record/summary-codec.js";
 import { isRunRecordStatus, isTerminal, type RunRecordStatus } from "../store/schemas.js";
-import { runningIn } from "./redis/run-tree.js";
+import { childStatesOf, runningIn } from "./redis/tree-fields.js";
 import type { RedisClient } from "./redis-connection.js";
 import type { RedisKeys } from "./redis-keys.js";
 
@@ -64,7 +64,7 @@ async function wakeOfWaiting(
   keys: RedisKeys,
   run: StrandedRun,
 ): Promise<StrandedRun | undefined> {
-  const children = runningIn(await redis.hgetall(keys.treeBelow(run.runId)));
+  const children = runningIn(await childStatesOf(redis, keys, run.runId));
   if (children.length === 0) return { ...run, wake: [run.runId] };
   const statuses = await Promise.all(children.map((id) => redis.hget(keys.run(id), "status")));
   const wake: string[] = [];

@@ -48,7 +48,8 @@ function newRunFields(record: RunRecord): NewRunFields {
  * KEYS: run, messages of each run. ARGV: index key prefix, runs channel, then for each run:
  * record document, status, stored summary JSON, the run id's JSON, its index fields
  * (`indexFields`: `INDEX_FIELDS` of them), the number of messages, the JSON of each message. A table of 1
- * (created) or 0 (the run exists), by run. Stores each new run's record, status, summary and
+ * (created) or 0 (the run exists: its hash has a record; a hash holding only the run tree's
+ * fields, of a run deleted while runs below it are kept, does not count), by run. Stores each new run's record, status, summary and
  * agent (one HSET), conversation and index entries (`indexRunLua`; `createRun` is a call with
  * one run) and the overview's counters (`countOverviewLua`), and announces it on the runs channel (`watchRuns`, `announceLua`).
  * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
@@ -63,7 +64,7 @@ for key = 1, #KEYS, 2 do
   local index = at + 4
   local first = at + ${4 + INDEX_FIELDS + 1}
   at = first + tonumber(ARGV[at + ${4 + INDEX_FIELDS}])
-  if redis.call("EXISTS", run) == 1 then created[#created + 1] = 0
+  if redis.call("HEXISTS", run, "record") == 1 then created[#created + 1] = 0
   else
     ${indexRunLua({
       indexPrefix: "ARGV[1]",

@@ -18,7 +18,7 @@ interface RunsBelow {
 
 /**
  * The run tree in memory: links by child, and per run with children the runs below it (as the
- * Redis tree's `treeBelow` hashes). A released child leaves its parent's runs; `forget` drops a
+ * Redis tree's fields of a run hash and `treeDeep` sets). A released child leaves its parent's runs; `forget` drops a
  * run as the store prunes or deletes it.
  */
 export class MemoryRunTree implements RunTree {

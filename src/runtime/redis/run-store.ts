@@ -232,7 +232,7 @@ export class RedisRunStore implements RunStore {
         tree.link,
         ...runKeys(keys, runId, summary?.iterations ?? 0),
       ],
-      [runId, indexes.length, tree.holders.length],
+      [runId, indexes.length, tree.holders.length, tree.field],
     );
     return reply === 1;
   }
@@ -290,7 +290,7 @@ export class RedisRunStore implements RunStore {
         ...runKeys(keys, runId, 0),
         ...perIteration,
       ],
-      [runId, indexes.length, tree.holders.length],
+      [runId, indexes.length, tree.holders.length, tree.field],
     );
     return "deleted";
   }

@@ -5,15 +5,13 @@ import { callField } from "../redis-keys.js";
 import { LuaScript } from "../redis-scripts.js";
 import {
   CHILD_FINISHED_LUA,
-  CHILD_RUNNING,
-  DESCENDANT,
   FINISH_CHILD_LUA,
   LINK_CHILD_LUA,
   RELEASE_CHILD_LUA,
-  RUNNING_COUNT,
   WAIT_FOR_CHILDREN_LUA,
 } from "../redis-tree-lua.js";
 import type { RedisContext } from "./context.js";
+import { childField, childStatesOf, runningIn } from "./tree-fields.js";
 
 const LINK_CHILD = new LuaScript(LINK_CHILD_LUA);
 const WAIT_FOR_CHILDREN = new LuaScript(WAIT_FOR_CHILDREN_LUA);
@@ -22,17 +20,18 @@ const FINISH_CHILD = new LuaScript(FINISH_CHILD_LUA);
 const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
 
 /**
- * The run tree in Redis, under the backend's prefix: a child's link (`treeLink`), and one hash
- * per run with children (`treeBelow`) holding its children, whether each runs, how many run,
- * and on a root every deeper run; one key a waiting parent, not three. On a Cluster every key
- * here shares the prefix's hash slot (`{hx}`) with the runs' own, so linking a child, or a
- * turn's children fenced by the parent's lease, is one script. The parent's wake-up does not
- * depend on that: a child's finish is one script on the parent's own keys only (FINISH_CHILD:
- * its raw results, events, run hash and `treeBelow`), which commits what it wakes the parent
- * for first-write-wins and decides the wake-up on the parent's `treeBelow`, so repeating it
- * after a crash commits nothing twice and at most steps the parent again (a step is a wake-up
- * the run takes in any state), wherever the child's keys live. The run store removes a run's link and its places
- * in its parent's and root's hashes as it prunes or deletes the run.
+ * The run tree in Redis, under the backend's prefix: a child's link (`treeLink`), each run's
+ * children in its own run hash (their states, and how many run: redis/tree-fields.ts), and on
+ * a root its deeper runs (`treeDeep`); a waiting parent so has no key of its own for its
+ * children. On a Cluster every key here shares the prefix's hash slot (`{hx}`) with the runs'
+ * own, so linking a child, or a turn's children fenced by the parent's lease, is one script.
+ * The parent's wake-up does not depend on that: a child's finish is one script on the parent's
+ * own keys only (FINISH_CHILD: its raw results, events and run hash), which commits what it
+ * wakes the parent for first-write-wins and decides the wake-up on the parent's run hash, so
+ * repeating it after a crash commits nothing twice and at most steps the parent again (a step
+ * is a wake-up the run takes in any state), wherever the child's keys live. The run store
+ * removes a run's link and its places in its parent's and root's keys as it prunes or deletes
+ * the run; a run deleted while runs below it are kept keeps its tree's fields until they go.
  */
 export class RedisRunTree implements RunTree {
   readonly #context: RedisContext;
@@ -54,11 +53,18 @@ export class RedisRunTree implements RunTree {
       stepRedis,
       [
         keys.run(parentRunId),
-        keys.treeBelow(parentRunId),
-        keys.treeBelow(root),
+        keys.treeDeep(root),
         ...links.map((link) => keys.treeLink(link.runId)),
       ],
-      [token, ...links.flatMap((link) => [JSON.stringify(link), link.runId])],
+      [
+        token,
+        root === parentRunId ? "" : "1",
+        ...links.flatMap((link) => [
+          JSON.stringify(link),
+          childField(parentRunId, link.runId),
+          link.runId,
+        ]),
+      ],
     );
     const reply = await this.#context.beforeSteps(parentRunId, waiting);
     if (reply === -1) throw new LeaseLostError(parentRunId, token);
@@ -66,10 +72,16 @@ export class RedisRunTree implements RunTree {
 
   async linkChild(link: RunLink): Promise<boolean> {
     const { keys } = this.#context;
+    const { runId, parentRunId, rootRunId } = link;
     const linked = await LINK_CHILD.run(
       this.#context.redis,
-      [keys.treeLink(link.runId), keys.treeBelow(link.parentRunId), keys.treeBelow(link.rootRunId)],
-      [JSON.stringify(link), link.runId],
+      [keys.treeLink(runId), keys.run(parentRunId), keys.treeDeep(rootRunId)],
+      [
+        JSON.stringify(link),
+        childField(parentRunId, runId),
+        runId,
+        rootRunId === parentRunId ? "" : "1",
+      ],
     );
     return linked === 1;
   }
@@ -86,21 +98,23 @@ export class RedisRunTree implements RunTree {
   }
 
   async childrenOf(parentRunId: string): Promise<RunLink[]> {
-    return this.#linksBelow(parentRunId, (state) => state !== DESCENDANT);
+    const { redis, keys } = this.#context;
+    return this.#linksOf([...(await childStatesOf(redis, keys, parentRunId)).keys()]);
   }
 
   async descendantsOf(rootRunId: string): Promise<RunLink[]> {
-    return this.#linksBelow(rootRunId, () => true);
+    const { redis, keys } = this.#context;
+    const [children, deep] = await Promise.all([
+      childStatesOf(redis, keys, rootRunId),
+      redis.smembers(keys.treeDeep(rootRunId)),
+    ]);
+    return this.#linksOf([...children.keys(), ...deep]);
   }
 
-  /** The links of the runs in `runId`'s hash whose state passes `take`, oldest first. */
-  async #linksBelow(runId: string, take: (state: string) => boolean): Promise<RunLink[]> {
-    const { redis, keys } = this.#context;
-    const below = await redis.hgetall(keys.treeBelow(runId));
-    const ids = Object.entries(below).flatMap(([id, state]) =>
-      id !== RUNNING_COUNT && take(state) ? [id] : [],
-    );
+  /** The stored links of `ids`, oldest first. */
+  async #linksOf(ids: readonly string[]): Promise<RunLink[]> {
     if (ids.length === 0) return [];
+    const { redis, keys } = this.#context;
     const stored = await redis.mget(...ids.map((id) => keys.treeLink(id)));
     return stored.flatMap((each) => (each === null ? [] : [parseLink(each)])).sort(oldestFirst);
   }
@@ -109,7 +123,8 @@ export class RedisRunTree implements RunTree {
     const { keys, redis, stepRedis, maxEvents } = this.#context;
     const { parentRunId, parentIteration, runId } = link;
     if (outcome === undefined) {
-      return (await CHILD_FINISHED.run(redis, [keys.treeBelow(parentRunId)], [runId])) === 1;
+      const field = childField(parentRunId, runId);
+      return (await CHILD_FINISHED.run(redis, [keys.run(parentRunId)], [field])) === 1;
     }
     const { result, events = [] } = outcome;
     // A write the parent's next step must see, as `commitRaw` is (`beforeSteps`).
@@ -117,17 +132,12 @@ export class RedisRunTree implements RunTree {
       parentRunId,
       FINISH_CHILD.run(
         stepRedis,
-        [
-          keys.raw(parentRunId, parentIteration),
-          keys.events(parentRunId),
-          keys.run(parentRunId),
-          keys.treeBelow(parentRunId),
-        ],
+        [keys.raw(parentRunId, parentIteration), keys.events(parentRunId), keys.run(parentRunId)],
         [
           callField(result.toolCallId),
           JSON.stringify(result),
           maxEvents,
-          runId,
+          childField(parentRunId, runId),
           ...events.map((event) => JSON.stringify(event)),
         ],
       ),
@@ -138,21 +148,16 @@ export class RedisRunTree implements RunTree {
   async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
     await RELEASE_CHILD.run(
       this.#context.redis,
-      [this.#context.keys.treeBelow(link.parentRunId)],
-      [link.runId],
+      [this.#context.keys.run(link.parentRunId)],
+      [childField(link.parentRunId, link.runId)],
     );
   }
 
   async runningChildren(parentRunId: string): Promise<string[]> {
-    return runningIn(await this.#context.redis.hgetall(this.#context.keys.treeBelow(parentRunId)));
+    const { redis, keys } = this.#context;
+    return runningIn(await childStatesOf(redis, keys, parentRunId));
   }
 }
-
-/** The running children in a parent's `treeBelow` hash, as HGETALL reads it. */
-export const runningIn = (below: Record<string, string>): string[] =>
-  Object.entries(below).flatMap(([id, state]) =>
-    id !== RUNNING_COUNT && state === CHILD_RUNNING ? [id] : [],
-  );
 
 /** A stored link, checked. */
 export function parseLink(stored: string): RunLink {

@@ -200,6 +200,42 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.childFinished(kept)).toBe(true);
     });
 
+    it("keeps every child apart, whatever its call id, and its parent's record beside them", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "p");
+      // Children named by the parent's id and odd call ids (what Redis's UTF-8 cannot hold,
+      // or what starts as a tree field does), one named otherwise, and a grandchild. (Not both
+      // "\uD800" and "\uFFFD": Redis keys, a link's among them, hold the two as one.)
+      const calls = ["", ":", "工具-🔧-é", "\uD800", "\u0000x", ">", "=y", "<", "record"];
+      const children = [
+        ...calls.map((call, at) => link(`p.${call}`, "p", "p", at + 1)),
+        link("q", "p", "p", 20),
+      ];
+      const grandchild = link("p.:.z", "p.:", "p", 30);
+      const ids = children.map((each) => each.runId);
+      await backend.waitForChildren("p", token, children);
+      expect(await backend.linkChild(grandchild)).toBe(true);
+      expect((await backend.childrenOf("p")).map((each) => each.runId)).toEqual(ids);
+      expect((await backend.descendantsOf("p")).map((each) => each.runId)).toEqual([
+        ...ids,
+        grandchild.runId,
+      ]);
+      expect((await backend.childrenOf("p.:")).map((each) => each.runId)).toEqual(["p.:.z"]);
+      expect(await sorted(backend.runningChildren("p"))).toEqual([...ids].sort());
+      expect((await backend.loadRun("p"))?.status).toBe("running");
+      // Each finishes once; only the last wakes the parent.
+      const [last, ...others] = [...children].reverse() as [RunLink, ...RunLink[]];
+      await backend.releaseChild(others[0] as RunLink);
+      for (const each of others.slice(1)) expect(await backend.childFinished(each)).toBe(false);
+      expect(await backend.runningChildren("p")).toEqual([last.runId]);
+      expect(await backend.childFinished(last)).toBe(true);
+      expect(await backend.runningChildren("p")).toEqual([]);
+      // The released child left the parent's children; the others stay listed, finished.
+      expect((await backend.childrenOf("p")).map((each) => each.runId)).toEqual(
+        ids.filter((id) => id !== others[0]?.runId),
+      );
+    });
+
     it("releases a child whose call starts none, and counts it again once it starts", async () => {
       const backend = await start();
       const token = await leasedParent(backend, "root");
