@@ -136,6 +136,12 @@ export const GivenApproval = lazySchema(() =>
 );
 export type GivenApproval = z.infer<typeof GivenApproval>;
 
+/**
+ * The reason a permission policy gives a call no rule decided: its default decision's (the
+ * store leaves the usual one, "allow"'s, out of a stored call's state).
+ */
+export const defaultDecisionReason = (decision: string): string => `default: ${decision}`;
+
 /** A tool call waiting for a person's decision. */
 export const PendingApproval = lazySchema(() =>
   z.object({

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
 import { Registration } from "../core/registration.js";
-import type { ToolCall } from "../core/values.js";
+import { defaultDecisionReason, type ToolCall } from "../core/values.js";
 import { describeIssues } from "../tools/validate.js";
 import { globToRegExp } from "./glob.js";
 
@@ -157,7 +157,7 @@ export class PermissionManager {
         if (needed > 1) verdict = { ...verdict, approvals: needed };
       }
     }
-    return verdict ?? { decision: this.#default, reason: `default: ${this.#default}` };
+    return verdict ?? { decision: this.#default, reason: defaultDecisionReason(this.#default) };
   }
 }
 

@@ -50,6 +50,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
   });
   const ledger = new MemoryCallLedger({
     document: (runId) => store.documentOf(runId),
+    lastMessage: (runId) => store.lastMessageOf(runId),
     record: (runId) => store.recordOf(runId),
     cancelled: (runId) => leases.isCancelled(runId),
     publish: (runId, event) => events.append(runId, event),

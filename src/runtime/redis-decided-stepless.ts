@@ -67,11 +67,17 @@ async function waitsDecided(
     }
   }
   if (decidedKeys.size === 0) return false;
-  const document = await redis.hget(keys.run(runId), "record");
+  // The conversation's last message too: the document's calls may refer to its blocks.
+  const [document, length, lastJson] = await Promise.all([
+    redis.hget(keys.run(runId), "record"),
+    redis.llen(keys.messages(runId)),
+    redis.lindex(keys.messages(runId), -1),
+  ]);
   if (document === null) return false;
+  const last = lastJson === null ? undefined : { at: length - 1, json: lastJson };
   for (const pending of summary.pending) {
     try {
-      const call = toolCallRun(document, summary, pending.toolCallId).call;
+      const call = toolCallRun(document, summary, pending.toolCallId, last).call;
       if (call?.status === "asked" && decidedKeys.has(callKey(call))) return true;
     } catch {
       // A record this version cannot read is reported elsewhere, never stepped from here.

@@ -388,12 +388,14 @@ return 1
 
 /**
  * What a tool job reads (`openToolCall`), in one call. KEYS: run, raw (the job's iteration),
- * cancel, in-flight hash (the job's iteration). ARGV: the call's raw field, the attempt's
- * in-flight field ("": no mark), the mark (unique per call). Returns {the record's document or
- * "", its summary or "", 1 if the call's raw result is committed, 1 if a cancel was asked, the
- * mark: "" when not tried, 1 when this marked the attempt started, else the mark found}. The
- * mark is tried only for a stored, unfinished run whose call is not committed and not asked to
- * cancel. The conversation is not read: a tool job does not need it.
+ * cancel, in-flight hash (the job's iteration), messages. ARGV: the call's raw field, the
+ * attempt's in-flight field ("": no mark), the mark (unique per call). Returns {the record's
+ * document or "", its summary or "", 1 if the call's raw result is committed, 1 if a cancel
+ * was asked, the mark: "" when not tried, 1 when this marked the attempt started, else the
+ * mark found, the conversation's length and its last message ("" when none)}. The mark is
+ * tried only for a stored, unfinished run whose call is not committed and not asked to cancel.
+ * Of the conversation only the last message is read: the calls of a document may refer to its
+ * blocks (record version 5); a tool job needs no other.
  */
 export const OPEN_TOOL_CALL = new LuaScript(`
 local stored = redis.call("HMGET", KEYS[1], "record", "summary", "status")
@@ -406,7 +408,12 @@ if ARGV[2] ~= "" and stored[1] and committed == 0 and cancelled == 0
   if redis.call("HSETNX", KEYS[4], ARGV[2], ARGV[3]) == 1 then started = 1
   else started = redis.call("HGET", KEYS[4], ARGV[2]) end
 end
-return {stored[1] or "", stored[2] or "", committed, cancelled, started}
+local length, last = 0, ""
+if stored[1] then
+  length = redis.call("LLEN", KEYS[5])
+  if length > 0 then last = redis.call("LINDEX", KEYS[5], -1) end
+end
+return {stored[1] or "", stored[2] or "", committed, cancelled, started, length, last}
 `);
 
 /**

@@ -77,7 +77,7 @@ export type PersistedSnapshot = z.infer<typeof PersistedSnapshot>;
  * stored in a short form (`summary-codec.ts`), so that a parked run takes less than 3 KB of
  * Redis; versions 2 and 3 are read as version 4. Bump it whenever the stored shape changes.
  */
-export const RUN_RECORD_VERSION = 4;
+export const RUN_RECORD_VERSION = 5;
 
 /**
  * One durable run as stored by a backend. `snapshot` is null until a worker has started it.

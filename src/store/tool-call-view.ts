@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { messageOf } from "../core/errors.js";
 import { lazySchema } from "../core/lazy-schema.js";
 import type { CallState } from "../machines/call-state.js";
 import { describeIssues } from "../tools/validate.js";
 import { assertReadableVersion, corrupt } from "./record/codec.js";
-import { completeDocument, joinCurrent, parseDocument } from "./record/decode.js";
+import { completeDocument, joinCurrent, type MessageAt, parseDocument } from "./record/decode.js";
 import { isPlainObject } from "./record/document.js";
 import { typedCallState } from "./record/typed-decode.js";
 import { CallStateView, isRunRecordStatus, RunRecord, type RunRecordStatus } from "./schemas.js";
@@ -65,17 +66,28 @@ const ToolCallRunShape = lazySchema(() =>
 const parseShape = (value: unknown) => ToolCallRunShape.safeParse(value);
 
 /**
- * The tool job's view of a stored run (`document`, with the `summary` stored beside it) for
- * call `toolCallId`. A document of another `schemaVersion` is refused with
- * `StoreVersionError`, one whose read parts do not parse with a `record_corrupt` BackendError,
- * as `joinRecord` refuses them.
+ * The stored conversation's last message (its JSON) and its index: all a tool job reads of the
+ * conversation, for the calls a document keeps by reference to that message's blocks.
+ */
+export interface LastMessage {
+  at: number;
+  json: string;
+}
+
+/**
+ * The tool job's view of a stored run (`document`, with the `summary` stored beside it, and
+ * the stored conversation's `last` message) for call `toolCallId`. A document of another
+ * `schemaVersion` is refused with `StoreVersionError`, one whose read parts do not parse (or
+ * whose calls refer to a message other than `last`) with a `record_corrupt` BackendError, as
+ * `joinRecord` refuses them.
  */
 export function toolCallRun(
   document: string,
   summary: RunSummary | undefined,
   toolCallId: string,
+  last?: LastMessage,
 ): ToolCallRun {
-  const shape = recentShape(document, summary);
+  const shape = recentShape(document, summary, last);
   const { snapshot: parsedSnapshot, trace, priority, ...own } = shape;
   const run: ToolCallRun = {
     ...own,
@@ -107,26 +119,57 @@ type Shape = z.infer<typeof ToolCallRunShape>;
  * document itself, with the summary it was completed with; bounded in count and in the size of
  * what it keeps, the oldest goes first.
  */
-const recent = new Map<string, { summary: string; shape: Shape }>();
+const recent = new Map<string, { summary: string; last: string; shape: Shape }>();
 const RECENT_DOCUMENTS = 64;
 const RECENT_MAX_CHARS = 256 * 1024;
 
-function recentShape(document: string, summary: RunSummary | undefined): Shape {
+function recentShape(
+  document: string,
+  summary: RunSummary | undefined,
+  last: LastMessage | undefined,
+): Shape {
   const summaryKey = summary === undefined ? "" : JSON.stringify(summary);
+  const lastKey = last === undefined ? "" : `${last.at}:${last.json}`;
   const cached = recent.get(document);
-  if (cached !== undefined && cached.summary === summaryKey) return cached.shape;
-  const shape = shapeOf(document, summary);
-  if (document.length > RECENT_MAX_CHARS) return shape;
+  if (cached !== undefined && cached.summary === summaryKey && cached.last === lastKey) {
+    return cached.shape;
+  }
+  const shape = shapeOf(document, summary, last);
+  if (document.length + lastKey.length > RECENT_MAX_CHARS) return shape;
   recent.delete(document);
-  recent.set(document, { summary: summaryKey, shape });
+  recent.set(document, { summary: summaryKey, last: lastKey, shape });
   if (recent.size > RECENT_DOCUMENTS) recent.delete(recent.keys().next().value as string);
   return shape;
 }
 
-function shapeOf(document: string, summary: RunSummary | undefined): Shape {
+function shapeOf(
+  document: string,
+  summary: RunSummary | undefined,
+  last: LastMessage | undefined,
+): Shape {
   const parsed = parseDocument(document);
   assertReadableVersion(parsed);
-  return typedShape(parsed, summary) ?? parsedShape(parsed, summary);
+  const messageAt = lastMessageAt(last);
+  return typedShape(parsed, summary, messageAt) ?? parsedShape(parsed, summary, messageAt);
+}
+
+/** `last` as the conversation a document's calls may refer to: that one message, parsed once. */
+export function lastMessageAt(last: LastMessage | undefined): MessageAt {
+  if (last === undefined) return () => undefined;
+  let message: unknown;
+  let parsed = false;
+  return (index) => {
+    if (index !== last.at) return undefined;
+    if (!parsed) {
+      try {
+        message = JSON.parse(last.json);
+      } catch (error) {
+        throw corrupt("A stored run record", `not valid JSON (${messageOf(error)})`);
+      }
+      parsed = true;
+    }
+    return message;
+  };
 }
 
 /**
@@ -135,8 +178,12 @@ function shapeOf(document: string, summary: RunSummary | undefined): Shape {
  * other, or any part it is not sure of (`parsedShape` reads that one). Both exported for the
  * test that holds them to the same answers.
  */
-export function typedShape(parsed: Record<string, unknown>, summary: RunSummary | undefined) {
-  const record = joinCurrent(parsed, [], summary, false);
+export function typedShape(
+  parsed: Record<string, unknown>,
+  summary: RunSummary | undefined,
+  messageAt?: MessageAt,
+) {
+  const record = joinCurrent(parsed, [], summary, false, messageAt);
   if (record === undefined) return undefined;
   const { runId, sessionId, agent, status, phase, trace, priority, snapshot } = record;
   if (!isName(runId) || !isName(sessionId) || !isName(agent) || typeof phase !== "string") {
@@ -190,8 +237,9 @@ const isStringRecord = (value: unknown): value is Record<string, string> =>
 export function parsedShape(
   parsed: Record<string, unknown>,
   summary: RunSummary | undefined,
+  messageAt?: MessageAt,
 ): Shape {
-  const { stored, sharedIds } = completeDocument(parsed, summary);
+  const { stored, sharedIds } = completeDocument(parsed, summary, messageAt);
   const snapshot = stored.snapshot as { context?: Record<string, unknown> } | null | undefined;
   // The ids a document leaves to the record (`sharedIds`), as `joinRecord` puts them back.
   const withIds =

@@ -9,7 +9,7 @@ import type {
 import { decodeStored } from "../../store/record/codec.js";
 import { isTerminal, type RunRecord, StoredDecision } from "../../store/schemas.js";
 import { DecisionRecord } from "../../store/summary.js";
-import { type ToolCallRun, toolCallRun } from "../../store/tool-call-view.js";
+import { type LastMessage, type ToolCallRun, toolCallRun } from "../../store/tool-call-view.js";
 
 const roundKey = (runId: string, iteration: number) => `${runId}\u0000${iteration}`;
 
@@ -23,6 +23,8 @@ type CallMark = { started: true } | { started: false; reason: string };
 export interface MemoryLedgerSources {
   /** The run's stored document (the record without its conversation). */
   document(runId: string): string | undefined;
+  /** The last message of the run's stored conversation (`MemoryRunStore.lastMessageOf`). */
+  lastMessage(runId: string): LastMessage | undefined;
   record(runId: string): RunRecord | undefined;
   cancelled(runId: string): boolean;
   publish(runId: string, event: RunEvent): void;
@@ -52,7 +54,9 @@ export class MemoryCallLedger implements CallLedger {
   ): Promise<OpenedToolCall> {
     const document = this.#sources.document(runId);
     const run: ToolCallRun | undefined =
-      document === undefined ? undefined : toolCallRun(document, undefined, toolCallId);
+      document === undefined
+        ? undefined
+        : toolCallRun(document, undefined, toolCallId, this.#sources.lastMessage(runId));
     const committed = this.#raw.get(roundKey(runId, iteration))?.has(toolCallId) === true;
     const cancelRequested = this.#sources.cancelled(runId);
     const marking =

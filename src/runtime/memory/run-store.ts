@@ -19,6 +19,7 @@ import {
   type ToolJob,
 } from "../../store/schemas.js";
 import { type RunSummary, summarize } from "../../store/summary.js";
+import type { LastMessage } from "../../store/tool-call-view.js";
 import { SummaryFeed } from "../summary-feed.js";
 import type { MemoryCallLedger } from "./call-ledger.js";
 import type { MemoryEventLog } from "./event-log.js";
@@ -182,6 +183,13 @@ export class MemoryRunStore implements RunStore {
   /** The run's stored document (its record without the conversation). */
   documentOf(runId: string): string | undefined {
     return this.#records.get(runId)?.document;
+  }
+
+  /** The last message of the run's stored conversation, and its index (none when empty). */
+  lastMessageOf(runId: string): LastMessage | undefined {
+    const messages = this.#records.get(runId)?.messages ?? [];
+    const json = messages.at(-1);
+    return json === undefined ? undefined : { at: messages.length - 1, json };
   }
 
   /** A `queued` run turns `running` as a worker takes its lease (as on Redis). */

@@ -45,7 +45,7 @@ export class RedisCallLedger implements CallLedger {
     const { redis, keys, marker, where } = this.#context;
     // Unique per call: a reply lost and re-sent by ioredis finds our own mark.
     const mark = markStarted === undefined ? "" : `${STARTED}:${randomUUID()}`;
-    const [document, summary, committed, cancelled, started] = parseOpenToolCallReply(
+    const [document, summary, committed, cancelled, started, length, last] = parseOpenToolCallReply(
       await OPEN_TOOL_CALL.run(
         redis,
         [
@@ -53,6 +53,7 @@ export class RedisCallLedger implements CallLedger {
           keys.raw(runId, iteration),
           keys.cancel(runId),
           keys.inFlight(runId, iteration),
+          keys.messages(runId),
         ],
         [callField(toolCallId), markStarted === undefined ? "" : callField(markStarted), mark],
       ),
@@ -62,7 +63,12 @@ export class RedisCallLedger implements CallLedger {
       run:
         document === ""
           ? undefined
-          : toolCallRun(document, storedSummary(runId, summary), toolCallId),
+          : toolCallRun(
+              document,
+              storedSummary(runId, summary),
+              toolCallId,
+              length === 0 ? undefined : { at: length - 1, json: last },
+            ),
       committed: committed === 1,
       cancelRequested: cancelled === 1,
       ...(started === "" ? {} : { started: started === 1 || started === mark }),

@@ -67,18 +67,23 @@ export function parseLeaseReply(value: unknown): [0, number] | LeaseTaken {
   throw malformed("ACQUIRE_LEASE", value);
 }
 
-/** OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled, started. */
+/**
+ * OPEN_TOOL_CALL's reply: document, summary ("" when none), committed, cancelled, started, the
+ * conversation's length and its last message ("" when none).
+ */
 export function parseOpenToolCallReply(
   value: unknown,
-): [string, string, number, number, number | string] {
+): [string, string, number, number, number | string, number, string] {
   const started = (item: unknown): item is number | string => isNumber(item) || isString(item);
   if (
-    isTuple<[string, string, number, number, number | string]>(value, [
+    isTuple<[string, string, number, number, number | string, number, string]>(value, [
       isString,
       isString,
       isNumber,
       isNumber,
       started,
+      isNumber,
+      isString,
     ])
   )
     return value;

@@ -30,11 +30,11 @@ export function decodeStored<T>(schema: z.ZodType<T>, json: string, what: string
 }
 
 /**
- * Earlier versions whose records have the current shape once loaded: 2, 3 and 4 differ only in
- * how a stored document leaves derivable parts out (see stored-record.ts), so a version-2 or
- * version-3 record or document is read as a version-4 one.
+ * Earlier versions whose records have the current shape once loaded: 2 to 5 differ only in
+ * how a stored document leaves derivable parts out (see document.ts), so a record or document
+ * of version 2, 3 or 4 is read as a version-5 one.
  */
-const READ_AS_CURRENT: ReadonlySet<unknown> = new Set([2, 3]);
+const READ_AS_CURRENT: ReadonlySet<unknown> = new Set([2, 3, 4]);
 
 /**
  * Reads a stored run record's JSON: a record of another `schemaVersion` is refused with

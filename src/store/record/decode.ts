@@ -49,10 +49,17 @@ export interface CompletedDocument {
   compacted: boolean;
 }
 
+/**
+ * The conversation's message at an index, as far as the reader has it (undefined beyond): a
+ * version-5 document's calls may refer to its last message's blocks.
+ */
+export type MessageAt = (index: number) => unknown;
+
 /** What a document of one version left out, filled in again (all but the conversation). */
 type Decoder = (
   document: Record<string, unknown>,
   summary: RunSummary | undefined,
+  messageAt: MessageAt,
 ) => Record<string, unknown>;
 
 /** The document without the marks that say what it left out. */
@@ -60,6 +67,9 @@ function withoutMarks(document: Record<string, unknown>): Record<string, unknown
   const { sharedIds: _sharedIds, fromSummary: _fromSummary, ...own } = document;
   return own;
 }
+
+/** A reader given none of the conversation. */
+const noMessages: MessageAt = () => undefined;
 
 /** Version 2 left nothing out: it loads as it is. */
 const decodeV2: Decoder = (document) => withoutMarks(document);
@@ -71,8 +81,12 @@ const decodeV3: Decoder = (document, summary) => {
 };
 
 /** Version 4: version 3's, then the values left out at their initial ones. */
-const decodeV4: Decoder = (document, summary) =>
-  restoreDocument(decodeV3(document, summary), summary?.pending ?? []);
+const decodeV4: Decoder = (document, summary, messageAt) =>
+  restoreDocument(decodeV3(document, summary, messageAt), summary?.pending ?? []);
+
+/** Version 5: version 4's, and the calls kept by reference to the last message's blocks. */
+const decodeV5: Decoder = (document, summary, messageAt) =>
+  restoreDocument(decodeV3(document, summary, messageAt), summary?.pending ?? [], messageAt);
 
 /**
  * The decoder of each version this one reads. A document of any other version is read by the
@@ -83,6 +97,7 @@ const DECODERS: ReadonlyMap<unknown, Decoder> = new Map<unknown, Decoder>([
   [2, decodeV2],
   [3, decodeV3],
   [4, decodeV4],
+  [5, decodeV5],
 ]);
 
 /** True for a document of version 4 or later: a string input's text may be left to its message. */
@@ -90,17 +105,22 @@ const isCompacted = (version: unknown): boolean => typeof version === "number" &
 
 /**
  * A parsed document (`parseDocument`) with what its version left out filled in again (from the
- * run's stored summary, when it says `fromSummary`); the conversation stays out (see
- * `joinRecord`).
+ * run's stored summary, when it says `fromSummary`, and the conversation's last message, for
+ * calls kept by reference); the conversation stays out (see `joinRecord`).
  */
 export function completeDocument(
   parsed: Record<string, unknown>,
   summary?: RunSummary,
+  messageAt: MessageAt = noMessages,
 ): CompletedDocument {
   const version = parsed.schemaVersion;
   const compacted = isCompacted(version);
-  const decode = DECODERS.get(version) ?? (compacted ? decodeV4 : decodeV3);
-  return { stored: decode(parsed, summary), sharedIds: parsed.sharedIds === true, compacted };
+  const decode = DECODERS.get(version) ?? (compacted ? decodeV5 : decodeV3);
+  return {
+    stored: decode(parsed, summary, messageAt),
+    sharedIds: parsed.sharedIds === true,
+    compacted,
+  };
 }
 
 /**
@@ -124,7 +144,7 @@ export function joinRecord(
   );
 }
 
-/** The keys a version-4 document written by `recordDocument` may have (listed on first use). */
+/** The keys a current document written by `recordDocument` may have (listed on first use). */
 let currentKeys: ReadonlySet<string> | undefined;
 const currentKeysOf = (): ReadonlySet<string> => {
   currentKeys ??= new Set([...Object.keys(RunRecord.shape), "sharedIds", "fromSummary"]);
@@ -137,13 +157,15 @@ const currentKeysOf = (): ReadonlySet<string> => {
  * document, without its chain of spread copies. Undefined for a document it does not take as
  * `recordDocument` writes them (another version, a key of its own, a field missing…): `joinAny`
  * reads that one, and its parse names what is wrong. `withResult: false` (a reader that needs
- * neither the result nor the conversation, given none): the result is left null.
+ * neither the result nor the conversation, given none): the result is left null; `messageAt`
+ * then gives what it has of the conversation (the last message, for calls kept by reference).
  */
 export function joinCurrent(
   document: Record<string, unknown>,
   messages: unknown[],
   summary: RunSummary | undefined,
   withResult = true,
+  messageAt: MessageAt = (index) => messages[index],
 ): Record<string, unknown> | undefined {
   if (document.schemaVersion !== RUN_RECORD_VERSION) return undefined;
   const keys = currentKeysOf();
@@ -196,7 +218,11 @@ export function joinCurrent(
       if (key === "messages") context.messageCount = own.messages;
       else context[key] = own[key];
     }
-    if (Array.isArray(own.calls)) context.calls = restoreCalls(own.calls, summary?.pending ?? []);
+    if (Array.isArray(own.calls)) {
+      const count = own.messages;
+      const last = () => (typeof count === "number" ? messageAt(count - 1) : undefined);
+      context.calls = restoreCalls(own.calls, summary?.pending ?? [], last);
+    }
     if (!("messageCount" in context)) context.messageCount = 0;
     counted = context.messageCount;
     snapshot = {
@@ -244,7 +270,7 @@ function joinAny(
   messages: unknown[],
   summary: RunSummary | undefined,
 ): unknown {
-  const completed = completeDocument(parsedDocument, summary);
+  const completed = completeDocument(parsedDocument, summary, (index) => messages[index]);
   const { sharedIds, compacted } = completed;
   const stored = completed.stored as {
     runId?: unknown;

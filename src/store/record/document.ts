@@ -4,7 +4,7 @@
 // input's, the machine context's, the result's) is left out and restored from the list on load.
 //
 // The layout of every version, oldest first; encode.ts writes the current one, and decode.ts
-// reads each with its own decoder (decode-v3.ts, decode-v4.ts).
+// reads each with its own decoder (decode-v3.ts, decode-v4.ts, call-refs.ts).
 //
 // Since schemaVersion 3 the document also leaves out what loading can derive again: a parked or
 // finished run's `result` when it is the one its snapshot gives (`toRunResult`; the document
@@ -22,6 +22,16 @@
 // call that the summary's pending list holds (the document keeps `pending: <its index>` in
 // place of its call, its status "asked" and its reason). A call's SHA-256 input hash is kept
 // in base64url (`ih`) rather than hex.
+//
+// Since schemaVersion 5 the document also leaves out what the conversation holds of the calls:
+// a call state whose call ({id, name, input}, nothing else) is exactly the tool_use block at
+// index k of the conversation's last message (an assistant's; the record then holds exactly
+// the messages its context counts, so that the store's message list ends with it) keeps
+// `m: k` in place of its call, and leaves out its status when it is "allowed" and its reason
+// when it is the permission policy's default allow (call-refs.ts); a reference to no tool_use
+// block is refused as corrupt. A call its summary's pending list holds is kept by that
+// (`pending`) first. And a null result is left out where loading derives none (a run neither
+// parked nor finished: `derivedResult` gives null).
 
 /** The document's top-level fields a summary holds. */
 export const SUMMARY_FIELDS = [

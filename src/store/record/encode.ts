@@ -8,11 +8,12 @@ import {
 import { toRunResult } from "../../engine/run-result.js";
 import { idleStageContext, type RunContext } from "../../machines/run-machine.js";
 import { conversationOf } from "../conversation.js";
-import type { RunRecord } from "../schemas.js";
+import { isTerminal, type RunRecord } from "../schemas.js";
 import type { RunSummary } from "../summary.js";
+import { referenceOf, type ToolUses, toolUsesOf, USUAL_REASON, USUAL_STATUS } from "./call-refs.js";
 import { SNAPSHOT_DEFAULTS, SUMMARY_FIELDS } from "./document.js";
 
-// The writer of the current version (4) of the stored document: see document.ts for what it
+// The writer of the current version (5) of the stored document: see document.ts for what it
 // leaves out, and decode.ts for how each version is read back.
 
 /**
@@ -20,7 +21,7 @@ import { SNAPSHOT_DEFAULTS, SUMMARY_FIELDS } from "./document.js";
  * the run's stored `summary` (`summarize(record)`), without what that holds either.
  *
  * Each object of the document is built once, key by key in the record's order, leaving out
- * what the version-4 rules above leave out (rather than spread copies and deletes, which cost
+ * what the rules of document.ts leave out (rather than spread copies and deletes, which cost
  * an object per step and turn the objects into slow dictionaries before they are serialised).
  */
 export function recordDocument(record: RunRecord, summary?: RunSummary): string {
@@ -45,8 +46,10 @@ export function recordDocument(record: RunRecord, summary?: RunSummary): string 
         typeof messageCount === "number" ? messageCount : conversationOf(record).length;
       document.snapshot = compactSnapshot(record, sharedIds, counted, held);
     } else if (key === "result") {
-      if (result === null) document.result = null;
-      else if (!(sharedIds && derivesResult(record, result))) {
+      // A null result is left out where loading derives none (see `derivedResult`).
+      if (result === null) {
+        if (settled(record.status)) document.result = null;
+      } else if (!(sharedIds && derivesResult(record, result))) {
         document.result = { ...result, messages: result.messages.length };
       }
     } else document[key] = record[key as keyof RunRecord];
@@ -87,6 +90,10 @@ function compactInputOf(input: RunRecord["input"]): Record<string, unknown> {
   }
   return compact;
 }
+
+/** True for a status whose run has a result (a missing one is derived on load). */
+const settled = (status: RunRecord["status"]): boolean =>
+  status === "awaiting_approval" || isTerminal(status);
 
 /**
  * A document's snapshot: without its initial values (`SNAPSHOT_DEFAULTS`, the idle stage, the
@@ -133,15 +140,33 @@ function compactContext(
     else if (Object.hasOwn(IDLE_STAGE, key) && isInitial(value, IDLE_STAGE[key])) continue;
     else if (key === "maxIterations" && Object.is(value, record.input.maxIterations)) continue;
     else if (key === "calls" && Array.isArray(value)) {
+      const uses = value.length === 0 ? undefined : lastToolUses(record, messages);
       compact.calls = value.map((state: Record<string, unknown>) => {
         const at = pending.findIndex((each) => heldBy(state, each));
-        const { call: _call, reason: _reason, status: _status, ...rest } = state;
-        return compactHash(at === -1 ? state : { pending: at, ...rest });
+        const { call, reason, status, ...rest } = state;
+        if (at !== -1) return compactHash({ pending: at, ...rest });
+        const block = uses === undefined || "m" in state ? -1 : referenceOf(call, uses);
+        if (block === -1) return compactHash(state);
+        const reference: Record<string, unknown> = { m: block };
+        if (status !== USUAL_STATUS) reference.status = status;
+        if (reason !== USUAL_REASON) reference.reason = reason;
+        for (const field in rest) reference[field] = rest[field];
+        return compactHash(reference);
       });
     } else compact[key] = value;
   }
   if (!("messages" in compact)) compact.messages = messages;
   return compact;
+}
+
+/**
+ * The tool_use blocks of the conversation's last message, when the record holds exactly the
+ * `messages` its context counts (so that the store's message list ends with that message).
+ */
+function lastToolUses(record: RunRecord, messages: number): ToolUses | undefined {
+  const conversation = conversationOf(record);
+  if (messages === 0 || conversation.length !== messages) return undefined;
+  return toolUsesOf(conversation[messages - 1]);
 }
 
 const HEX_HASH = /^[0-9a-f]{64}$/;

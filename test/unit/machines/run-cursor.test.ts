@@ -149,6 +149,7 @@ const frozen = [
   "v3-parked.stored.json",
   "v4-parked.stored.json",
   "v4-parked-summary-v2.stored.json",
+  "v5-dispatch.stored.json",
 ];
 
 describe("RunCursor on the frozen stored records", () => {

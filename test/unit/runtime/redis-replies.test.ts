@@ -11,8 +11,17 @@ describe("the runtime's script replies", () => {
     expect(parseLeaseReply([0, 1500])).toEqual([0, 1500]);
     const taken = [1, 7, 0, "{}", ["call", "{}"], ['{"role":"user"}'], ""];
     expect(parseLeaseReply(taken)).toEqual(taken);
-    expect(parseOpenToolCallReply(["{}", "", 1, 0, ""])).toEqual(["{}", "", 1, 0, ""]);
-    expect(parseOpenToolCallReply(["{}", "{}", 0, 1, 1])).toEqual(["{}", "{}", 0, 1, 1]);
+    expect(parseOpenToolCallReply(["{}", "", 1, 0, "", 0, ""])).toEqual([
+      "{}",
+      "",
+      1,
+      0,
+      "",
+      0,
+      "",
+    ]);
+    const withLast = ["{}", "{}", 0, 1, 1, 2, '{"role":"assistant","content":[]}'];
+    expect(parseOpenToolCallReply(withLast)).toEqual(withLast);
     expect(parseSaveReply(-1)).toBe(-1);
     expect(parseSaveReply(-2)).toBe(-2);
     expect(parseSaveReply([1, 0, 1, ["a", "b"]])).toEqual([1, 0, 1, ["a", "b"]]);
@@ -27,7 +36,9 @@ describe("the runtime's script replies", () => {
       [parseLeaseReply, [0, 5, 1], "ACQUIRE_LEASE"],
       [parseLeaseReply, [1, 7, 0, "{}", ["call", 3], [], ""], "ACQUIRE_LEASE"],
       [parseOpenToolCallReply, ["{}", "", 1, 0], "OPEN_TOOL_CALL"],
-      [parseOpenToolCallReply, ["{}", "", "1", 0, ""], "OPEN_TOOL_CALL"],
+      [parseOpenToolCallReply, ["{}", "", 1, 0, ""], "OPEN_TOOL_CALL"],
+      [parseOpenToolCallReply, ["{}", "", "1", 0, "", 0, ""], "OPEN_TOOL_CALL"],
+      [parseOpenToolCallReply, ["{}", "", 1, 0, "", "1", ""], "OPEN_TOOL_CALL"],
       [parseSaveReply, -3, "SAVE_RUN"],
       [parseSaveReply, [1, 0, 1, "a"], "SAVE_RUN"],
       [parseSaveReply, [1, 0, 1, [], 0], "SAVE_RUN"],

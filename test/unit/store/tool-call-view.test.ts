@@ -20,7 +20,14 @@ const FIXTURES = [
   "v4-completed.stored.json",
   "v3-parked.stored.json",
   "v4-parked.stored.json",
+  "v5-dispatch.stored.json",
 ];
+
+/** The stored conversation's last message, as a tool job reads it with the document. */
+const lastOf = (messages: readonly string[]) =>
+  messages.length === 0
+    ? undefined
+    : { at: messages.length - 1, json: messages[messages.length - 1] as string };
 
 /** What a tool job read of a run when it loaded the whole record. */
 function expectedView(record: RunRecord, toolCallId: string, summary: RunSummary | undefined) {
@@ -57,7 +64,7 @@ function expectedView(record: RunRecord, toolCallId: string, summary: RunSummary
 
 describe("toolCallRun: a tool job's view of a stored run", () => {
   for (const name of FIXTURES) {
-    it(`reads ${name} as the whole record gives it, without the conversation`, () => {
+    it(`reads ${name} as the whole record gives it, with the conversation's last message only`, () => {
       const stored = fixture(name);
       const summary =
         stored.summary === undefined ? undefined : decodeSummary("id-2", stored.summary);
@@ -65,7 +72,7 @@ describe("toolCallRun: a tool job's view of a stored run", () => {
       const calls = (record.snapshot?.context as { calls?: Array<{ call: { id: string } }> })
         ?.calls;
       for (const toolCallId of [...(calls ?? []).map((state) => state.call.id), "unknown"]) {
-        expect(toolCallRun(stored.document, summary, toolCallId)).toEqual(
+        expect(toolCallRun(stored.document, summary, toolCallId, lastOf(stored.messages))).toEqual(
           expectedView(record, toolCallId, summary),
         );
       }
@@ -78,7 +85,7 @@ describe("toolCallRun: a tool job's view of a stored run", () => {
     const document = JSON.parse(stored.document) as Record<string, unknown>;
     const view = (json: string) => thrown(() => toolCallRun(json, summary, "call_1"));
 
-    expect(view(JSON.stringify({ ...document, schemaVersion: 5 }))).toBeInstanceOf(
+    expect(view(JSON.stringify({ ...document, schemaVersion: 6 }))).toBeInstanceOf(
       StoreVersionError,
     );
     for (const bad of [
@@ -89,6 +96,36 @@ describe("toolCallRun: a tool job's view of a stored run", () => {
       stored.document.replace('"context":{', '"context":{"iteration":-1,'),
     ]) {
       const error = view(bad);
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as BackendError).code).toBe("record_corrupt");
+    }
+  });
+
+  it("refuses a call kept by reference to a block the conversation's last message does not hold", () => {
+    const stored = fixture("v5-dispatch.stored.json");
+    const summary = decodeSummary("id-2", stored.summary ?? "");
+    const last = lastOf(stored.messages);
+    const read = (document: string, message = last) =>
+      toolCallRun(document, summary, "call_1", message);
+    expect(read(stored.document).call?.call).toEqual({
+      id: "call_1",
+      name: "delete_file",
+      input: { path: "old.log" },
+    });
+    const corrupt = [
+      // Out of range, a text block, not an index.
+      () => read(stored.document.replace('"m":1', '"m":9')),
+      () => read(stored.document.replace('"m":1', '"m":0')),
+      () => read(stored.document.replace('"m":1', '"m":-1')),
+      () => read(stored.document.replace('"m":1', '"m":"1"')),
+      // Not the last message the document counts, none read, a user's, not JSON.
+      () => read(stored.document, { at: 0, json: stored.messages[0] as string }),
+      () => toolCallRun(stored.document, summary, "call_1"),
+      () => read(stored.document, { at: 1, json: stored.messages[0] as string }),
+      () => read(stored.document, { at: 1, json: "{not json" }),
+    ];
+    for (const attempt of corrupt) {
+      const error = thrown(attempt);
       expect(error).toBeInstanceOf(BackendError);
       expect((error as BackendError).code).toBe("record_corrupt");
     }

@@ -48,6 +48,12 @@ const frozenV4Stored = fixture("v4-completed.stored.json");
 const frozenV3Parked = fixture("v3-parked.stored.json");
 const frozenV4Parked = fixture("v4-parked.stored.json");
 const frozenV4ParkedSummaryV2 = fixture("v4-parked-summary-v2.stored.json");
+// A run at dispatch as version 5 stores it beside its summary (frozen when version 5 was
+// introduced): two calls kept by reference to the last message's blocks, one as it is.
+const frozenV5Dispatch = fixture("v5-dispatch.stored.json");
+
+/** A version-4 document as version 5 writes the same record: only its version differs. */
+const asV5 = (document: string) => document.replace('"schemaVersion":4', '"schemaVersion":5');
 
 /**
  * The frozen version-2 record as this version reads it: the same record, as version 4, its
@@ -74,9 +80,13 @@ const migratedV2 = (): Record<string, unknown> => {
   };
 };
 
+const v5Summary = () => decodeSummary("id-2", frozenV5Dispatch.summary);
+const v5Record = () =>
+  joinRecord(frozenV5Dispatch.document, frozenV5Dispatch.messages, v5Summary());
+
 describe("stored run records", () => {
-  it("keeps loading the frozen version-2 record as the backends stored it, as version 4", () => {
-    expect(RUN_RECORD_VERSION).toBe(4);
+  it("keeps loading the frozen version-2 record as the backends stored it, as version 5", () => {
+    expect(RUN_RECORD_VERSION).toBe(5);
     const record = joinRecord(frozenV2Stored.document, frozenV2Stored.messages);
     expect(record).toEqual(migratedV2());
     expect(frozenV2Stored.document).not.toContain('old.log"}]},{');
@@ -104,10 +114,11 @@ describe("stored run records", () => {
     expect(frozenV3Stored.document.length).toBeLessThan(frozenV2Stored.document.length * 0.75);
   });
 
-  it("keeps loading the frozen version-4 record, and stores a record as it did", () => {
+  it("keeps loading the frozen version-4 record, and stores it as version 5 does: as it was", () => {
     const record = joinRecord(frozenV4Stored.document, frozenV4Stored.messages);
     expect(record).toEqual(migratedV2());
-    expect(recordDocument(record)).toBe(frozenV4Stored.document);
+    // No call and a result it holds: version 5 leaves out nothing more of it.
+    expect(recordDocument(record)).toBe(asV5(frozenV4Stored.document));
     // Initial values and a string input's text are filled in on load.
     const document = JSON.parse(frozenV4Stored.document) as Record<string, unknown>;
     expect(document).toMatchObject({ schemaVersion: 4, input: { messages: 1, text: true } });
@@ -126,7 +137,7 @@ describe("stored run records", () => {
     );
     const summary = decodeSummary("id-2", frozenV4Parked.summary);
     const v4 = joinRecord(frozenV4Parked.document, frozenV4Parked.messages, summary);
-    expect(v4).toEqual({ ...v3, schemaVersion: 4 });
+    expect(v4).toEqual({ ...v3, schemaVersion: RUN_RECORD_VERSION });
     expect(v4).toMatchObject({ status: "awaiting_approval", input: { text: "Delete old.log" } });
     expect(v4.snapshot?.context.calls).toEqual([
       {
@@ -137,12 +148,13 @@ describe("stored run records", () => {
       },
     ]);
     expect(summarize(v4)).toEqual(summary);
-    // Stored as it was: the parked call only once, in the summary's pending list.
-    expect(recordDocument(v4, summary)).toBe(frozenV4Parked.document);
+    // Stored as it was: the parked call only once, in the summary's pending list (a call the
+    // summary holds is kept by its pending index, before any reference to its message).
+    expect(recordDocument(v4, summary)).toBe(asV5(frozenV4Parked.document));
     // The summary is written with its version now (frozen beside the unversioned one).
     expect(encodeSummary(summary)).toBe(frozenV4ParkedSummaryV2.summary);
     expect(decodeSummary("id-2", frozenV4ParkedSummaryV2.summary)).toEqual(summary);
-    expect(recordDocument(v4, summary)).toBe(frozenV4ParkedSummaryV2.document);
+    expect(recordDocument(v4, summary)).toBe(asV5(frozenV4ParkedSummaryV2.document));
     expect(frozenV4Parked.document).not.toContain("delete_file");
     // The input hash is kept in base64url, and read back as the hex the record holds.
     expect(frozenV4Parked.document).not.toContain("b23766fe");
@@ -267,6 +279,8 @@ describe("stored run records", () => {
         frozenV4Parked.messages,
         undefined,
       ],
+      [frozenV5Dispatch.document, frozenV5Dispatch.messages, v5Summary()],
+      [recordDocument(v5Record()), frozenV5Dispatch.messages, undefined],
     ];
     for (const [document, messages, summary] of cases) {
       const direct = joinRecord(document, messages, summary);
@@ -279,10 +293,123 @@ describe("stored run records", () => {
     }
   });
 
+  it("keeps loading the frozen version-5 record at dispatch, and stores it as it was", () => {
+    const summary = v5Summary();
+    const record = v5Record();
+    expect(record).toMatchObject({ schemaVersion: 5, status: "running", result: null });
+    expect(record.snapshot?.context.calls).toEqual([
+      {
+        call: { id: "call_1", name: "delete_file", input: { path: "old.log" } },
+        status: "allowed",
+        reason: "default: allow",
+        inputHash: "b23766fe5e9cddb8c4bf5b7d3c62b2d930fee82a99b20b0aeffe60856268c15f",
+      },
+      {
+        call: { id: "call_2", name: "search", input: { query: "logs" } },
+        status: "denied",
+        reason: 'rule "search": deny',
+      },
+      {
+        call: { id: "call_3", name: "delete_file", input: { path: "b.log" } },
+        status: "allowed",
+        reason: "default: allow",
+      },
+    ]);
+    expect(recordDocument(record, summary)).toBe(frozenV5Dispatch.document);
+    // The calls that are their block of the last message are kept by its index; one whose
+    // input is not its block's is kept as it is; the running run's null result is left out.
+    const document = JSON.parse(frozenV5Dispatch.document) as Record<string, unknown>;
+    expect(document).not.toHaveProperty("result");
+    expect(document).toMatchObject({
+      snapshot: {
+        context: {
+          calls: [
+            { m: 1, ih: "sjdm_l6c3bjEv1t9PGKy2TD-6CqZsgsK7_5ghWJowV8" },
+            { m: 2, status: "denied", reason: 'rule "search": deny' },
+            { call: { id: "call_3" }, status: "allowed", reason: "default: allow" },
+          ],
+        },
+      },
+    });
+    expect(frozenV5Dispatch.document).not.toContain("old.log");
+  });
+
+  it("keeps a call by reference only when it is exactly its block of the last message", () => {
+    const record = v5Record();
+    const context = record.snapshot?.context as { calls: Array<Record<string, unknown>> };
+    const [first] = context.calls as [Record<string, unknown>];
+    const call = first.call as Record<string, unknown>;
+    const variants = [
+      { ...call, name: "search" },
+      { ...call, input: { path: "old.log", force: true } },
+      { ...call, extra: 1 },
+      { id: "call_9", name: call.name, input: call.input },
+    ];
+    for (const variant of variants) {
+      const calls = [{ ...first, call: variant }, ...context.calls.slice(1)];
+      const changed = {
+        ...record,
+        snapshot: { ...record.snapshot, context: { ...context, calls } },
+      } as typeof record;
+      const document = recordDocument(changed);
+      const stored = JSON.parse(document) as { snapshot: { context: { calls: unknown[] } } };
+      expect(stored.snapshot.context.calls[0]).toMatchObject({ call: variant });
+      expect(joinRecord(document, frozenV5Dispatch.messages)).toEqual(changed);
+    }
+    // A conversation whose last message is not the assistant's turn: no call is referred to.
+    const result = {
+      role: "tool",
+      content: [{ type: "tool_result", toolCallId: "call_1", content: "ok", isError: false }],
+    };
+    const conversation = [...(record.messages ?? []), result];
+    const moved = {
+      ...record,
+      messages: conversation,
+      snapshot: { ...record.snapshot, context: { ...context, messageCount: 3 } },
+    } as typeof record;
+    const document = recordDocument(moved);
+    expect(document).not.toContain('"m":');
+    expect(
+      joinRecord(
+        document,
+        conversation.map((each) => JSON.stringify(each)),
+      ),
+    ).toEqual(moved);
+  });
+
+  it("refuses a call kept by reference to a block the last message does not hold", () => {
+    const summary = v5Summary();
+    const { document, messages } = frozenV5Dispatch;
+    for (const [stored, conversation] of [
+      [document.replace('"m":1', '"m":9'), messages],
+      [document.replace('"m":1', '"m":0'), messages],
+      [document.replace('"m":1', '"m":1.5'), messages],
+      [document.replace('"m":1', '"m":null'), messages],
+      [document, messages.slice(0, 1)],
+      [document, [messages[1], messages[0]]],
+    ] as Array<[string, string[]]>) {
+      const error = thrown(() => joinRecord(stored, conversation, summary));
+      expect(error).toBeInstanceOf(BackendError);
+      expect((error as BackendError).code).toBe("record_corrupt");
+    }
+  });
+
+  it("leaves a null result out only where loading derives none", () => {
+    const record = v5Record();
+    for (const status of ["queued", "running", "waiting", "completed", "awaiting_approval"]) {
+      const changed = { ...record, status, result: null } as typeof record;
+      const document = recordDocument(changed);
+      const kept = status === "completed" || status === "awaiting_approval";
+      if (kept) expect(JSON.parse(document)).toHaveProperty("result", null);
+      else expect(JSON.parse(document)).not.toHaveProperty("result");
+      expect(joinRecord(document, frozenV5Dispatch.messages).result).toBeNull();
+    }
+  });
+
   it("refuses a stored document of another version with StoreVersionError", () => {
     const document = JSON.parse(frozenV2Stored.document) as Record<string, unknown>;
     const error = thrown(() =>
-      joinRecord(JSON.stringify({ ...document, schemaVersion: 5 }), frozenV2Stored.messages),
+      joinRecord(JSON.stringify({ ...document, schemaVersion: 6 }), frozenV2Stored.messages),
     );
     expect(error).toBeInstanceOf(StoreVersionError);
   });
@@ -310,7 +437,7 @@ describe("stored run records", () => {
 
   it("refuses a record of another version with StoreVersionError, never misreading it", () => {
     const stored = JSON.parse(frozenV2) as Record<string, unknown>;
-    for (const version of [1, 5, undefined, "2", "3", "4"]) {
+    for (const version of [1, 6, undefined, "2", "3", "4", "5"]) {
       const json = JSON.stringify({ ...stored, schemaVersion: version });
       const error = thrown(() => parseStoredRecord(json));
       expect(error).toBeInstanceOf(StoreVersionError);

@@ -14,7 +14,12 @@ import {
 } from "../../../../src/store/record/typed-decode.js";
 import { CallStateView, RUN_RECORD_VERSION, RunRecord } from "../../../../src/store/schemas.js";
 import { RunSummary } from "../../../../src/store/summary.js";
-import { parsedShape, toolCallRun, typedShape } from "../../../../src/store/tool-call-view.js";
+import {
+  lastMessageAt,
+  parsedShape,
+  toolCallRun,
+  typedShape,
+} from "../../../../src/store/tool-call-view.js";
 
 // The typed decodes take only what zod's parse takes, and give what it gives (the same keys in
 // the same order): checked on values drawn at random, near the usual ones and around them.
@@ -172,44 +177,76 @@ describe("a tool job's view, typed", () => {
   const fixture = (name: string) =>
     JSON.parse(
       readFileSync(new URL(`../../../fixtures/run-records/${name}`, import.meta.url), "utf8"),
-    ) as { document: string; summary?: string };
+    ) as { document: string; summary?: string; messages: string[] };
+  /** The stored conversation's last message, as a tool job reads it. */
+  const lastOf = (messages: readonly string[]) => ({
+    at: messages.length - 1,
+    json: messages[messages.length - 1] as string,
+  });
+  /** Current documents: the frozen version-5 one, and the version-4 ones as version 5 writes them. */
+  const current = () => [
+    fixture("v5-dispatch.stored.json"),
+    ...["v4-parked.stored.json", "v4-completed.stored.json"].map((name) => {
+      const stored = fixture(name);
+      return {
+        ...stored,
+        document: stored.document.replace('"schemaVersion":4', '"schemaVersion":5'),
+      };
+    }),
+  ];
+  /** The answer of `read`, or the error it threw. */
+  const outcome = (read: () => unknown): unknown => {
+    try {
+      return read();
+    } catch (error) {
+      return error;
+    }
+  };
 
   it("reads a current document as the parse does, and leaves what it is unsure of to it", () => {
     const { next, pick } = random(4);
     let taken = 0;
+    let refused = 0;
     let total = 0;
-    for (const name of ["v4-parked.stored.json", "v4-completed.stored.json"]) {
-      const stored = fixture(name);
+    for (const stored of current()) {
       const summary =
         stored.summary === undefined ? undefined : decodeSummary("id-2", stored.summary);
+      const last = lastOf(stored.messages);
       for (let round = 0; round < 1000; round++) {
         const document = parseDocument(stored.document);
         const snapshot = document.snapshot as { context: Record<string, unknown> } | undefined;
         const context = snapshot?.context ?? {};
         for (let changes = Math.floor(next() * 3); changes > 0; changes--) {
           const where = pick(["context", "context", "top", "call"]);
-          const value = pick([...ODD_VALUES, 3, "bench", { traceparent: "00-1" }]);
+          const value = pick([...ODD_VALUES, 3, 2, "bench", { traceparent: "00-1" }]);
           if (where === "top") document[pick(["priority", "trace", "phase"])] = value;
           else if (where === "context") {
-            context[pick(["iteration", "agent", "runId", "calls"])] = value;
+            context[pick(["iteration", "agent", "runId", "calls", "messages"])] = value;
           } else if (Array.isArray(context.calls) && context.calls.length > 0) {
-            const call = context.calls[0] as Record<string, unknown>;
-            call[pick(["status", "reason", "interruptions", "inputHash"])] = value;
+            const call = pick(context.calls) as Record<string, unknown>;
+            if (typeof call !== "object" || call === null) continue;
+            call[pick(["status", "reason", "interruptions", "inputHash", "m", "m"])] = value;
           }
         }
         total++;
-        const typed = typedShape(document, summary);
-        let reference: unknown;
-        try {
-          reference = parsedShape(parseDocument(JSON.stringify(document)), summary);
-        } catch (error) {
-          reference = error;
+        const typed = outcome(() => typedShape(document, summary, lastMessageAt(last)));
+        const reference = outcome(() =>
+          parsedShape(parseDocument(JSON.stringify(document)), summary, lastMessageAt(last)),
+        );
+        if (typed instanceof Error) {
+          // A call referring to no block: refused by both, alike.
+          refused++;
+          expect(reference, JSON.stringify(document)).toBeInstanceOf(Error);
+          expect((reference as { code?: unknown }).code).toBe((typed as { code?: unknown }).code);
+          continue;
         }
         if (typed === undefined) continue;
         taken++;
         expect(reference, JSON.stringify(document)).not.toBeInstanceOf(Error);
         const { snapshot: readSnapshot, ...own } = reference as Record<string, unknown>;
-        const { snapshot: typedSnapshot, ...typedOwn } = typed;
+        const { snapshot: typedSnapshot, ...typedOwn } = typed as NonNullable<
+          ReturnType<typeof typedShape>
+        >;
         same(typedOwn, own);
         const readContext = (readSnapshot as { context: Record<string, unknown> } | null)?.context;
         if (readContext === undefined) expect(typedSnapshot).toBeNull();
@@ -225,15 +262,17 @@ describe("a tool job's view, typed", () => {
         }
       }
     }
-    expect(taken).toBeGreaterThan(100);
-    expect(taken).toBeLessThan(total);
+    expect(taken).toBeGreaterThan(300);
+    expect(refused).toBeGreaterThan(10);
+    expect(taken + refused).toBeLessThan(total);
   });
 
   it("is what a tool job reads of the usual document", () => {
-    const stored = fixture("v4-parked.stored.json");
+    const stored = fixture("v5-dispatch.stored.json");
     const summary = decodeSummary("id-2", stored.summary ?? "");
-    expect(typedShape(parseDocument(stored.document), summary)).toBeDefined();
-    expect(toolCallRun(stored.document, summary, "call_1").call).toBeDefined();
+    const last = lastOf(stored.messages);
+    expect(typedShape(parseDocument(stored.document), summary, lastMessageAt(last))).toBeDefined();
+    expect(toolCallRun(stored.document, summary, "call_1", last).call).toBeDefined();
   });
 });
 
