@@ -12,6 +12,7 @@ import {
   InputTooLargeError,
   type Message,
   PermissionManager,
+  RUN_RECORD_VERSION,
   RunNotFoundError,
   StoreVersionError,
   tool,
@@ -301,7 +302,7 @@ export function describeHardeningContract(name: string, factory: BackendFactory)
         );
         expect(await code()).toBe("record_corrupt");
         await editStored(handle.runId, "record", () =>
-          stored.replace('"schemaVersion":4', '"schemaVersion":99'),
+          stored.replace(`"schemaVersion":${RUN_RECORD_VERSION}`, '"schemaVersion":99'),
         );
         const error = await rejection(backend.openToolCall(handle.runId, 1, "call_1"));
         expect(error).toBeInstanceOf(StoreVersionError);
