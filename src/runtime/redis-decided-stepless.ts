@@ -67,13 +67,18 @@ async function waitsDecided(
     }
   }
   if (decidedKeys.size === 0) return false;
-  // The conversation's last message too: the document's calls may refer to its blocks.
-  const [document, length, lastJson] = await Promise.all([
-    redis.hget(keys.run(runId), "record"),
-    redis.llen(keys.messages(runId)),
-    redis.lindex(keys.messages(runId), -1),
-  ]);
-  if (document === null) return false;
+  // The conversation's last message too: the document's calls may refer to its blocks. One
+  // transaction, so that no save lands between the document and the conversation it counts.
+  const read = await redis
+    .multi()
+    .hget(keys.run(runId), "record")
+    .llen(keys.messages(runId))
+    .lindex(keys.messages(runId), -1)
+    .exec();
+  const [document, length, lastJson] = (read ?? []).map(([error, value]) =>
+    error === null ? value : null,
+  ) as [string | null, number | null, string | null];
+  if (document === null || length === null) return false;
   const last = lastJson === null ? undefined : { at: length - 1, json: lastJson };
   for (const pending of summary.pending) {
     try {
