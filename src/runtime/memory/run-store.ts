@@ -1,4 +1,5 @@
 import { memoryExtensionStateStore, type SessionStateStore } from "../../extensions/state-store.js";
+import { childStartedOf } from "../../store/child-started.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
 import type { Overview, OverviewQuery } from "../../store/overview.js";
@@ -66,6 +67,12 @@ export class MemoryRunStore implements RunStore {
       messages: conversationOf(record).map((message) => JSON.stringify(message)),
     });
     this.#indexAndAnnounce(record);
+    // A child is told on its parent's log as it is stored, in the same synchronous step.
+    const started = childStartedOf(record);
+    const { parentRunId } = record;
+    if (started !== undefined && parentRunId !== undefined && this.#records.has(parentRunId)) {
+      this.#connected().events.append(parentRunId, started);
+    }
     return true;
   }
 
