@@ -46,19 +46,21 @@ function newRunFields(record: RunRecord): NewRunFields {
 }
 
 /**
- * KEYS: run, messages of each run, then the event list and run hash of each parent of a child
- * run among them. ARGV: index key prefix, runs channel, the event lists' length bound, the
- * number of runs, then for each run: record document, status, stored summary JSON, the run id's
- * JSON, its index fields (`indexFields`: `INDEX_FIELDS` of them), the index in KEYS of its
- * parent's event list (0 for a run without a parent), its `child_started` event's JSON (""
- * without a parent), the number of messages, the JSON of each message. A table of 1 (created)
- * or 0 (the run exists), by run. Stores each new run's record, status, summary and agent (one
- * HSET), conversation and index entries (`indexRunLua`; `createRun` is a call with one run) and
- * the overview's counters (`countOverviewLua`), and announces it on the runs channel
- * (`watchRuns`, `announceLua`). The `child_started` event of each child it creates goes to its
- * parent's log in this same write (one append a parent, its children's events in order; none
- * when the parent is gone): a child that exists is told there once (`childStartedOf`).
- * Every key lives under the prefix, so on a cluster they share the prefix's hash slot.
+ * KEYS: run, messages of each run, then for the child runs among them their parents' event
+ * lists and run hashes (once a parent) and their links. ARGV: index key prefix, runs channel,
+ * the event lists' length bound, the number of runs, then for each run: record document,
+ * status, stored summary JSON, the run id's JSON, its index fields (`indexFields`:
+ * `INDEX_FIELDS` of them), the index in KEYS of its parent's event list and of its link (0 and
+ * 0 for a run without a parent), its `child_started` event's JSON ("" without a parent), the
+ * number of messages, the JSON of each message. A table by run: 1 (created), 0 (the run
+ * exists), 2 (a child whose link is gone: its call released it, `RunTree.releaseChild`; nothing
+ * stored). Stores each new run's record, status, summary and agent (one HSET), conversation
+ * and index entries (`indexRunLua`; `createRun` is a call with one run) and the overview's
+ * counters (`countOverviewLua`), and announces it on the runs channel (`watchRuns`,
+ * `announceLua`). The `child_started` event of each child it creates goes to its parent's log
+ * in this same write (one append a parent, its children's events in order; none when the parent
+ * is gone): a child that exists is told there once (`childStartedOf`). Every key lives under
+ * the prefix, so on a cluster they share the prefix's hash slot.
  */
 export const CREATE_RUNS = new LuaScript(`
 ${pushArgvLua}
@@ -71,10 +73,12 @@ for each = 1, tonumber(ARGV[4]) do
   local document, status, summary, runIdJson = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
   local index = at + 4
   local parent = tonumber(ARGV[at + ${4 + INDEX_FIELDS}])
-  local event = ARGV[at + ${5 + INDEX_FIELDS}]
-  local first = at + ${4 + INDEX_FIELDS + 3}
-  at = first + tonumber(ARGV[at + ${4 + INDEX_FIELDS + 2}])
+  local link = tonumber(ARGV[at + ${5 + INDEX_FIELDS}])
+  local event = ARGV[at + ${6 + INDEX_FIELDS}]
+  local first = at + ${8 + INDEX_FIELDS}
+  at = first + tonumber(ARGV[at + ${7 + INDEX_FIELDS}])
   if redis.call("EXISTS", run) == 1 then created[#created + 1] = 0
+  elseif link > 0 and redis.call("EXISTS", KEYS[link]) == 0 then created[#created + 1] = 2
   else
     ${indexRunLua({
       indexPrefix: "ARGV[1]",
@@ -140,6 +144,7 @@ export function createRunsArgs(
     const started = childStartedOf(record);
     const { parentRunId } = record;
     let parent = 0;
+    let link = 0;
     if (started !== undefined && parentRunId !== undefined) {
       parent = parentAt.get(parentRunId) ?? 0;
       if (parent === 0) {
@@ -147,6 +152,7 @@ export function createRunsArgs(
         parentAt.set(parentRunId, parent);
         runKeys.push(keys.events(parentRunId), keys.run(parentRunId));
       }
+      link = runKeys.push(keys.treeLink(record.runId));
     }
     args.push(
       fields.document,
@@ -155,6 +161,7 @@ export function createRunsArgs(
       JSON.stringify(record.runId),
       ...fields.index,
       String(parent),
+      String(link),
       started === undefined ? "" : JSON.stringify(started),
       String(fields.messages.length),
     );

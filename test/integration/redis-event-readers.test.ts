@@ -141,6 +141,18 @@ describe("redisBackend event readers", () => {
       parentToolCallId: call,
       rootRunId: "lead",
     }));
+    for (const each of children) {
+      await backend.linkChild({
+        runId: each.runId,
+        agent: each.agent,
+        parentRunId: "lead",
+        parentToolCallId: each.parentToolCallId,
+        parentIteration: 1,
+        rootRunId: "lead",
+        depth: 1,
+        createdAt: 2,
+      });
+    }
     expect(await backend.submitRuns(children)).toEqual([]);
     await backend.publish("lead", finished("lead"));
 
