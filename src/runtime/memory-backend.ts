@@ -59,6 +59,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
   const tree = new MemoryRunTree({
     fences: (runId, token) => leases.fences(runId, token),
     commit: (...args) => ledger.commitRaw(...args),
+    stored: (runId) => store.has(runId),
   });
   const retention = new Retention(retentionMs, (runId, iterations) => {
     leases.forget(runId);
@@ -72,6 +73,7 @@ export function memoryBackend(options: MemoryBackendOptions = {}): RunBackend {
     expireLater: (runId, iterations) => retention.expireLater(runId, iterations),
     forgetExpiry: (runId) => retention.cancel(runId),
     forgetInTree: (runId) => tree.forget(runId),
+    linked: (runId) => tree.linked(runId),
   });
   let closed = false;
   const lifecycle: BackendLifecycle = {

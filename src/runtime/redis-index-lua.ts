@@ -80,15 +80,16 @@ end
 `;
 
 /**
- * A Lua function `push(key, first, last)`: RPUSH of ARGV[first..last] in as few calls as the
- * Lua stack allows (`unpack` of 1,000 at a time). Returns the list's length after the last
- * push, 0 when there was nothing to push.
+ * A Lua function `push(key, first, last, values)`: RPUSH of values[first..last] (`values`:
+ * ARGV unless given) in as few calls as the Lua stack allows (`unpack` of 1,000 at a time).
+ * Returns the list's length after the last push, 0 when there was nothing to push.
  */
 export const pushArgvLua = `
-local function push(key, first, last)
+local function push(key, first, last, values)
+  values = values or ARGV
   local length = 0
   for at = first, last, 1000 do
-    length = redis.call("RPUSH", key, unpack(ARGV, at, math.min(at + 999, last)))
+    length = redis.call("RPUSH", key, unpack(values, at, math.min(at + 999, last)))
   end
   return length
 end

@@ -78,7 +78,8 @@ const DELIVERED_BYTES = 8192;
  * expression `etrim`), and wakes its readers. Shared by APPEND_EVENTS and the fenced SAVE_RUN,
  * which has read `etrim` already; needs `pushArgvLua`. `first` is a Lua expression. One RPUSH
  * of all the events, whose reply (the list's new length) gives the position of the first one
- * and the excess over `max`.
+ * and the excess over `max`. `values` names a Lua table of the events' JSON to append from
+ * instead of ARGV (CREATE_RUNS: the events of the children it created).
  */
 export const appendEventsLua = (
   events: string,
@@ -86,15 +87,16 @@ export const appendEventsLua = (
   max: string,
   first: number | string,
   etrim: string,
+  values = "ARGV",
 ) => `
-if #ARGV >= ${first} then
+if #${values} >= ${first} then
   local trimmed = tonumber(${etrim} or "0")
-  local length = push(${events}, ${first}, #ARGV)
-  local delivered = {tostring(trimmed + length - (#ARGV - ${first} + 1))}
+  local length = push(${events}, ${first}, #${values}${values === "ARGV" ? "" : `, ${values}`})
+  local delivered = {tostring(trimmed + length - (#${values} - ${first} + 1))}
   local size = 0
-  for index = ${first}, #ARGV do size = size + #ARGV[index] end
+  for index = ${first}, #${values} do size = size + #${values}[index] end
   if size <= ${DELIVERED_BYTES} then
-    for index = ${first}, #ARGV do delivered[#delivered + 1] = ARGV[index] end
+    for index = ${first}, #${values} do delivered[#delivered + 1] = ${values}[index] end
   end
   local excess = length - tonumber(${max})
   if excess > 0 then

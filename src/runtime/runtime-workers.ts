@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ActiveRuns } from "../store/active-runs.js";
-import type { JobProcessors } from "../store/job-queue.js";
+import type { RunBackend } from "../store/backend.js";
+import type { EnqueueStepOptions, JobProcessors } from "../store/job-queue.js";
 import { priorityOf, type RunRecord } from "../store/schemas.js";
 import type { ToolLimits } from "../tools/result-limit.js";
 import { ProviderGates } from "../workers/provider-gates.js";
@@ -43,7 +44,7 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
       const step = { ...priorityOf(record), agent: link.agent };
       if (await backend.submitRun(record, step)) return true;
       records.traces.drop([record]);
-      await wakeExisting(backend, link.runId, link.agent, step);
+      await wakeStoredChild(backend, record, step);
       return false;
     },
     submitChildren: async (children) => {
@@ -52,10 +53,7 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
       const existing = new Set(await backend.submitRuns(built));
       const before = built.filter((each) => existing.has(each.runId));
       records.traces.drop(before);
-      // Stored before (a step delivered again): stepped again if still queued.
-      for (const record of before) {
-        await wakeExisting(backend, record.runId, record.agent, { ...priorityOf(record) });
-      }
+      for (const record of before) await wakeStoredChild(backend, record, priorityOf(record));
       return built.filter((each) => !existing.has(each.runId)).map((each) => each.runId);
     },
     runSpans: records.traces.spans,
@@ -75,6 +73,21 @@ export function runtimeWorkerDeps(parts: RuntimeWorkerParts): WorkerDeps {
         }
       : {}),
   };
+}
+
+/**
+ * A child its submit did not store: stored before (a step or tool job delivered again), stepped
+ * again if still queued; or not stored at all, as its link was gone (its call released it:
+ * `RunTree.releaseChild`), and the call goes on without it.
+ */
+async function wakeStoredChild(
+  backend: RunBackend,
+  record: RunRecord,
+  step: EnqueueStepOptions,
+): Promise<void> {
+  // Rare (a delivery again, a release racing the start): read twice rather than thread it.
+  if ((await backend.loadRun(record.runId)) === undefined) return;
+  await wakeExisting(backend, record.runId, record.agent, step);
 }
 
 /** The job processors of a runtime's workers: steps, tool calls and approval notices. */

@@ -75,15 +75,18 @@ export interface EnqueueStepOptions {
  */
 export interface JobQueue {
   /**
-   * Stores a new run (as `createRun`) and queues its first step (as `enqueueStep`); false when
-   * `runId` exists already (its record is left as it is, though a step of it may have been
-   * queued: a step is a wake-up, which a run takes in any state). Redis sends both at once.
+   * Stores a new run (as `createRun`, a child's `child_started` with it) and queues its first
+   * step (as `enqueueStep`); false when `runId` exists already (its record is left as it is,
+   * though a step of it may have been queued: a step is a wake-up, which a run takes in any
+   * state). Redis sends both at once.
    */
   submitRun(record: RunRecord, options?: EnqueueStepOptions): Promise<boolean>;
   /**
    * Stores new runs and queues their first steps, in bulk (Redis: a script call and an
    * `addBulk` per chunk of runs, each run's step queued after its record is stored). Returns
-   * the ids of runs that existed already (nothing is written for them).
+   * the ids of runs that existed already (nothing is written for them), and of children not
+   * stored as their link was gone (`createRun`). Each child stored is told on its parent's log
+   * in the write that stores it.
    */
   submitRuns(records: readonly RunRecord[], options?: EnqueueStepOptions): Promise<string[]>;
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */

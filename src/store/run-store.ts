@@ -68,7 +68,13 @@ export interface RunStore {
    * the backend; never expired, as it belongs to sessions rather than runs.
    */
   readonly extensionState: ExtensionStateStore;
-  /** Stores a new run, its summary and its index entries; false when `runId` exists already. */
+  /**
+   * Stores a new run, its summary and its index entries; false when `runId` exists already. A
+   * child run (one with `parentRunId` and `parentToolCallId`) is stored only while its link is
+   * (`RunTree.linkChild`; else false, nothing stored: its call released it), and is told on its
+   * parent's event log (`childStartedOf`) in the same write, so that its `child_started` is there
+   * exactly once (none when the parent is gone). `JobQueue.submitRun(s)` store runs the same way.
+   */
   createRun(record: RunRecord): Promise<boolean>;
   /** The run's record; throws `StoreVersionError` for a record of another `schemaVersion`. */
   loadRun(runId: string): Promise<RunRecord | undefined>;

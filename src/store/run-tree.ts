@@ -76,7 +76,10 @@ export interface RunTree {
   /**
    * The call of `link` did not start its child (denied or asked at dispatch, refused): the child
    * no longer counts under its parent, and linking it again (after an approval) counts it again.
-   * Never tells to wake the parent: the call's own result (or wait) steps it.
+   * Never tells to wake the parent: the call's own result (or wait) steps it. When no run of the
+   * child is stored, its link goes too (nothing else would delete it), atomically with respect
+   * to a start: a child run is stored only while its link is (`RunStore.createRun`), so a start
+   * racing the release either stored the run first (the link stays) or stores nothing.
    */
   releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void>;
   /** The ids of the children of `parentRunId` still running. */

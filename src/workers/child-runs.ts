@@ -11,11 +11,8 @@ import { errorResult } from "../tools/run-handler.js";
 import { childLinkOf, linkOfRun, traceOfChild } from "./turn-children.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
-/**
- * What starting a child run from a call came to: running (`created` when this call stored it),
- * or an error result at once.
- */
-export type ChildStart = { child: RunLink; created: boolean } | { result: ToolResult };
+/** What starting a child run from a call came to: running, or an error result at once. */
+export type ChildStart = { child: RunLink } | { result: ToolResult };
 
 /**
  * Starts the child run a permitted call of an agent tool asks for, or finds it started: its
@@ -50,16 +47,12 @@ export async function startChildRun(
   }
   await backend.linkChild(link);
   try {
-    const created = await deps.submitChild(
-      link,
-      childInputText(call.input, agentTool.defaultInput),
-      {
-        sessionId: parent.sessionId,
-        ...(parent.priority === undefined ? {} : { priority: parent.priority }),
-        ...traceOfChild(parent.trace),
-      },
-    );
-    return { child: link, created };
+    await deps.submitChild(link, childInputText(call.input, agentTool.defaultInput), {
+      sessionId: parent.sessionId,
+      ...(parent.priority === undefined ? {} : { priority: parent.priority }),
+      ...traceOfChild(parent.trace),
+    });
+    return { child: link };
   } catch (error) {
     // Refused (say, too big an input): the call fails, not the parent (its tool job releases
     // the child from the ones the parent waits for).

@@ -241,16 +241,12 @@ async function runPermitted(
   const prepared = prepareCall(checked, env);
   const agentTool = "tool" in prepared && isAgentTool(prepared.tool) ? prepared.tool : undefined;
   if (agentTool !== undefined) {
-    // Started again on a job delivered again: the child's id is derived, so nothing runs twice.
+    // Started again on a job delivered again: the child's id is derived, so nothing runs twice;
+    // the write that stores it tells it on the parent's log (`child_started`), once.
     const started = await traceChildStart(checked.call, () =>
       startChildRun(deps, run, checked, agentTool),
     );
-    if ("result" in started) return started;
-    if (started.created) {
-      const { runId: childRunId, agent } = started.child;
-      env.emit?.({ type: "child_started", childRunId, agent, toolCallId: checked.call.id });
-    }
-    return { childRunning: true };
+    return "result" in started ? started : { childRunning: true };
   }
   if (!(await startedHere())) {
     const policy = env.tools.get(checked.call.name)?.recovery ?? "retry";

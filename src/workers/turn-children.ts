@@ -175,7 +175,7 @@ async function startDirect(
   direct: readonly DirectChild[],
 ): Promise<void> {
   if (direct.length === 0 || deps.submitChildren === undefined) return;
-  const { record, iteration, env } = step;
+  const { record, iteration } = step;
   const options = {
     sessionId: record.sessionId,
     ...(record.priority === undefined ? {} : { priority: record.priority }),
@@ -191,9 +191,9 @@ async function startDirect(
       },
     })),
   );
-  let created: Set<string>;
   try {
-    created = new Set(await deps.submitChildren(children));
+    // Each child it stores is told on the parent's log (`child_started`) in the same write.
+    await deps.submitChildren(children);
   } catch (error) {
     // Refused (say, one input too big): each call's tool job starts its child, or fails it.
     deps.logger.warn(
@@ -206,12 +206,6 @@ async function startDirect(
       direct.map(({ state }) => state),
     );
     await Promise.all(jobs.map((job) => deps.backend.enqueueTool(job)));
-    return;
-  }
-  for (const { link } of direct) {
-    if (!created.has(link.runId)) continue;
-    const { runId: childRunId, agent, parentToolCallId: toolCallId } = link;
-    env.emit?.({ type: "child_started", childRunId, agent, toolCallId });
   }
 }
 

@@ -37,7 +37,9 @@ export interface WorkerDeps {
   ) => Promise<void>;
   /**
    * Stores the child run `link` names (idempotent: nothing when it exists) and queues its first
-   * step; true when this stored it. Without it, calls of agent tools get an error result.
+   * step; true when this stored it. The write that stores it appends its `child_started` to
+   * the parent's log (`RunStore.createRun`). Without it, calls of agent tools get an error
+   * result.
    */
   submitChild?: (link: RunLink, input: string, options: ChildSubmitOptions) => Promise<boolean>;
   /**

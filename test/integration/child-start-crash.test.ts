@@ -7,7 +7,9 @@
 // queues the tool jobs that start the children, more than `maxStalledCount` times in all, the
 // queue gives the step up: the give-up finds the parent at dispatch and queues those tool jobs
 // itself, so the parent does not wait forever for children nothing starts (SPEC §8, "nothing
-// decided may stall").
+// decided may stall"). Killed right after the bulk submit stored the children, the parent's log
+// holds each child's `child_started` already (the write that stores a child appends it), and
+// the step delivered again tells none twice.
 import { describe, expect, it } from "vitest";
 import { childTopic, LEAD_CHILDREN, leadAnswer } from "../fixtures/reliability-agents.js";
 import { SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
@@ -105,5 +107,59 @@ describe("a parent's step given up at dispatch before its children started", {
       event.type === "child_started" ? [event.childRunId] : [],
     );
     expect(started.sort()).toEqual(children);
+  });
+});
+
+describe("a parent's worker killed right after its children's bulk submit", {
+  timeout: SLOW_TEST_MS,
+}, () => {
+  it("the parent's log holds each child's child_started from the write that stored the child, once", async () => {
+    const test = await setUp();
+    // One step at a time: the doomed worker's only step slot is the blocked parent's, so no
+    // child runs before it dies (a child it ran halfway would run its model twice).
+    const doomed = await test.worker("doomed", { block: true, concurrency: 1 });
+    const query = "lead q3 block:after-children";
+    const handle = await test.runtime.submit("lead", query);
+    await doomed.blockedAt("after-children", query);
+    const calls = Array.from({ length: LEAD_CHILDREN }, (_, index) => `c${index}`);
+    const children = calls.map((call) => `${handle.runId}.${call}`);
+    const startedIn = async () => {
+      const { events } = await test.runtime.events(handle.runId);
+      return events.flatMap((event) => (event.type === "child_started" ? [event] : []));
+    };
+
+    // Stored, and each already told on the parent's log, in call order: nothing the step does
+    // after the submit is needed for it.
+    for (const child of children) {
+      expect((await test.backend.loadRun(child))?.status).toBe("queued");
+    }
+    const told = calls.map((call, index) => ({
+      type: "child_started",
+      childRunId: children[index],
+      agent: "researcher",
+      toolCallId: call,
+    }));
+    expect(await startedIn()).toEqual(told);
+
+    await doomed.kill();
+    await test.worker("fresh");
+    const result = await handle.result();
+
+    expect(result.status).toBe("completed");
+    const notes = calls.map((_, index) => `notes on ${childTopic(query, index)}`);
+    expect(
+      toolResults(result.messages).map((block) => [block.toolCallId, block.content, block.isError]),
+    ).toEqual(calls.map((call, index) => [call, notes[index], false]));
+    expect(await test.count("model", query)).toBe(2);
+    for (const index of calls.keys()) {
+      expect(await test.count("model", childTopic(query, index))).toBe(1);
+    }
+    // The step delivered again found its children stored, and told nothing twice.
+    expect(await startedIn()).toEqual(told);
+    const { events } = await test.runtime.events(handle.runId);
+    const finished = events.flatMap((event) =>
+      event.type === "child_finished" ? [event.childRunId] : [],
+    );
+    expect(finished.sort()).toEqual(children);
   });
 });

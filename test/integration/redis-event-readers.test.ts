@@ -1,12 +1,13 @@
 // Event readers of the Redis backend: any number of concurrent `events()` tails share one
 // subscriber connection, each sees its own run's events in order, a run keeps its last
-// `maxEventsPerRun` events, a wake-up lost with a dropped connection is made up for, the
-// events a wake-up carries are taken without reading the list, and `close()` ends the waiting
-// ones.
+// `maxEventsPerRun` events (those its children's stores append too), a wake-up lost with a
+// dropped connection is made up for, the events a wake-up carries are taken without reading
+// the list, and `close()` ends the waiting ones.
 import { Redis } from "ioredis";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunBackend } from "../../src/backend.js";
 import { type RunEvent, type RunResult, redisBackend } from "../../src/index.js";
+import { storedRun } from "../support/run-records.js";
 import { collect, silent } from "./fixtures.js";
 import { deletePrefix, redisUrl, requireRedis, uniquePrefix } from "./redis.js";
 
@@ -125,6 +126,51 @@ describe("redisBackend event readers", () => {
       rest.push(next.value);
     }
     expect(rest).toEqual(kept);
+  });
+
+  it("trims a parent's log as its children's stores tell their starts, at the positions a reader keeps", async () => {
+    const backend = await startedBackend("hx-readers-trim-children", { maxEventsPerRun: 3 });
+    await backend.createRun(storedRun("lead", { createdAt: 1 }));
+    await backend.publish("lead", toolStart("t1"));
+    const behind = backend.events("lead")[Symbol.asyncIterator]();
+    expect(await behind.next()).toEqual({ done: false, value: toolStart("t1") });
+    const calls = ["c0", "c1", "c2", "c3"];
+    const children = calls.map((call) => ({
+      ...storedRun(`lead.${call}`, { createdAt: 2, agent: "researcher" }),
+      parentRunId: "lead",
+      parentToolCallId: call,
+      rootRunId: "lead",
+    }));
+    for (const each of children) {
+      await backend.linkChild({
+        runId: each.runId,
+        agent: each.agent,
+        parentRunId: "lead",
+        parentToolCallId: each.parentToolCallId,
+        parentIteration: 1,
+        rootRunId: "lead",
+        depth: 1,
+        createdAt: 2,
+      });
+    }
+    expect(await backend.submitRuns(children)).toEqual([]);
+    await backend.publish("lead", finished("lead"));
+
+    const told = (call: string): RunEvent => ({
+      type: "child_started",
+      childRunId: `lead.${call}`,
+      agent: "researcher",
+      toolCallId: call,
+    });
+    const kept = [told("c2"), told("c3"), finished("lead")];
+    expect(await collect(backend.events("lead"))).toEqual(kept);
+    const rest: RunEvent[] = [];
+    for (let next = await behind.next(); next.done !== true; next = await behind.next()) {
+      rest.push(next.value);
+    }
+    expect(rest).toEqual(kept);
+    // Six appended in all (t1, four starts, the result): the positions count the trimmed ones.
+    expect((await backend.readEvents("lead", 0, 10)).next).toBe(6);
   });
 
   it("makes up for wake-ups lost while its subscriber connection was down", async () => {

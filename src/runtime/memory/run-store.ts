@@ -1,4 +1,5 @@
 import { memoryExtensionStateStore, type SessionStateStore } from "../../extensions/state-store.js";
+import { childStartedOf } from "../../store/child-started.js";
 import { conversationOf } from "../../store/conversation.js";
 import { BackendError, LeaseLostError } from "../../store/errors.js";
 import type { Overview, OverviewQuery } from "../../store/overview.js";
@@ -44,6 +45,8 @@ export interface MemoryStoreParts {
   forgetExpiry: (runId: string) => void;
   /** Drops the run's link and its places in its tree (the run is pruned). */
   forgetInTree: (runId: string) => void;
+  /** Whether the run has a link in its tree (`RunTree.linkChild`). */
+  linked: (runId: string) => boolean;
 }
 
 /** The run store in memory: records kept as JSON (no caller shares objects with it), indexes. */
@@ -62,11 +65,19 @@ export class MemoryRunStore implements RunStore {
 
   async createRun(record: RunRecord): Promise<boolean> {
     if (this.#records.has(record.runId)) return false;
+    const started = childStartedOf(record);
+    // A child is stored only while linked: a release that dropped its link stops the start.
+    if (started !== undefined && !this.#connected().linked(record.runId)) return false;
     this.#records.set(record.runId, {
       document: recordDocument(record),
       messages: conversationOf(record).map((message) => JSON.stringify(message)),
     });
     this.#indexAndAnnounce(record);
+    // A child is told on its parent's log as it is stored, in the same synchronous step.
+    const { parentRunId } = record;
+    if (started !== undefined && parentRunId !== undefined && this.#records.has(parentRunId)) {
+      this.#connected().events.append(parentRunId, started);
+    }
     return true;
   }
 
@@ -178,6 +189,11 @@ export class MemoryRunStore implements RunStore {
   recordOf(runId: string): RunRecord | undefined {
     const stored = this.#records.get(runId);
     return stored === undefined ? undefined : joinRecord(stored.document, stored.messages);
+  }
+
+  /** Whether the run is stored. */
+  has(runId: string): boolean {
+    return this.#records.has(runId);
   }
 
   /** The run's stored document (its record without the conversation). */

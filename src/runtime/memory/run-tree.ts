@@ -18,8 +18,9 @@ interface RunsBelow {
 
 /**
  * The run tree in memory: links by child, and per run with children the runs below it (as the
- * Redis tree's fields of a run hash and `treeDeep` sets). A released child leaves its parent's runs; `forget` drops a
- * run as the store prunes or deletes it.
+ * Redis tree's fields of a run hash and `treeDeep` sets). A released child leaves its parent's
+ * runs, and its link too when no run of it is stored; `forget` drops a run as the store prunes
+ * or deletes it.
  */
 export class MemoryRunTree implements RunTree {
   readonly #links = new Map<string, RunLink>();
@@ -28,13 +29,22 @@ export class MemoryRunTree implements RunTree {
   readonly #fences: (runId: string, token: number) => boolean;
   /** The call ledger's commit, for a child's outcome (`childFinished`). */
   readonly #commit: CallLedger["commitRaw"];
+  /** Whether a run is stored (`releaseChild`). */
+  readonly #stored: (runId: string) => boolean;
 
   constructor(options: {
     fences: (runId: string, token: number) => boolean;
     commit: CallLedger["commitRaw"];
+    stored: (runId: string) => boolean;
   }) {
     this.#fences = options.fences;
     this.#commit = options.commit;
+    this.#stored = options.stored;
+  }
+
+  /** Whether `runId` has a link (a child run is stored only while it has: `createRun`). */
+  linked(runId: string): boolean {
+    return this.#links.has(runId);
   }
 
   async waitForChildren(
@@ -87,8 +97,9 @@ export class MemoryRunTree implements RunTree {
 
   async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
     const parent = this.#below.get(link.parentRunId);
-    if (parent?.runs.get(link.runId) !== "running") return;
-    this.#unlinkFrom(link.parentRunId, link.runId);
+    if (parent?.runs.get(link.runId) === "running") this.#unlinkFrom(link.parentRunId, link.runId);
+    // A child its call never started leaves no link behind (as on Redis: DROP_UNSTARTED).
+    if (!this.#stored(link.runId)) this.forget(link.runId);
   }
 
   async runningChildren(parentRunId: string): Promise<string[]> {

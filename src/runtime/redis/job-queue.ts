@@ -213,7 +213,7 @@ export class RedisJobQueue implements JobQueue {
   }
 
   async submitRun(record: RunRecord, options: EnqueueStepOptions = {}): Promise<boolean> {
-    const { keys, queueRedis } = this.#context;
+    const { keys, queueRedis, maxEvents } = this.#context;
     if (!this.#context.stepsFollowWrites) {
       if (!(await this.#createRun(record))) return false;
       await this.enqueueStep(record.runId, options);
@@ -226,7 +226,7 @@ export class RedisJobQueue implements JobQueue {
     // is queued once the run is stored.
     let resent = false;
     const [creating, adding] = await Promise.allSettled([
-      CREATE_RUNS.run(queueRedis, ...createRunsArgs(keys, [record]), () => {
+      CREATE_RUNS.run(queueRedis, ...createRunsArgs(keys, [record], maxEvents), () => {
         resent = true;
       }),
       this.enqueueStep(record.runId, options),
@@ -242,7 +242,7 @@ export class RedisJobQueue implements JobQueue {
     records: readonly RunRecord[],
     options: EnqueueStepOptions = {},
   ): Promise<string[]> {
-    const { redis, keys } = this.#context;
+    const { redis, keys, maxEvents } = this.#context;
     const existing = await inChunks(
       records,
       SUBMIT_CHUNK,
@@ -250,7 +250,7 @@ export class RedisJobQueue implements JobQueue {
       async (chunk) => {
         const replies = z
           .array(z.number())
-          .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, chunk)));
+          .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, chunk, maxEvents)));
         const created = chunk.filter((_, at) => replies[at] === 1);
         // Added once the chunk's records are stored: a step never comes before its run.
         if (created.length > 0) {

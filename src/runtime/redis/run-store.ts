@@ -80,10 +80,10 @@ export class RedisRunStore implements RunStore {
   }
 
   async createRun(record: RunRecord): Promise<boolean> {
-    const { redis, keys } = this.#context;
+    const { redis, keys, maxEvents } = this.#context;
     const [created] = z
       .array(z.number())
-      .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, [record])));
+      .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, [record], maxEvents)));
     return created === 1;
   }
 

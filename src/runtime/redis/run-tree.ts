@@ -2,6 +2,7 @@ import { BackendError, LeaseLostError } from "../../store/errors.js";
 import { type ChildOutcome, oldestFirst, RunLink, type RunTree } from "../../store/run-tree.js";
 import type { RunRecord } from "../../store/schemas.js";
 import { callField } from "../redis-keys.js";
+import { DROP_UNSTARTED_LUA } from "../redis-release-lua.js";
 import { LuaScript } from "../redis-scripts.js";
 import {
   CHILD_FINISHED_LUA,
@@ -12,12 +13,14 @@ import {
 } from "../redis-tree-lua.js";
 import type { RedisContext } from "./context.js";
 import { childField, childStatesOf, runningIn } from "./tree-fields.js";
+import { treePlaceOf } from "./tree-place.js";
 
 const LINK_CHILD = new LuaScript(LINK_CHILD_LUA);
 const WAIT_FOR_CHILDREN = new LuaScript(WAIT_FOR_CHILDREN_LUA);
 const CHILD_FINISHED = new LuaScript(CHILD_FINISHED_LUA);
 const FINISH_CHILD = new LuaScript(FINISH_CHILD_LUA);
 const RELEASE_CHILD = new LuaScript(RELEASE_CHILD_LUA);
+const DROP_UNSTARTED = new LuaScript(DROP_UNSTARTED_LUA);
 
 /**
  * The run tree in Redis, under the backend's prefix: a child's link (`treeLink`), each run's
@@ -146,10 +149,23 @@ export class RedisRunTree implements RunTree {
   }
 
   async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
-    await RELEASE_CHILD.run(
-      this.#context.redis,
-      [this.#context.keys.run(link.parentRunId)],
-      [childField(link.parentRunId, link.runId)],
+    const { redis, keys } = this.#context;
+    // A child its call never started leaves no link behind (nothing else would delete it). The
+    // link is read in the round trip of the release; one written again meanwhile names the same
+    // places (they follow from the call), and none read means none to drop.
+    const [, place] = await Promise.all([
+      RELEASE_CHILD.run(
+        redis,
+        [keys.run(link.parentRunId)],
+        [childField(link.parentRunId, link.runId)],
+      ),
+      treePlaceOf(redis, keys, link.runId),
+    ]);
+    if (place.holders.length === 0) return;
+    await DROP_UNSTARTED.run(
+      redis,
+      [place.link, keys.run(link.runId), ...place.holders],
+      [link.runId, place.field],
     );
   }
 

@@ -1,10 +1,12 @@
 // The JobQueue role of every backend (run-step and tool jobs, submitting runs with their first
 // step), run on memory, Redis and a Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
-import type { StepJob, ToolJob } from "../../../src/index.js";
+import type { RunLink } from "../../../src/backend.js";
+import type { RunEvent, RunRecord, RunResult, StepJob, ToolJob } from "../../../src/index.js";
 import type { ApprovalNoticeJob } from "../../../src/store/approval-request.js";
+import { storedRun } from "../../support/run-records.js";
 import type { BackendFactory } from "../backend-contract.js";
-import { silent } from "../fixtures.js";
+import { collect, silent } from "../fixtures.js";
 import { record, roleHarness } from "./role-harness.js";
 
 export function describeJobQueueContract(name: string, factory: BackendFactory): void {
@@ -127,5 +129,69 @@ export function describeJobQueueContract(name: string, factory: BackendFactory):
         { job, gaveUp: undefined },
       ]);
     });
+
+    it("tells each child it stores on its parent's log in the same write, once, and live", async () => {
+      const backend = factory.create();
+      started.push(backend);
+      await backend.start({ concurrency: 1, logger: silent });
+      const linkOf = (call: string, parentRunId = "lead"): RunLink => ({
+        runId: `${parentRunId}.${call}`,
+        agent: "researcher",
+        parentRunId,
+        parentToolCallId: call,
+        parentIteration: 1,
+        rootRunId: parentRunId,
+        depth: 1,
+        createdAt: 2,
+      });
+      const child = (call: string, parentRunId = "lead"): RunRecord => ({
+        ...storedRun(`${parentRunId}.${call}`, { createdAt: 2, agent: "researcher" }),
+        parentRunId,
+        parentToolCallId: call,
+        rootRunId: parentRunId,
+      });
+      // Linked first, as the step or tool job that starts a child links it (stored only so).
+      const links = [...["c0", "c1", "c2", "c3"].map((call) => linkOf(call)), linkOf("c0", "gone")];
+      for (const each of links) await backend.linkChild(each);
+      const startedEvent = (call: string): RunEvent => ({
+        type: "child_started",
+        childRunId: `lead.${call}`,
+        agent: "researcher",
+        toolCallId: call,
+      });
+      await backend.createRun({ ...record("lead", "waiting", 1), agent: "lead" });
+      const live = collect(backend.events("lead", { live: true }));
+
+      expect(await backend.submitRuns([child("c0"), child("c1")])).toEqual([]);
+      // Submitted again (a step or tool job delivered again): stored before, told before.
+      expect(await backend.submitRun(child("c0"))).toBe(false);
+      expect(await backend.submitRuns([child("c1"), child("c2")])).toEqual(["lead.c1"]);
+      expect(await backend.createRun(child("c2"))).toBe(false);
+      expect(await backend.createRun(child("c3"))).toBe(true);
+      // A child whose parent is gone tells no log (nor makes one).
+      expect(await backend.submitRun(child("c0", "gone"))).toBe(true);
+
+      const told = ["c0", "c1", "c2", "c3"].map(startedEvent);
+      expect((await backend.readEvents("lead", 0, 50)).events).toEqual(told);
+      expect((await backend.readEvents("gone", 0, 50)).events).toEqual([]);
+      const keys = (await factory.storedKeys?.()) ?? [];
+      expect(keys.filter((key) => /:(events|run):gone$/.test(key))).toEqual([]);
+      await backend.publish("lead", { type: "result", result: finalOf("lead") });
+      expect(await live).toEqual([...told, { type: "result", result: finalOf("lead") }]);
+    });
   });
 }
+
+/** A completed run's result, which ends its event stream. */
+const finalOf = (runId: string): RunResult => ({
+  runId,
+  sessionId: `session-${runId}`,
+  status: "completed",
+  output: "done",
+  error: null,
+  agent: "lead",
+  pending: [],
+  usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  iterations: 1,
+  messages: [],
+});

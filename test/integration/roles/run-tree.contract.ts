@@ -2,6 +2,7 @@
 // waits for), run on memory, Redis and a Redis Cluster by describeBackendContract.
 import { describe, expect, it } from "vitest";
 import type { RunBackend, RunLink } from "../../../src/backend.js";
+import type { RunRecord } from "../../../src/index.js";
 import { LeaseLostError } from "../../../src/store/errors.js";
 import type { BackendFactory } from "../backend-contract.js";
 import { record, roleHarness } from "./role-harness.js";
@@ -244,14 +245,53 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       await backend.waitForChildren("root", token, [asked, other]);
       await backend.releaseChild(asked);
       expect(await backend.runningChildren("root")).toEqual(["other"]);
-      // Approved later: its tool job links it again.
-      expect(await backend.linkChild(asked)).toBe(false);
+      // Approved later: its tool job links it again (its link went with the release: no run).
+      expect(await backend.linkChild(asked)).toBe(true);
       expect(await sorted(backend.runningChildren("root"))).toEqual(["asked", "other"]);
       expect(await backend.childFinished(other)).toBe(false);
       expect(await backend.childFinished(asked)).toBe(true);
       // Released once none runs: nothing left to count.
       await backend.releaseChild(asked);
       expect(await backend.runningChildren("root")).toEqual([]);
+    });
+
+    it("drops a released child's link unless its run is stored, and stores no run of it unlinked", async () => {
+      const backend = await start();
+      const child = (each: RunLink): RunRecord => ({
+        ...record(each.runId, "queued", each.createdAt),
+        agent: each.agent,
+        parentRunId: each.parentRunId,
+        parentToolCallId: each.parentToolCallId,
+        rootRunId: each.rootRunId,
+      });
+      const mid = link("mid", "root", "root", 1);
+      const denied = link("denied", "mid", "root", 2);
+      const started = link("started", "mid", "root", 3);
+      for (const each of [mid, denied, started]) await backend.linkChild(each);
+      expect(await backend.createRun(child(started))).toBe(true);
+      await backend.releaseChild(denied);
+      await backend.releaseChild(started);
+
+      // Neither counts under its parent any more. The stored child keeps its link and its place
+      // under its root; the other leaves the tree, link and places.
+      expect(await backend.runningChildren("mid")).toEqual([]);
+      expect(await backend.childrenOf("mid")).toEqual([]);
+      expect(await backend.linkOf("denied")).toBeUndefined();
+      expect(await backend.linkOf("started")).toEqual(started);
+      expect((await backend.descendantsOf("root")).map((each) => each.runId)).toEqual([
+        "mid",
+        "started",
+      ]);
+      const keys = (await factory.storedKeys?.()) ?? [];
+      expect(keys.filter((key) => key.includes("denied"))).toEqual([]);
+      // A start that linked it before the release stores nothing after it...
+      expect(await backend.createRun(child(denied))).toBe(false);
+      expect(await backend.submitRuns([child(denied)])).toEqual(["denied"]);
+      expect(await backend.loadRun("denied")).toBeUndefined();
+      // ...until a start links it again (an approval's).
+      expect(await backend.linkChild(denied)).toBe(true);
+      expect(await backend.submitRun(child(denied))).toBe(true);
+      expect(await sorted(backend.runningChildren("mid"))).toEqual(["denied"]);
     });
   });
 }
