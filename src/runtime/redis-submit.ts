@@ -116,7 +116,7 @@ for each = 1, tonumber(ARGV[4]) do
   end
 end
 for _, parent in ipairs(parents) do
-  if redis.call("EXISTS", KEYS[parent + 1]) == 1 then
+  if redis.call("HEXISTS", KEYS[parent + 1], "record") == 1 then
     local told = started[parent]
     ${appendEventsLua("KEYS[parent]", "KEYS[parent + 1]", "ARGV[3]", 1, 'redis.call("HGET", KEYS[parent + 1], "etrim")', "told")}
   end
