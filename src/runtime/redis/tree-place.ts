@@ -71,7 +71,8 @@ export async function deletedPlaceOf(
   const { holders, field } = placeOf(keys, runId, link, ends);
   // Its children are in its root's `treeDeep` when it is not the root.
   const root = ends.parentRunId === undefined ? runId : ends.rootRunId;
-  const deep = children.size > 0 && root !== undefined && root !== runId ? [keys.treeDeep(root)] : [];
+  const deep =
+    children.size > 0 && root !== undefined && root !== runId ? [keys.treeDeep(root)] : [];
   const childIds = [...children.keys()];
   const treeKeys = [
     ...holders,
