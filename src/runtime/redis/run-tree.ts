@@ -36,7 +36,8 @@ const DROP_REPLACED = new LuaScript(DROP_REPLACED_LUA);
  * repeating it after a crash commits nothing twice and at most steps the parent again (a step
  * is a wake-up the run takes in any state), wherever the child's keys live. The run store
  * removes a run's link and its places in its parent's and root's keys as it prunes or deletes
- * the run; a run deleted while runs below it are kept keeps its tree's fields until they go.
+ * the run, with its children never stored; a run deleted while runs below it are kept keeps its
+ * tree's fields until they go.
  */
 export class RedisRunTree implements RunTree {
   readonly #context: RedisContext;
