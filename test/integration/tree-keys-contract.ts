@@ -243,6 +243,29 @@ export function describeTreeKeysContract(name: string, factory: BackendFactory):
       expect(await keysOf([...runIds, lost.runId]).then(runStoreKeys)).toEqual([]);
     });
 
+    it("hold a released child that ran under its parent: a cancel of the parent reaches it", async () => {
+      const backend = factory.create();
+      const runtime = await runtimes.start(threeLevels(), backend, { workers: false });
+      const child = { ...link(`${ROOT}.a`, ROOT, 2), agent: "middle" };
+      await backend.createRun(storedRun(ROOT, { createdAt: 1, status: "waiting", agent: "lead" }));
+      await backend.linkChild(child);
+      await backend.createRun({
+        ...storedRun(child.runId, { createdAt: 2, status: "running", agent: "middle" }),
+        parentRunId: ROOT,
+        parentToolCallId: child.parentToolCallId,
+        rootRunId: ROOT,
+      });
+      // Its call gave up (say), yet its run was stored: it runs on, counted by nobody.
+      await backend.releaseChild(child);
+      expect(await backend.runningChildren(ROOT)).toEqual([]);
+
+      expect((await runtime.get(ROOT)).children?.map((each) => each.runId)).toEqual([child.runId]);
+      expect(await listedIds(runtime, { parentRunId: ROOT })).toEqual([child.runId]);
+      expect(await listedIds(runtime, { rootRunId: ROOT })).toEqual([ROOT, child.runId]);
+      await runtime.cancel(ROOT);
+      expect(await backend.cancelRequested(child.runId)).toBe(true);
+    });
+
     it("leave the tree's lists as their session is deleted", async () => {
       const { runtime, rootRunId, runIds } = await finishedTree();
       const { sessionId } = await runtime.get(rootRunId);
