@@ -1,5 +1,6 @@
 import {
   CHILD_FINISHED,
+  CHILD_RELEASED,
   CHILD_RUNNING,
   isChildFieldLua,
   isTreeFieldLua,
@@ -53,8 +54,8 @@ end
  * The Lua block placing the child ARGV[at + 2] (link JSON ARGV[at], field ARGV[at + 1]) at link
  * key `link` unless stored (the local `linked` is 1 when it stored it), in its root's set `deep`
  * when `isDeep` (a Lua condition: its parent is not its root), and running in its parent's run
- * hash `run` unless the parent holds it, or, with `again`, unless it runs there (the local
- * `counted` is 1 when it counted it).
+ * hash `run` unless the parent holds it (released, it counts again), or, with `again`, unless
+ * it runs there (the local `counted` is 1 when it counted it).
  */
 const placeChildLua = (
   link: string,
@@ -68,7 +69,7 @@ linked = 0
 counted = 0
 if redis.call("SET", ${link}, ARGV[${at}], "NX") then linked = 1 end
 local state = redis.call("HGET", ${run}, ARGV[${at} + 1])
-if state == false${again ? ` or state == "${CHILD_FINISHED}"` : ""} then
+if state == false or state == "${CHILD_RELEASED}"${again ? ` or state == "${CHILD_FINISHED}"` : ""} then
   redis.call("HSET", ${run}, ARGV[${at} + 1], "${CHILD_RUNNING}")
   counted = 1
 end
@@ -94,13 +95,17 @@ return linked
  * JSON, field and id. Refused (-1) unless the token is the parent's newest (its hash's `fence`,
  * as SAVE_RUN checks it); else what the parent waited for before stops counting (running
  * children turn finished), and these children are placed and become exactly the running ones.
- * Returns how many run. The run hash's field names are read (HKEYS), never its record.
+ * Returns the fields of the children it so replaced (ran before, not among these: a turn a
+ * crash cut short recorded them, and nothing starts them now), for DROP_REPLACED. The run
+ * hash's field names are read (HKEYS), never its record.
  */
 export const WAIT_FOR_CHILDREN_LUA = `
 if redis.call("HGET", KEYS[1], "fence") ~= ARGV[1] then return -1 end
+local before = {}
 for _, field in ipairs(redis.call("HKEYS", KEYS[1])) do
   if ${isChildFieldLua("field")} and redis.call("HGET", KEYS[1], field) == "${CHILD_RUNNING}" then
     redis.call("HSET", KEYS[1], field, "${CHILD_FINISHED}")
+    before[#before + 1] = field
   end
 end
 redis.call("HDEL", KEYS[1], "${RUNNING_COUNT}")
@@ -112,16 +117,39 @@ for index = 3, #KEYS do
   running = running + counted
 end
 if running > 0 then redis.call("HSET", KEYS[1], "${RUNNING_COUNT}", running) end
-return running
+local replaced = {}
+for _, field in ipairs(before) do
+  if redis.call("HGET", KEYS[1], field) == "${CHILD_FINISHED}" then
+    replaced[#replaced + 1] = field
+  end
+end
+return replaced
 `;
 
 /**
- * KEYS: the parent's run hash. ARGV: the child's field. A running child leaves the hash (a
- * call that did not start its child): it no longer counts, and linking it again counts it.
+ * KEYS: a child's link, its run hash, its parent's run hash, and its root's `treeDeep` when
+ * the root is another run. ARGV: the child's field in its parent's run hash, its id. Drops a
+ * child a new turn replaced (WAIT_FOR_CHILDREN) unless its run is stored or it counts again:
+ * its link and its places (returns 1). A start of it after this stores nothing (a child is
+ * stored only while linked: CREATE_RUNS).
+ */
+export const DROP_REPLACED_LUA = `
+if redis.call("HGET", KEYS[3], ARGV[1]) ~= "${CHILD_FINISHED}" then return 0 end
+if redis.call("HEXISTS", KEYS[2], "record") == 1 then return 0 end
+redis.call("HDEL", KEYS[3], ARGV[1])
+if KEYS[4] then redis.call("SREM", KEYS[4], ARGV[2]) end
+redis.call("DEL", KEYS[1])
+return 1
+`;
+
+/**
+ * KEYS: the parent's run hash. ARGV: the child's field. A running child turns released (a call
+ * that did not start its child): it no longer counts, and linking it again counts it. It stays
+ * listed while its run is stored (DROP_UNSTARTED drops it otherwise).
  */
 export const RELEASE_CHILD_LUA = `
 if redis.call("HGET", KEYS[1], ARGV[1]) ~= "${CHILD_RUNNING}" then return 0 end
-redis.call("HDEL", KEYS[1], ARGV[1])
+redis.call("HSET", KEYS[1], ARGV[1], "${CHILD_RELEASED}")
 if redis.call("HINCRBY", KEYS[1], "${RUNNING_COUNT}", -1) <= 0 then
   redis.call("HDEL", KEYS[1], "${RUNNING_COUNT}")
 end

@@ -23,11 +23,15 @@ export function withLink<T extends RunSummary>(run: T, link: RunLink | undefined
   };
 }
 
-/** A run's detail with its parent's link and its children. */
+/**
+ * A run's detail with its parent's link and its children: those stored (SPEC §14, "the
+ * parent's detail lists `children`"), as a list by parent gives them. A child is linked before
+ * it is stored (and a turn a crash cut short may leave links whose child never starts).
+ */
 export async function treeDetail(backend: RunBackend, detail: RunDetail): Promise<RunDetail> {
   const [link, children] = await Promise.all([
     backend.linkOf(detail.runId),
-    backend.childrenOf(detail.runId),
+    backend.childrenOf(detail.runId).then((links) => storedOnly(backend, links)),
   ]);
   const linked = withLink(detail, link);
   if (children.length === 0) return linked;
@@ -39,6 +43,12 @@ export async function treeDetail(backend: RunBackend, detail: RunDetail): Promis
       parentToolCallId,
     })),
   };
+}
+
+/** Of `links`, those whose child run is stored. */
+async function storedOnly(backend: RunBackend, links: RunLink[]): Promise<RunLink[]> {
+  const statuses = await Promise.all(links.map((each) => backend.runStatus(each.runId)));
+  return links.filter((_each, at) => statuses[at] !== undefined);
 }
 
 /** True when `list()` options ask for a tree (`parentRunId` or `rootRunId`). */

@@ -99,7 +99,8 @@ export interface RunStore {
   pruneRuns(finishedBefore: number): Promise<PruneOutcome>;
   /**
    * Deletes one run and every key it has, when it is finished or its record or summary cannot
-   * be read; an unfinished run that reads well is kept (`"unfinished"`).
+   * be read; an unfinished run that reads well is kept (`"unfinished"`). Its place in its tree
+   * goes with it, and its children no run of which is stored (`RunTree`), as `pruneRuns` does.
    */
   deleteRun(runId: string): Promise<DeleteOutcome>;
   /**

@@ -31,14 +31,18 @@ export type RunLink = z.infer<typeof RunLink>;
  *
  * The children a parent waits for are counted per parent: each is running, finished, or not
  * counted (released, or never linked). A finished child stays finished until the parent's next
- * turn (`waitForChildren`): linking it again does not count it again.
+ * turn (`waitForChildren`): linking it again does not count it again. A child is linked before
+ * its run is stored, and a link whose child is never stored goes (released, replaced by the
+ * next turn, or with its parent's deletion): readers list the children whose run is stored.
  */
 export interface RunTree {
   /**
    * The children of the turn a parent enters `dispatch` with, recorded before any of them can
    * start (SPEC §14, "the last child to finish enqueues the parent's next step"): each link is
    * recorded as `linkChild` records it, and these children become exactly the ones the parent
-   * waits for (what was counted before, a turn a crash cut short, is dropped). Fenced by the
+   * waits for. What was counted before and is not among them (a turn a crash cut short before
+   * its dispatch save, whose children nothing starts) stops counting, and leaves the tree (link
+   * and places) unless a run of it is stored, as a release does. Fenced by the
    * parent's lease `token` as a save is: refused with `LeaseLostError` when a newer token was
    * issued. One atomic write (Redis: one script on keys under the prefix, so one slot of a
    * Cluster when the prefix is in braces). Applied before any write of the parent issued after
@@ -57,7 +61,10 @@ export interface RunTree {
    * has just saved finished, for a backend that read the link with that save (Redis).
    */
   linkOf(runId: string, saved?: RunRecord): Promise<RunLink | undefined>;
-  /** The children of `parentRunId`, oldest first. */
+  /**
+   * The children of `parentRunId`, oldest first: those linked under it, released ones whose
+   * run is stored included, as under their root (`descendantsOf`).
+   */
   childrenOf(parentRunId: string): Promise<RunLink[]>;
   /** Every run below `rootRunId`, at any depth, oldest first. */
   descendantsOf(rootRunId: string): Promise<RunLink[]>;
@@ -76,8 +83,9 @@ export interface RunTree {
   /**
    * The call of `link` did not start its child (denied or asked at dispatch, refused): the child
    * no longer counts under its parent, and linking it again (after an approval) counts it again.
-   * Never tells to wake the parent: the call's own result (or wait) steps it. When no run of the
-   * child is stored, its link goes too (nothing else would delete it), atomically with respect
+   * Never tells to wake the parent: the call's own result (or wait) steps it. A child whose run
+   * is stored stays a child of its parent (listed, not counted). When no run of the child is
+   * stored, its link and places go (nothing else would delete them), atomically with respect
    * to a start: a child run is stored only while its link is (`RunStore.createRun`), so a start
    * racing the release either stored the run first (the link stays) or stores nothing.
    */

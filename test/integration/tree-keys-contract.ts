@@ -126,6 +126,40 @@ export function describeTreeKeysContract(name: string, factory: BackendFactory):
       expect(await keysOf(runIds)).toEqual([]);
     });
 
+    it("go with a parent whose turns a crash cut short, and the children they never started", async () => {
+      const backend = await start();
+      const started = link(`${ROOT}.a`, ROOT, 2);
+      const lost = link(`${ROOT}.b`, ROOT, 3);
+      const lostBelow = link(`${ROOT}.a.x`, `${ROOT}.a`, 4);
+      // Each parent's step recorded its turn's children, then died before its dispatch save;
+      // run again, its model answered without calling them, and it finished.
+      for (const [parent, children] of [
+        [ROOT, [started, lost]],
+        [started.runId, [lostBelow]],
+      ] as const) {
+        await backend.createRun(storedRun(parent, { createdAt: 1, status: "running" }));
+        const lease = await backend.acquireLease(parent);
+        if (!lease.acquired) throw new Error("expected the lease");
+        await backend.waitForChildren(parent, lease.token, children);
+        const finished = storedRun(parent, { createdAt: 1, status: "completed" });
+        await backend.saveRun(parent, lease.token, finished, { release: true });
+      }
+
+      expect(await backend.deleteRun(ROOT)).toBe("deleted");
+      expect(await backend.linkOf(lost.runId)).toBeUndefined();
+      expect((await backend.childrenOf(ROOT)).map((each) => each.runId)).toEqual([started.runId]);
+      expect(await backend.deleteRun(started.runId)).toBe("deleted");
+      for (const each of [ROOT, started.runId, lost.runId, lostBelow.runId]) {
+        expect(await backend.linkOf(each)).toBeUndefined();
+        expect(await treeReads(backend, each)).toEqual({
+          children: [],
+          descendants: [],
+          running: [],
+        });
+      }
+      expect(await keysOf([ROOT])).toEqual([]);
+    });
+
     const { editStored } = factory;
     if (editStored !== undefined)
       it("uncount a running child deleted unreadable, and keep the parent's other children", async () => {
@@ -160,7 +194,8 @@ export function describeTreeKeysContract(name: string, factory: BackendFactory):
     });
 
     const finishedTree = async () => {
-      const runtime = await runtimes.start(threeLevels(), factory.create());
+      const backend = factory.create();
+      const runtime = await runtimes.start(threeLevels(), backend);
       const handle = await runtime.submit("lead", "go");
       expect((await handle.result()).status).toBe("completed");
       const rootRunId = handle.runId;
@@ -168,7 +203,7 @@ export function describeTreeKeysContract(name: string, factory: BackendFactory):
       const leaves = middles.map((middle) => `${middle}.c0`);
       const runIds = [rootRunId, ...middles, ...leaves].sort();
       expect(await listedIds(runtime, { rootRunId })).toEqual(runIds);
-      return { runtime, rootRunId, middles, leaves, runIds };
+      return { runtime, backend, rootRunId, middles, leaves, runIds };
     };
 
     it("leave the tree's lists as they are deleted, then pruned", async () => {
@@ -186,6 +221,49 @@ export function describeTreeKeysContract(name: string, factory: BackendFactory):
       expect(await listedIds(runtime, { rootRunId })).toEqual([]);
       expect(await listedIds(runtime, { parentRunId: other })).toEqual([]);
       expect(await keysOf(runIds).then(runStoreKeys)).toEqual([]);
+    });
+
+    it("list only the children that exist, and leave no key of a turn cut short as they go", async () => {
+      const { runtime, backend, rootRunId, middles, runIds } = await finishedTree();
+      // A turn of the root's that a crash cut short recorded a child it never started.
+      const lease = await backend.acquireLease(rootRunId);
+      if (!lease.acquired) throw new Error("expected the lease");
+      const lost = { ...link(`${rootRunId}.c9`, rootRunId, 9), rootRunId, agent: "middle" };
+      await backend.waitForChildren(rootRunId, lease.token, [lost]);
+      await backend.releaseLease(rootRunId, lease.token);
+
+      const detail = await runtime.get(rootRunId);
+      expect(detail.children?.map((each) => each.runId)).toEqual(middles);
+      expect(await listedIds(runtime, { parentRunId: rootRunId })).toEqual(middles);
+      expect(await listedIds(runtime, { rootRunId })).toEqual(runIds);
+
+      const pruned = await runtime.prune({ finishedBefore: Date.now() + 1000 });
+      expect(pruned).toEqual({ deleted: 5, unreadable: 0 });
+      expect(await backend.linkOf(lost.runId)).toBeUndefined();
+      expect(await keysOf([...runIds, lost.runId]).then(runStoreKeys)).toEqual([]);
+    });
+
+    it("hold a released child that ran under its parent: a cancel of the parent reaches it", async () => {
+      const backend = factory.create();
+      const runtime = await runtimes.start(threeLevels(), backend, { workers: false });
+      const child = { ...link(`${ROOT}.a`, ROOT, 2), agent: "middle" };
+      await backend.createRun(storedRun(ROOT, { createdAt: 1, status: "waiting", agent: "lead" }));
+      await backend.linkChild(child);
+      await backend.createRun({
+        ...storedRun(child.runId, { createdAt: 2, status: "running", agent: "middle" }),
+        parentRunId: ROOT,
+        parentToolCallId: child.parentToolCallId,
+        rootRunId: ROOT,
+      });
+      // Its call gave up (say), yet its run was stored: it runs on, counted by nobody.
+      await backend.releaseChild(child);
+      expect(await backend.runningChildren(ROOT)).toEqual([]);
+
+      expect((await runtime.get(ROOT)).children?.map((each) => each.runId)).toEqual([child.runId]);
+      expect(await listedIds(runtime, { parentRunId: ROOT })).toEqual([child.runId]);
+      expect(await listedIds(runtime, { rootRunId: ROOT })).toEqual([ROOT, child.runId]);
+      await runtime.cancel(ROOT);
+      expect(await backend.cancelRequested(child.runId)).toBe(true);
     });
 
     it("leave the tree's lists as their session is deleted", async () => {

@@ -7,8 +7,11 @@ import {
   type RunTree,
 } from "../../store/run-tree.js";
 
-/** A run in the runs below another: its child, running or finished, or (on a root) deeper. */
-type Below = "running" | "finished" | "descendant";
+/**
+ * A run in the runs below another: its child, running, finished or released (its call started
+ * none, its run is stored: listed, not counted), or (on a root) deeper.
+ */
+type Below = "running" | "finished" | "released" | "descendant";
 
 /** The runs below one run, and how many of its children run. */
 interface RunsBelow {
@@ -18,9 +21,9 @@ interface RunsBelow {
 
 /**
  * The run tree in memory: links by child, and per run with children the runs below it (as the
- * Redis tree's fields of a run hash and `treeDeep` sets). A released child leaves its parent's
- * runs, and its link too when no run of it is stored; `forget` drops a run as the store prunes
- * or deletes it.
+ * Redis tree's fields of a run hash and `treeDeep` sets). A released child stops counting, and
+ * leaves the tree when no run of it is stored, as does a child of a turn a crash cut short;
+ * `forget` drops a run as the store prunes or deletes it.
  */
 export class MemoryRunTree implements RunTree {
   readonly #links = new Map<string, RunLink>();
@@ -55,13 +58,20 @@ export class MemoryRunTree implements RunTree {
     if (!this.#fences(parentRunId, token)) throw new LeaseLostError(parentRunId, token);
     // What the parent waited for before stops counting: these are now its running children.
     const parent = this.#below.get(parentRunId);
+    const before: string[] = [];
     if (parent !== undefined) {
       for (const [runId, state] of parent.runs) {
-        if (state === "running") parent.runs.set(runId, "finished");
+        if (state !== "running") continue;
+        parent.runs.set(runId, "finished");
+        before.push(runId);
       }
       parent.running = 0;
     }
     for (const link of links) this.#place(link, { countAgain: true });
+    // Those replaced were a turn a crash cut short: nothing starts them (as on Redis).
+    for (const runId of before) {
+      if (parent?.runs.get(runId) === "finished" && !this.#stored(runId)) this.forget(runId);
+    }
   }
 
   async linkChild(link: RunLink): Promise<boolean> {
@@ -97,7 +107,10 @@ export class MemoryRunTree implements RunTree {
 
   async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
     const parent = this.#below.get(link.parentRunId);
-    if (parent?.runs.get(link.runId) === "running") this.#unlinkFrom(link.parentRunId, link.runId);
+    if (parent !== undefined && parent.runs.get(link.runId) === "running") {
+      parent.runs.set(link.runId, "released");
+      parent.running -= 1;
+    }
     // A child its call never started leaves no link behind (as on Redis: DROP_UNSTARTED).
     if (!this.#stored(link.runId)) this.forget(link.runId);
   }
@@ -109,9 +122,14 @@ export class MemoryRunTree implements RunTree {
 
   /**
    * Drops `runId`'s link and its places below its parent and its root (the run is pruned or
-   * deleted); the runs below it keep their places until they go too.
+   * deleted), and its children no run of which is stored (a turn a crash cut short recorded
+   * them); the runs below it keep their places until they go too.
    */
   forget(runId: string): void {
+    const children = [...(this.#below.get(runId)?.runs ?? [])];
+    for (const [id, state] of children) {
+      if (state !== "descendant" && !this.#stored(id)) this.forget(id);
+    }
     const link = this.#links.get(runId);
     if (link === undefined) return;
     this.#links.delete(runId);
@@ -121,14 +139,15 @@ export class MemoryRunTree implements RunTree {
 
   /**
    * Stores `link` unless stored (true when this stored it) and counts the child running under
-   * its parent unless its parent holds it already (or, with `countAgain`, unless it runs).
+   * its parent unless its parent holds it already (released, it counts again; with
+   * `countAgain`, finished too).
    */
   #place(link: RunLink, { countAgain }: { countAgain: boolean }): boolean {
     const linked = !this.#links.has(link.runId);
     if (linked) this.#links.set(link.runId, structuredClone(link));
     const parent = this.#belowOf(link.parentRunId);
     const state = parent.runs.get(link.runId);
-    if (state === undefined || (countAgain && state === "finished")) {
+    if (state === undefined || state === "released" || (countAgain && state === "finished")) {
       parent.runs.set(link.runId, "running");
       parent.running += 1;
     }

@@ -53,7 +53,7 @@ import type { RedisContext } from "./context.js";
 import { readOverview } from "./overview-read.js";
 import { parseSaveReply, rawResultsOf, storedSummary } from "./replies.js";
 import { saveFields } from "./save-fields.js";
-import { treePlaceOf } from "./tree-place.js";
+import { deletedPlaceOf } from "./tree-place.js";
 
 const Replies = lazySchema(() => z.array(z.string()));
 /** Runs pruned per round trip. */
@@ -221,18 +221,18 @@ export class RedisRunStore implements RunStore {
       summary === undefined
         ? []
         : [...runIndexes(summary), ...legacyIndexes(summary)].map(keys.index);
-    const tree = await treePlaceOf(redis, keys, runId);
+    const tree = await deletedPlaceOf(redis, keys, runId);
     const reply = await PRUNE_RUN.run(
       redis,
       [
         keys.run(runId),
         keys.finished,
         ...indexes,
-        ...tree.holders,
+        ...tree.keys,
         tree.link,
         ...runKeys(keys, runId, summary?.iterations ?? 0),
       ],
-      [runId, indexes.length, tree.holders.length, tree.field],
+      [runId, indexes.length, ...tree.argv],
     );
     return reply === 1;
   }
@@ -277,7 +277,7 @@ export class RedisRunStore implements RunStore {
     ];
     const [perIteration, tree] = await Promise.all([
       this.#iterationKeys(runId),
-      treePlaceOf(redis, keys, runId),
+      deletedPlaceOf(redis, keys, runId),
     ]);
     await DELETE_RUN.run(
       redis,
@@ -285,12 +285,12 @@ export class RedisRunStore implements RunStore {
         keys.run(runId),
         keys.finished,
         ...indexes,
-        ...tree.holders,
+        ...tree.keys,
         tree.link,
         ...runKeys(keys, runId, 0),
         ...perIteration,
       ],
-      [runId, indexes.length, tree.holders.length, tree.field],
+      [runId, indexes.length, ...tree.argv],
     );
     return "deleted";
   }

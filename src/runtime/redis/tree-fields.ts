@@ -7,9 +7,14 @@ import { callField, callKeyOfField, type RedisKeys } from "../redis-keys.js";
 // on the parent's keys. Every tree field starts with a character no field of the run's own
 // (`record`, `status`, `fence`, …: letters) starts with, so the two never meet.
 
-/** A child's state in its parent's run hash: running, finished. */
+/**
+ * A child's state in its parent's run hash: running, finished, or released (its call started
+ * none, yet its run is stored: it lists as a child, counts as none, and counts again once its
+ * call links it again).
+ */
 export const CHILD_RUNNING = "1";
 export const CHILD_FINISHED = "0";
+export const CHILD_RELEASED = "2";
 /** The field counting the parent's running children (absent at 0). */
 export const RUNNING_COUNT = "<";
 /**

@@ -1,6 +1,6 @@
 import type { RedisClient } from "../redis-connection.js";
 import type { RedisKeys } from "../redis-keys.js";
-import { childField } from "./tree-fields.js";
+import { childField, childStatesOf } from "./tree-fields.js";
 
 /** A run's keys in its tree, as the deletion scripts take them (`redis-delete-scripts.ts`). */
 export interface TreePlace {
@@ -25,12 +25,71 @@ export async function treePlaceOf(
   runId: string,
 ): Promise<TreePlace> {
   const link = keys.treeLink(runId);
-  const stored = await redis.get(link);
-  const { parentRunId, rootRunId } = linkEnds(stored);
+  return placeOf(keys, runId, link, linkEnds(await redis.get(link)));
+}
+
+function placeOf(
+  keys: RedisKeys,
+  runId: string,
+  link: string,
+  { parentRunId, rootRunId }: { parentRunId?: string; rootRunId?: string },
+): TreePlace {
   if (parentRunId === undefined) return { holders: [], field: "", link };
   const holders = [keys.run(parentRunId)];
   if (rootRunId !== undefined && rootRunId !== parentRunId) holders.push(keys.treeDeep(rootRunId));
   return { holders, field: childField(parentRunId, runId), link };
+}
+
+/** A run's tree keys as its deletion takes them (`redis-delete-scripts.ts`). */
+export interface DeletedPlace {
+  /** Its link, deleted with it. */
+  link: string;
+  /** Its holders, its root's `treeDeep` when it has children and is not the root, then each
+   * child's link and run hash. */
+  keys: string[];
+  /** How many `keys`, its field, how many holders, "1" when the `treeDeep` is given, then each
+   * child's id and field. */
+  argv: string[];
+}
+
+/**
+ * Where `runId` sits in its tree (`treePlaceOf`), and its children (their links and run
+ * hashes): the deletion drops those no run of which is stored, in the write that deletes it.
+ * One round trip: the link and the children are read together.
+ */
+export async function deletedPlaceOf(
+  redis: RedisClient,
+  keys: RedisKeys,
+  runId: string,
+): Promise<DeletedPlace> {
+  const link = keys.treeLink(runId);
+  const [stored, children] = await Promise.all([
+    redis.get(link),
+    childStatesOf(redis, keys, runId),
+  ]);
+  const ends = linkEnds(stored);
+  const { holders, field } = placeOf(keys, runId, link, ends);
+  // Its children are in its root's `treeDeep` when it is not the root.
+  const root = ends.parentRunId === undefined ? runId : ends.rootRunId;
+  const deep =
+    children.size > 0 && root !== undefined && root !== runId ? [keys.treeDeep(root)] : [];
+  const childIds = [...children.keys()];
+  const treeKeys = [
+    ...holders,
+    ...deep,
+    ...childIds.flatMap((id) => [keys.treeLink(id), keys.run(id)]),
+  ];
+  return {
+    link,
+    keys: treeKeys,
+    argv: [
+      String(treeKeys.length),
+      field,
+      String(holders.length),
+      deep.length > 0 ? "1" : "",
+      ...childIds.flatMap((id) => [id, childField(runId, id)]),
+    ],
+  };
 }
 
 /** The parent and root a stored link names, as far as they can be read. */

@@ -31,6 +31,15 @@ async function leasedParent(backend: RunBackend, runId: string): Promise<number>
   return lease.token;
 }
 
+/** The record of the run `each` links, as its start stores it. */
+const child = (each: RunLink): RunRecord => ({
+  ...record(each.runId, "queued", each.createdAt),
+  agent: each.agent,
+  parentRunId: each.parentRunId,
+  parentToolCallId: each.parentToolCallId,
+  rootRunId: each.rootRunId,
+});
+
 const sorted = async (ids: Promise<string[]>) => (await ids).sort();
 
 export function describeRunTreeContract(name: string, factory: BackendFactory): void {
@@ -201,6 +210,36 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.childFinished(kept)).toBe(true);
     });
 
+    it("drops the children a turn cut short recorded and never started: links and places", async () => {
+      const backend = await start();
+      // A parent below the root, so that its children have places under the root too.
+      await backend.linkChild(link("mid", "root", "root", 1));
+      const token = await leasedParent(backend, "mid");
+      const lost = link("lost", "mid", "root", 2);
+      const ran = link("ran", "mid", "root", 3);
+      const kept = link("kept", "mid", "root", 4);
+      await backend.waitForChildren("mid", token, [lost, ran]);
+      // One of them stored (a start the cut-short turn cannot make, but a stored run keeps its
+      // place whatever its call came to).
+      expect(await backend.createRun(child(ran))).toBe(true);
+      // The step ran again and its model answered with another call.
+      await backend.waitForChildren("mid", token, [kept]);
+
+      expect(await backend.runningChildren("mid")).toEqual(["kept"]);
+      expect(await backend.linkOf("lost")).toBeUndefined();
+      expect((await backend.childrenOf("mid")).map((each) => each.runId)).toEqual(["ran", "kept"]);
+      expect((await backend.descendantsOf("root")).map((each) => each.runId)).toEqual([
+        "mid",
+        "ran",
+        "kept",
+      ]);
+      const keys = (await factory.storedKeys?.()) ?? [];
+      expect(keys.filter((key) => key.includes("lost"))).toEqual([]);
+      // A late start of the dropped child stores nothing: its link is gone.
+      expect(await backend.createRun(child(lost))).toBe(false);
+      expect(await backend.childFinished(kept)).toBe(true);
+    });
+
     it("keeps every child apart, whatever its call id, and its parent's record beside them", async () => {
       const backend = await start();
       const token = await leasedParent(backend, "p");
@@ -257,13 +296,6 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
 
     it("drops a released child's link unless its run is stored, and stores no run of it unlinked", async () => {
       const backend = await start();
-      const child = (each: RunLink): RunRecord => ({
-        ...record(each.runId, "queued", each.createdAt),
-        agent: each.agent,
-        parentRunId: each.parentRunId,
-        parentToolCallId: each.parentToolCallId,
-        rootRunId: each.rootRunId,
-      });
       const mid = link("mid", "root", "root", 1);
       const denied = link("denied", "mid", "root", 2);
       const started = link("started", "mid", "root", 3);
@@ -272,10 +304,10 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       await backend.releaseChild(denied);
       await backend.releaseChild(started);
 
-      // Neither counts under its parent any more. The stored child keeps its link and its place
-      // under its root; the other leaves the tree, link and places.
+      // Neither counts under its parent any more. The stored child keeps its link and its
+      // places, under its parent and its root; the other leaves the tree, link and places.
       expect(await backend.runningChildren("mid")).toEqual([]);
-      expect(await backend.childrenOf("mid")).toEqual([]);
+      expect((await backend.childrenOf("mid")).map((each) => each.runId)).toEqual(["started"]);
       expect(await backend.linkOf("denied")).toBeUndefined();
       expect(await backend.linkOf("started")).toEqual(started);
       expect((await backend.descendantsOf("root")).map((each) => each.runId)).toEqual([
@@ -292,6 +324,33 @@ export function describeRunTreeContract(name: string, factory: BackendFactory): 
       expect(await backend.linkChild(denied)).toBe(true);
       expect(await backend.submitRun(child(denied))).toBe(true);
       expect(await sorted(backend.runningChildren("mid"))).toEqual(["denied"]);
+    });
+
+    it("lists a released child whose run is stored under its parent as under its root, at any depth", async () => {
+      const backend = await start();
+      const token = await leasedParent(backend, "root");
+      const released = link("released", "root", "root", 1);
+      const other = link("other", "root", "root", 2);
+      await backend.waitForChildren("root", token, [released, other]);
+      expect(await backend.createRun(child(released))).toBe(true);
+      await backend.releaseChild(released);
+
+      // It no longer counts: the other child's finish is the last.
+      expect(await backend.runningChildren("root")).toEqual(["other"]);
+      for (const read of [backend.childrenOf("root"), backend.descendantsOf("root")]) {
+        expect((await read).map((each) => each.runId)).toEqual(["released", "other"]);
+      }
+      // Its finish (the run goes on) wakes nothing while the other runs.
+      expect(await backend.childFinished(released)).toBe(false);
+      // Linked again (its call approved later), it counts again, and is the last.
+      expect(await backend.linkChild(released)).toBe(false);
+      expect(await sorted(backend.runningChildren("root"))).toEqual(["other", "released"]);
+      expect(await backend.childFinished(other)).toBe(false);
+      expect(await backend.childFinished(released)).toBe(true);
+      expect((await backend.childrenOf("root")).map((each) => each.runId)).toEqual([
+        "released",
+        "other",
+      ]);
     });
   });
 }
