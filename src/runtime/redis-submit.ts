@@ -15,10 +15,11 @@ import type { RedisKeys } from "./redis-keys.js";
 import { countOverviewLua } from "./redis-overview-lua.js";
 import { appendEventsLua, LuaScript } from "./redis-scripts.js";
 
-// A bulk submit (`submitMany`) on Redis: runs are written a chunk at a time, one script call a
-// chunk, and each chunk's step jobs are added (one BullMQ `addBulk`) as soon as its records are
-// stored, while the next chunks' records are written. A step job never comes before its run's
-// record: a step for a run not (yet) stored is dropped (see `advanceRun`).
+// A bulk submit (`submitMany`, a turn's children) on Redis: runs are written a chunk at a time,
+// one script call a chunk, and each chunk's step jobs are added (one BullMQ `addBulk`) right
+// behind its records on the same connection (on a cluster, once their reply came), while the
+// next chunks' records are written. A step job never comes before its run's record: a step for
+// a run not (yet) stored is dropped (see `advanceRun`).
 
 /** Runs written by one CREATE_RUNS call: small enough to keep each call short on the server. */
 export const SUBMIT_CHUNK = 500;

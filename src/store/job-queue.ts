@@ -83,10 +83,11 @@ export interface JobQueue {
   submitRun(record: RunRecord, options?: EnqueueStepOptions): Promise<boolean>;
   /**
    * Stores new runs and queues their first steps, in bulk (Redis: a script call and an
-   * `addBulk` per chunk of runs, each run's step queued after its record is stored). Returns
-   * the ids of runs that existed already (nothing is written for them), and of children not
-   * stored as their link was gone (`createRun`). Each child stored is told on its parent's log
-   * in the write that stores it.
+   * `addBulk` per chunk of runs, each run's step queued behind its record, sent together as
+   * `submitRun` sends them). Returns the ids of runs that existed already (nothing is written
+   * for them, though a step of them may have been queued, as by `submitRun`), and of children
+   * not stored as their link was gone (`createRun`; a step queued for one finds no run). Each
+   * child stored is told on its parent's log in the write that stores it.
    */
   submitRuns(records: readonly RunRecord[], options?: EnqueueStepOptions): Promise<string[]>;
   /** Queues a run-step job; `giveUp` makes it a give-up step (`StepJob.giveUp`). */

@@ -242,26 +242,61 @@ export class RedisJobQueue implements JobQueue {
     records: readonly RunRecord[],
     options: EnqueueStepOptions = {},
   ): Promise<string[]> {
-    const { redis, keys, maxEvents } = this.#context;
-    const existing = await inChunks(
-      records,
-      SUBMIT_CHUNK,
-      SUBMIT_CHUNKS_IN_FLIGHT,
-      async (chunk) => {
-        const replies = z
-          .array(z.number())
-          .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, chunk, maxEvents)));
-        const created = chunk.filter((_, at) => replies[at] === 1);
-        // Added once the chunk's records are stored: a step never comes before its run.
-        if (created.length > 0) {
-          await this.#context
-            .queue("steps")
-            .addBulk(created.map((record) => this.#firstStepJob(record, options)));
-        }
-        return chunk.filter((_, at) => replies[at] !== 1).map((record) => record.runId);
-      },
-    );
+    const submitChunk = this.#context.stepsFollowWrites
+      ? (chunk: readonly RunRecord[]) => this.#submitChunkAtOnce(chunk, options)
+      : (chunk: readonly RunRecord[]) => this.#submitChunk(chunk, options);
+    const existing = await inChunks(records, SUBMIT_CHUNK, SUBMIT_CHUNKS_IN_FLIGHT, submitChunk);
     return existing.flat();
+  }
+
+  /**
+   * A chunk's records and its steps sent together, as `submitRun` sends one run's: the records
+   * on the queue connection, the `addBulk` right behind them, so Redis stores the runs before it
+   * adds their steps and the adds do not wait for the script's reply (one round trip a chunk,
+   * not two). A run not stored gets a step all the same: one that existed takes it as a
+   * wake-up; one of no record does nothing. Should Redis not know the script (it is sent again,
+   * behind the add), the steps of the runs it stored are added once more.
+   */
+  async #submitChunkAtOnce(
+    chunk: readonly RunRecord[],
+    options: EnqueueStepOptions,
+  ): Promise<string[]> {
+    const { queueRedis, keys, maxEvents } = this.#context;
+    let resent = false;
+    const [creating, adding] = await Promise.allSettled([
+      CREATE_RUNS.run(queueRedis, ...createRunsArgs(keys, chunk, maxEvents), () => {
+        resent = true;
+      }),
+      this.#addFirstSteps(chunk, options),
+    ]);
+    if (creating.status === "rejected") throw creating.reason;
+    const replies = z.array(z.number()).parse(creating.value);
+    if (adding.status === "rejected") throw adding.reason;
+    const created = chunk.filter((_, at) => replies[at] === 1);
+    if (resent) await this.#addFirstSteps(created, options);
+    return chunk.filter((_, at) => replies[at] !== 1).map((record) => record.runId);
+  }
+
+  /** A chunk's records, then the steps of those stored once their reply came (on a cluster). */
+  async #submitChunk(chunk: readonly RunRecord[], options: EnqueueStepOptions): Promise<string[]> {
+    const { redis, keys, maxEvents } = this.#context;
+    const replies = z
+      .array(z.number())
+      .parse(await CREATE_RUNS.run(redis, ...createRunsArgs(keys, chunk, maxEvents)));
+    // Added once the chunk's records are stored: a step never comes before its run.
+    await this.#addFirstSteps(
+      chunk.filter((_, at) => replies[at] === 1),
+      options,
+    );
+    return chunk.filter((_, at) => replies[at] !== 1).map((record) => record.runId);
+  }
+
+  /** The first steps of `records`, in one `addBulk`. */
+  async #addFirstSteps(records: readonly RunRecord[], options: EnqueueStepOptions): Promise<void> {
+    if (records.length === 0) return;
+    await this.#context
+      .queue("steps")
+      .addBulk(records.map((record) => this.#firstStepJob(record, options)));
   }
 
   /** A new run's first step job, for `addBulk`. */
