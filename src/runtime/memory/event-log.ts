@@ -5,6 +5,7 @@ import { decodeCheckpoint, encodeCheckpoint } from "../../store/record/checkpoin
 import type { EventPage, NumberedEvent } from "../../store/run-feeds.js";
 import { isTerminal, type RunRecord } from "../../store/schemas.js";
 import { MemoryEventBuffer } from "./event-buffer.js";
+import { flat } from "./flat.js";
 import { memoryRecorderStore } from "./recordings.js";
 
 /**
@@ -42,7 +43,7 @@ export class MemoryEventLog implements EventLog {
   /** Appends a save's checkpoint (inside the save). */
   appendCheckpoint(runId: string, checkpoint: StoredCheckpoint): void {
     const checkpoints = this.#checkpoints.get(runId) ?? [];
-    checkpoints.push(encodeCheckpoint(checkpoint));
+    checkpoints.push(flat(encodeCheckpoint(checkpoint)));
     this.#checkpoints.set(runId, checkpoints);
   }
 

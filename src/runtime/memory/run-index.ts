@@ -18,6 +18,7 @@ import {
 } from "../../store/run-query.js";
 import { isTerminal } from "../../store/schemas.js";
 import { RunSummary } from "../../store/summary.js";
+import { flat } from "./flat.js";
 import { MemoryOverviewCounters } from "./overview-counters.js";
 
 /**
@@ -39,7 +40,7 @@ export class MemoryRunIndex {
     const stored = this.#summaries.get(summary.runId);
     const previous =
       stored === undefined ? undefined : decodeStored(RunSummary, stored, "A stored run summary");
-    this.#summaries.set(summary.runId, JSON.stringify(summary));
+    this.#summaries.set(summary.runId, flat(JSON.stringify(summary)));
     this.#counters.count(previous, summary);
     const position = { createdAt: summary.createdAt, runId: summary.runId };
     if (previous === undefined) {

@@ -24,6 +24,7 @@ import type { LastMessage } from "../../store/tool-call-view.js";
 import { SummaryFeed } from "../summary-feed.js";
 import type { MemoryCallLedger } from "./call-ledger.js";
 import type { MemoryEventLog } from "./event-log.js";
+import { flat } from "./flat.js";
 import type { MemoryLeases } from "./leases.js";
 import { MemoryRunIndex } from "./run-index.js";
 
@@ -69,8 +70,8 @@ export class MemoryRunStore implements RunStore {
     // A child is stored only while linked: a release that dropped its link stops the start.
     if (started !== undefined && !this.#connected().linked(record.runId)) return false;
     this.#records.set(record.runId, {
-      document: recordDocument(record),
-      messages: conversationOf(record).map((message) => JSON.stringify(message)),
+      document: flat(recordDocument(record)),
+      messages: conversationOf(record).map((message) => flat(JSON.stringify(message))),
     });
     this.#indexAndAnnounce(record);
     // A child is told on its parent's log as it is stored, in the same synchronous step.
@@ -165,10 +166,10 @@ export class MemoryRunStore implements RunStore {
     // Appended in place: like the Redis list, a save writes only the new messages.
     const messages = storedMessages === undefined ? [] : kept;
     for (const message of conversation.slice(storedMessages ?? 0)) {
-      messages.push(JSON.stringify(message));
+      messages.push(flat(JSON.stringify(message)));
     }
     if (options.checkpoint !== undefined) events.appendCheckpoint(runId, options.checkpoint);
-    this.#records.set(runId, { document: recordDocument(record), messages });
+    this.#records.set(runId, { document: flat(recordDocument(record)), messages });
     const summary = summarize(record);
     this.#runIndex.put(summary);
     for (const event of options.events ?? []) events.append(runId, event);
@@ -214,7 +215,7 @@ export class MemoryRunStore implements RunStore {
     const record = this.recordOf(runId);
     if (stored === undefined || record?.status !== "queued") return;
     const running: RunRecord = { ...record, status: "running" };
-    stored.document = recordDocument(running);
+    stored.document = flat(recordDocument(running));
     this.#indexAndAnnounce(running);
   }
 
