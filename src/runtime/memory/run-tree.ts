@@ -144,7 +144,9 @@ export class MemoryRunTree implements RunTree {
    */
   #place(link: RunLink, { countAgain }: { countAgain: boolean }): boolean {
     const linked = !this.#links.has(link.runId);
-    if (linked) this.#links.set(link.runId, structuredClone(link));
+    // A link is flat (strings and numbers): a spread copy shares its strings, a deep clone
+    // would copy each id once more per link kept.
+    if (linked) this.#links.set(link.runId, { ...link });
     const parent = this.#belowOf(link.parentRunId);
     const state = parent.runs.get(link.runId);
     if (state === undefined || state === "released" || (countAgain && state === "finished")) {
