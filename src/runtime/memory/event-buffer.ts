@@ -6,7 +6,8 @@ interface Log {
   /** Events dropped from the front to keep the log bounded. */
   dropped: number;
   items: RunEvent[];
-  waiters: Set<() => void>;
+  /** Readers waiting for the next event; made by the first (most runs' logs have none). */
+  waiters: Set<() => void> | undefined;
 }
 
 /**
@@ -24,7 +25,11 @@ export class MemoryEventBuffer {
 
   publish(runId: string, event: RunEvent): void {
     const log = this.#log(runId);
-    log.items.push(structuredClone(event));
+    const copy = structuredClone(event);
+    // A first event gets an array of its own size (a push onto [] reserves 17 slots): a parked
+    // or waiting run's log holds one event.
+    if (log.items.length === 0) log.items = [copy];
+    else log.items.push(copy);
     if (log.items.length > this.#maxLength) {
       log.items.shift();
       log.dropped += 1;
@@ -44,7 +49,10 @@ export class MemoryEventBuffer {
       position = Math.max(position, log.dropped);
       const event = log.items[position - log.dropped];
       if (event === undefined) {
-        await new Promise<void>((resolve) => log.waiters.add(resolve));
+        await new Promise<void>((resolve) => {
+          log.waiters ??= new Set();
+          log.waiters.add(resolve);
+        });
         continue;
       }
       position += 1;
@@ -83,15 +91,15 @@ export class MemoryEventBuffer {
   #log(runId: string): Log {
     let log = this.#logs.get(runId);
     if (log === undefined) {
-      log = { dropped: 0, items: [], waiters: new Set() };
+      log = { dropped: 0, items: [], waiters: undefined };
       this.#logs.set(runId, log);
     }
     return log;
   }
 
   #wake(log: Log): void {
-    const waiters = [...log.waiters];
-    log.waiters.clear();
-    for (const resolve of waiters) resolve();
+    const { waiters } = log;
+    log.waiters = undefined;
+    for (const resolve of waiters ?? []) resolve();
   }
 }
