@@ -6,18 +6,7 @@ import {
   type RunLink,
   type RunTree,
 } from "../../store/run-tree.js";
-
-/**
- * A run in the runs below another: its child, running, finished or released (its call started
- * none, its run is stored: listed, not counted), or (on a root) deeper.
- */
-type Below = "running" | "finished" | "released" | "descendant";
-
-/** The runs below one run, and how many of its children run. */
-interface RunsBelow {
-  runs: Map<string, Below>;
-  running: number;
-}
+import { type Below, RunsBelow } from "./runs-below.js";
 
 /**
  * The run tree in memory: links by child, and per run with children the runs below it (as the
@@ -60,9 +49,9 @@ export class MemoryRunTree implements RunTree {
     const parent = this.#below.get(parentRunId);
     const before: string[] = [];
     if (parent !== undefined) {
-      for (const [runId, state] of parent.runs) {
+      for (const [runId, state] of parent.entries()) {
         if (state !== "running") continue;
-        parent.runs.set(runId, "finished");
+        parent.set(runId, "finished");
         before.push(runId);
       }
       parent.running = 0;
@@ -70,7 +59,7 @@ export class MemoryRunTree implements RunTree {
     for (const link of links) this.#place(link, { countAgain: true });
     // Those replaced were a turn a crash cut short: nothing starts them (as on Redis).
     for (const runId of before) {
-      if (parent?.runs.get(runId) === "finished" && !this.#stored(runId)) this.forget(runId);
+      if (parent?.get(runId) === "finished" && !this.#stored(runId)) this.forget(runId);
     }
   }
 
@@ -98,8 +87,8 @@ export class MemoryRunTree implements RunTree {
     }
     const parent = this.#below.get(link.parentRunId);
     if (parent === undefined) return true;
-    if (parent.runs.get(link.runId) === "running") {
-      parent.runs.set(link.runId, "finished");
+    if (parent.get(link.runId) === "running") {
+      parent.set(link.runId, "finished");
       parent.running -= 1;
     }
     return parent.running === 0;
@@ -107,8 +96,8 @@ export class MemoryRunTree implements RunTree {
 
   async releaseChild(link: Pick<RunLink, "runId" | "parentRunId">): Promise<void> {
     const parent = this.#below.get(link.parentRunId);
-    if (parent !== undefined && parent.runs.get(link.runId) === "running") {
-      parent.runs.set(link.runId, "released");
+    if (parent !== undefined && parent.get(link.runId) === "running") {
+      parent.set(link.runId, "released");
       parent.running -= 1;
     }
     // A child its call never started leaves no link behind (as on Redis: DROP_UNSTARTED).
@@ -116,8 +105,8 @@ export class MemoryRunTree implements RunTree {
   }
 
   async runningChildren(parentRunId: string): Promise<string[]> {
-    const runs = this.#below.get(parentRunId)?.runs ?? new Map<string, Below>();
-    return [...runs].flatMap(([runId, state]) => (state === "running" ? [runId] : []));
+    const runs = this.#below.get(parentRunId)?.entries() ?? [];
+    return runs.flatMap(([runId, state]) => (state === "running" ? [runId] : []));
   }
 
   /**
@@ -126,7 +115,7 @@ export class MemoryRunTree implements RunTree {
    * them); the runs below it keep their places until they go too.
    */
   forget(runId: string): void {
-    const children = [...(this.#below.get(runId)?.runs ?? [])];
+    const children = this.#below.get(runId)?.entries() ?? [];
     for (const [id, state] of children) {
       if (state !== "descendant" && !this.#stored(id)) this.forget(id);
     }
@@ -148,39 +137,39 @@ export class MemoryRunTree implements RunTree {
     // would copy each id once more per link kept.
     if (linked) this.#links.set(link.runId, { ...link });
     const parent = this.#belowOf(link.parentRunId);
-    const state = parent.runs.get(link.runId);
+    const state = parent.get(link.runId);
     if (state === undefined || state === "released" || (countAgain && state === "finished")) {
-      parent.runs.set(link.runId, "running");
+      parent.set(link.runId, "running");
       parent.running += 1;
     }
     if (link.rootRunId !== link.parentRunId) {
       const root = this.#belowOf(link.rootRunId);
-      if (!root.runs.has(link.runId)) root.runs.set(link.runId, "descendant");
+      if (!root.has(link.runId)) root.set(link.runId, "descendant");
     }
     return linked;
   }
 
   #unlinkFrom(holderRunId: string, runId: string): void {
     const holder = this.#below.get(holderRunId);
-    const state = holder?.runs.get(runId);
+    const state = holder?.get(runId);
     if (holder === undefined || state === undefined) return;
-    holder.runs.delete(runId);
+    holder.delete(runId);
     if (state === "running") holder.running -= 1;
-    if (holder.runs.size === 0) this.#below.delete(holderRunId);
+    if (holder.size === 0) this.#below.delete(holderRunId);
   }
 
   #belowOf(runId: string): RunsBelow {
     let below = this.#below.get(runId);
     if (below === undefined) {
-      below = { runs: new Map(), running: 0 };
+      below = new RunsBelow();
       this.#below.set(runId, below);
     }
     return below;
   }
 
   #linksBelow(runId: string, take: (state: Below) => boolean): RunLink[] {
-    const runs = this.#below.get(runId)?.runs ?? new Map<string, Below>();
-    return [...runs]
+    const runs = this.#below.get(runId)?.entries() ?? [];
+    return runs
       .flatMap(([id, state]) => {
         const link = take(state) ? this.#links.get(id) : undefined;
         return link === undefined ? [] : [structuredClone(link)];
