@@ -8,7 +8,8 @@
 //  3. tree: a tree of 1,011 runs (1 → 10 → 10 → 9) on Redis with --processes worker processes,
 //     runs/s next to as many flat runs on the same processes (target ≤ 1.3×), CPU per run of
 //     each process (children/tree-throughput.mjs).
-// Options: --children 100 --rounds 5 --heap-runs 200 --processes 2 --concurrency 64 --tree-warmup 3
+// Options: --children 100 --rounds 5 --fanout-warmup 3 --heap-runs 200 --processes 2
+// --concurrency 64 --tree-warmup 3
 // --parts fanout,waiting,tree (all unless given).
 import { pino } from "pino";
 import { Agent, AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
@@ -24,6 +25,8 @@ const HEAP_RUNS = option("heap-runs", 200);
 const PROCESSES = option("processes", 2);
 const CONCURRENCY = option("concurrency", 64);
 const TREE_WARMUP = option("tree-warmup", 3);
+/** Untimed rounds of each side before the timed ones (one left JIT and heap growth in them). */
+const FANOUT_WARMUP = option("fanout-warmup", 3);
 const ALL_PARTS = ["fanout", "waiting", "tree"];
 const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
@@ -75,12 +78,8 @@ async function fanOut(backendOf) {
   await runtime.start();
   const rounds = { tree: [], flat: [], treeCpu: [], flatCpu: [] };
   try {
-    // One warm-up of each, then alternating rounds.
-    await (await runtime.submit("lead", "warm up")).result();
-    await Promise.all(
-      (await runtime.submitMany("researcher", ["a", "b"])).map((each) => each.result()),
-    );
-    for (let round_ = 0; round_ < ROUNDS; round_++) {
+    // Untimed rounds of each first (as many children as timed), then alternating timed rounds.
+    for (let round_ = 0; round_ < FANOUT_WARMUP + ROUNDS; round_++) {
       const tree = await timed(async () => {
         const result = await (await runtime.submit("lead", "go")).result();
         if (result.status !== "completed") throw new Error(`parent ended ${result.status}`);
@@ -90,6 +89,7 @@ async function fanOut(backendOf) {
         const handles = await runtime.submitMany("researcher", inputs);
         await Promise.all(handles.map((each) => each.result()));
       });
+      if (round_ < FANOUT_WARMUP) continue;
       rounds.tree.push(tree.ms);
       rounds.flat.push(flat.ms);
       rounds.treeCpu.push(tree.cpuMs);
@@ -118,6 +118,7 @@ const prefixes = [];
 const output = { benchmark: "children", children: CHILDREN, rounds: ROUNDS };
 if (PARTS.has("fanout")) {
   output.fanOut = {
+    warmupRounds: FANOUT_WARMUP,
     memory: await fanOut(() => memoryBackend()),
     redis: await fanOut(() => {
       const prefix = uniquePrefix("children-fanout");
