@@ -12,8 +12,8 @@
 // --concurrency 64 --tree-warmup 3
 // --parts fanout,waiting,tree (all unless given).
 import { pino } from "pino";
-import { Agent, AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
-import { ScriptedProvider, textResponse, toolCallResponse } from "../dist/testing.js";
+import { AgentRuntime, memoryBackend, redisBackend } from "../dist/index.js";
+import { fanOutAgents } from "./children/fanout-agents.mjs";
 import { treeThroughput } from "./children/tree-throughput.mjs";
 import { waitingParent } from "./children/waiting-parent.mjs";
 import { connect, deletePrefix, REDIS_URL, uniquePrefix } from "./lib/redis.mjs";
@@ -30,26 +30,6 @@ const FANOUT_WARMUP = option("fanout-warmup", 3);
 const ALL_PARTS = ["fanout", "waiting", "tree"];
 const PARTS = new Set(partsOption() ?? ALL_PARTS);
 const logger = pino({ level: "silent" });
-
-function agents(children) {
-  const researcher = new Agent({
-    provider: new ScriptedProvider([textResponse("notes")], { loop: true }),
-    config: { name: "researcher" },
-    logger,
-  });
-  const calls = Array.from({ length: children }, (_, index) => ({
-    name: "research",
-    input: { input: `topic ${index}` },
-    id: `c${index}`,
-  }));
-  const lead = new Agent({
-    provider: new ScriptedProvider([toolCallResponse(calls), textResponse("done")], { loop: true }),
-    config: { name: "lead" },
-    tools: [researcher.asTool({ name: "research", description: "Research" })],
-    logger,
-  });
-  return [lead, researcher];
-}
 
 /** `--parts a,b`: the parts to run (all unless given). */
 function partsOption() {
@@ -74,7 +54,11 @@ async function timed(work) {
 }
 
 async function fanOut(backendOf) {
-  const runtime = new AgentRuntime({ agents: agents(CHILDREN), backend: backendOf(), logger });
+  const runtime = new AgentRuntime({
+    agents: fanOutAgents(CHILDREN),
+    backend: backendOf(),
+    logger,
+  });
   await runtime.start();
   const rounds = { tree: [], flat: [], treeCpu: [], flatCpu: [] };
   try {

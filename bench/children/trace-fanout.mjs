@@ -1,37 +1,21 @@
 // Counts the Redis commands one fan-out sends (MONITOR): a parent whose first turn calls an
-// agent tool --children times (zero-latency model), to its result; by command (EVALSHA by its
-// script's SHA) and in total, so that round trips per fan-out compare deterministically; with
+// agent tool --children times (zero-latency model), to its result; the commands sent by command
+// (EVALSHA by its script's SHA), and those executed (scripts' own included), so that round trips per fan-out compare deterministically; with
 // --flat, as many runs of the child agent by submitMany instead. --lines prints each command.
 //   node bench/children/trace-fanout.mjs [--children 100] [--flat] [--lines]
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { Agent, AgentRuntime, redisBackend } from "../../dist/index.js";
-import { ScriptedProvider, textResponse, toolCallResponse } from "../../dist/testing.js";
+import { AgentRuntime, redisBackend } from "../../dist/index.js";
 import { deletePrefix, REDIS_URL, uniquePrefix } from "../lib/redis.mjs";
 import { option } from "../lib/stats.mjs";
+import { fanOutAgents } from "./fanout-agents.mjs";
 
 const CHILDREN = option("children", 100);
 const FLAT = process.argv.includes("--flat");
 const logger = pino({ level: "silent" });
-const researcher = new Agent({
-  provider: new ScriptedProvider([textResponse("notes")], { loop: true }),
-  config: { name: "researcher" },
-  logger,
-});
-const calls = Array.from({ length: CHILDREN }, (_, index) => ({
-  name: "research",
-  input: { input: `topic ${index}` },
-  id: `c${index}`,
-}));
-const lead = new Agent({
-  provider: new ScriptedProvider([toolCallResponse(calls), textResponse("done")], { loop: true }),
-  config: { name: "lead" },
-  tools: [researcher.asTool({ name: "research", description: "Research" })],
-  logger,
-});
 const prefix = uniquePrefix("trace-fanout");
 const runtime = new AgentRuntime({
-  agents: [lead, researcher],
+  agents: fanOutAgents(CHILDREN),
   backend: redisBackend({ url: REDIS_URL, prefix }),
   logger,
 });
@@ -69,12 +53,17 @@ async function nameOf(args) {
   }
   return `evalsha ${scripts.get(sha)}`;
 }
+// Sent: the commands the processes sent (round trips, pipelined or not), by name; executed:
+// those and the ones their scripts ran.
 const byName = new Map();
-let counted = 0;
-for (const { args } of lines) {
+let sent = 0;
+let executed = 0;
+for (const { args, source } of lines) {
   const name = await nameOf(args);
   if (idle.has(name)) continue;
-  counted += 1;
+  executed += 1;
+  if (source === "lua") continue;
+  sent += 1;
   byName.set(name, (byName.get(name) ?? 0) + 1);
 }
 if (process.argv.includes("--lines")) {
@@ -97,8 +86,9 @@ console.log(
     {
       children: CHILDREN,
       mode: FLAT ? "flat" : "fan-out",
-      commands: counted,
-      perChild: Math.round((counted / CHILDREN) * 100) / 100,
+      sent,
+      sentPerChild: Math.round((sent / CHILDREN) * 100) / 100,
+      executed,
       byName: Object.fromEntries([...byName].sort((a, b) => b[1] - a[1])),
       ms: Math.round(ms),
     },
