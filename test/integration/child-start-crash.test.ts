@@ -11,11 +11,21 @@
 // holds each child's `child_started` already (the write that stores a child appends it), and
 // the step delivered again tells none twice.
 import { describe, expect, it } from "vitest";
+import type { RunEvent } from "../../src/index.js";
 import { childTopic, LEAD_CHILDREN, leadAnswer } from "../fixtures/reliability-agents.js";
 import { SLOW_TEST_MS, useReliability } from "../fixtures/reliability-setup.js";
 import { toolResults } from "../support/messages.js";
 
 const { setUp } = useReliability();
+
+/** The child run ids the parent's log names in its events of `type`, in log order. */
+function childRunIdsOf(events: readonly RunEvent[], type: "child_started" | "child_finished") {
+  return events.flatMap((event) =>
+    (event.type === "child_started" || event.type === "child_finished") && event.type === type
+      ? [event.childRunId]
+      : [],
+  );
+}
 
 describe("a parent's worker killed between its dispatch save and its children's start", {
   timeout: SLOW_TEST_MS,
@@ -54,12 +64,8 @@ describe("a parent's worker killed between its dispatch save and its children's 
       children.map((child) => [child, "completed"]),
     );
     const { events } = await test.runtime.events(handle.runId);
-    const started = events.flatMap((event) =>
-      event.type === "child_started" ? [event.childRunId] : [],
-    );
-    const finished = events.flatMap((event) =>
-      event.type === "child_finished" ? [event.childRunId] : [],
-    );
+    const started = childRunIdsOf(events, "child_started");
+    const finished = childRunIdsOf(events, "child_finished");
     expect(started.sort()).toEqual(children);
     expect(finished.sort()).toEqual(children);
   });
@@ -103,9 +109,7 @@ describe("a parent's step given up at dispatch before its children started", {
       "job stalled more than allowable limit",
     ]);
     const { events } = await test.runtime.events(handle.runId);
-    const started = events.flatMap((event) =>
-      event.type === "child_started" ? [event.childRunId] : [],
-    );
+    const started = childRunIdsOf(events, "child_started");
     expect(started.sort()).toEqual(children);
   });
 });
@@ -157,9 +161,7 @@ describe("a parent's worker killed right after its children's bulk submit", {
     // The step delivered again found its children stored, and told nothing twice.
     expect(await startedIn()).toEqual(told);
     const { events } = await test.runtime.events(handle.runId);
-    const finished = events.flatMap((event) =>
-      event.type === "child_finished" ? [event.childRunId] : [],
-    );
+    const finished = childRunIdsOf(events, "child_finished");
     expect(finished.sort()).toEqual(children);
   });
 });
